@@ -1,0 +1,44 @@
+"""cuda_library: compiles .cu files with nvcc (when the toolkit is present)."""
+
+load("@local_cuda//:defs.bzl", "cuda_enabled", "cuda_root")
+
+# Hopper (H100/H200) natively, plus PTX for newer GPUs to JIT from.
+_GENCODE = [
+    "-gencode=arch=compute_90,code=sm_90",
+    "-gencode=arch=compute_90,code=compute_90",
+]
+
+def cuda_library(name, cu_srcs, hdrs = [], deps = [], cpu_srcs = [], **kwargs):
+    """A cc_library whose .cu sources are compiled by nvcc.
+
+    Without CUDA the library has only `cpu_srcs` (fallbacks that say no GPU is
+    available), so dependents build either way.
+    """
+    if not cuda_enabled:
+        native.cc_library(
+            name = name,
+            srcs = cpu_srcs,
+            hdrs = hdrs,
+            deps = deps,
+            **kwargs
+        )
+        return
+    objs = []
+    for src in cu_srcs:
+        obj = name + "_" + src.replace("/", "_").replace(".cu", ".o")
+        native.genrule(
+            name = obj + "_nvcc",
+            srcs = [src] + hdrs,
+            outs = [obj],
+            cmd = (cuda_root + "/bin/nvcc -std=c++17 -O3 -Xcompiler -fPIC " +
+                   " ".join(_GENCODE) +
+                   " -I. -I$(GENDIR) -c $(location %s) -o $@" % src),
+        )
+        objs.append(obj)
+    native.cc_library(
+        name = name,
+        srcs = objs,
+        hdrs = hdrs,
+        deps = deps + ["@local_cuda//:cudart"],
+        **kwargs
+    )
