@@ -1,0 +1,175 @@
+#include "graph/ops/shape_helpers.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/status_macros.h"
+
+namespace graphrun {
+namespace op_shapes {
+
+std::string InputShapesString(const InferenceContext& c) {
+  std::vector<std::string> parts;
+  for (int i = 0; i < c.num_inputs(); ++i) {
+    parts.push_back(c.input(i).DebugString());
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+absl::Status ShapeError(const InferenceContext& c, absl::string_view op,
+                        absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      message, " for ", op, " with input shapes ", InputShapesString(c)));
+}
+
+absl::StatusOr<int64_t> MergeDims(const InferenceContext& c,
+                                  absl::string_view op, int64_t a, int64_t b) {
+  if (a < 0) return b < 0 ? -1 : b;
+  if (b < 0 || a == b) return a;
+  return ShapeError(c, op, absl::StrCat("Dimensions must be equal, but are ",
+                                        a, " and ", b));
+}
+
+absl::StatusOr<int> CanonicalAxis(int64_t axis, int rank,
+                                  absl::string_view what) {
+  if (axis < -rank || axis >= rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " ", axis, " is out of range for a tensor of rank ",
+                     rank, " (must be in [", -rank, ", ", rank, "))"));
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+std::optional<std::vector<int64_t>> ConstantInts(const InferenceContext& c,
+                                                 int input) {
+  std::vector<int64_t> values;
+  if (!c.ConstantVector(input, &values)) return std::nullopt;
+  return values;
+}
+
+absl::StatusOr<PartialShape> ShapeFromShapeTensor(const InferenceContext& c,
+                                                  int input) {
+  const PartialShape& s = c.input(input);
+  if (!s.unknown_rank() && s.rank() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Shape must be rank 1 but is rank ", s.rank(), " (shape ",
+        s.DebugString(), ") for a shape tensor"));
+  }
+  if (std::optional<std::vector<int64_t>> v = ConstantInts(c, input)) {
+    for (size_t i = 0; i < v->size(); ++i) {
+      if ((*v)[i] < -1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Dimension ", i, " of the shape tensor must be >= -1, "
+                         "but is ", (*v)[i]));
+      }
+    }
+    return PartialShape(*std::move(v));
+  }
+  if (!s.unknown_rank() && s.rank() == 1 && s.dim(0) >= 0) {
+    return UnknownDims(static_cast<int>(s.dim(0)));
+  }
+  return PartialShape();
+}
+
+PartialShape UnknownDimsLike(const PartialShape& shape) {
+  return UnknownDims(shape.rank());
+}
+
+PartialShape UnknownDims(int rank) {
+  if (rank < 0) return PartialShape();
+  return PartialShape(std::vector<int64_t>(rank, -1));
+}
+
+absl::StatusOr<Padding> ParsePadding(absl::string_view padding) {
+  if (padding == "SAME") return Padding::kSame;
+  if (padding == "VALID") return Padding::kValid;
+  if (padding == "EXPLICIT") return Padding::kExplicit;
+  return absl::InvalidArgumentError(
+      absl::StrCat("Invalid padding '", padding,
+                   "': must be 'SAME', 'VALID' or 'EXPLICIT'"));
+}
+
+absl::StatusOr<int64_t> WindowedOutputSize(int64_t input, int64_t window,
+                                           int64_t dilation, int64_t stride,
+                                           Padding padding, int64_t pad_before,
+                                           int64_t pad_after) {
+  if (stride <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Stride must be > 0, but got ", stride));
+  }
+  if (dilation < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Dilation rate must be >= 1, but got ", dilation));
+  }
+  if (input < 0) return -1;
+  if (padding == Padding::kSame) return (input + stride - 1) / stride;
+  if (window < 0) return -1;
+  if (window == 0) {
+    return absl::InvalidArgumentError("Window size must be > 0, but got 0");
+  }
+  if (pad_before < 0 || pad_after < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Padding must be >= 0, but got ", pad_before, " and ", pad_after));
+  }
+  const int64_t effective = (window - 1) * dilation + 1;
+  int64_t padded = input;
+  if (padding == Padding::kExplicit) padded += pad_before + pad_after;
+  const int64_t out = (padded - effective + stride) / stride;
+  if (padded < effective) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Computed output size would be negative: ", out,
+        " [input_size: ", input, ", effective_filter_size: ", effective,
+        ", stride: ", stride, "]"));
+  }
+  return out;
+}
+
+absl::StatusOr<ImageLayout> LayoutFor(absl::string_view data_format) {
+  ImageLayout l;
+  if (data_format == "NHWC") {
+    l = {4, 0, 3, {1, 2}};
+  } else if (data_format == "NCHW") {
+    l = {4, 0, 1, {2, 3}};
+  } else if (data_format == "NDHWC") {
+    l = {5, 0, 4, {1, 2, 3}};
+  } else if (data_format == "NCDHW") {
+    l = {5, 0, 1, {2, 3, 4}};
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Invalid data format '", data_format, "'"));
+  }
+  return l;
+}
+
+absl::Status ReductionShape(InferenceContext* c) {
+  const PartialShape& in = c->input(0);
+  bool keep_dims = false;
+  GR_RETURN_IF_ERROR(c->GetAttr("keep_dims", &keep_dims));
+  std::optional<std::vector<int64_t>> axes = ConstantInts(*c, 1);
+  if (!axes.has_value() || in.unknown_rank()) {
+    c->set_output(0, keep_dims ? UnknownDimsLike(in) : PartialShape());
+    return absl::OkStatus();
+  }
+  const int rank = in.rank();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t axis : *axes) {
+    if (axis < -rank || axis >= rank) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Invalid reduction dimension ", axis, " for input with ",
+                       rank, " dimensions"));
+    }
+    reduced[axis < 0 ? axis + rank : axis] = true;
+  }
+  std::vector<int64_t> dims;
+  for (int i = 0; i < rank; ++i) {
+    if (!reduced[i]) {
+      dims.push_back(in.dim(i));
+    } else if (keep_dims) {
+      dims.push_back(1);
+    }
+  }
+  c->set_output(0, PartialShape(std::move(dims)));
+  return absl::OkStatus();
+}
+
+}  // namespace op_shapes
+}  // namespace graphrun

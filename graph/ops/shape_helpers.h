@@ -1,0 +1,86 @@
+// Building blocks for the shape functions in graph/ops/*.cc: axis checks,
+// shapes read from constant shape tensors, windowed (conv/pool) output
+// sizes, image layouts and TensorFlow-style error messages. Unknown ranks
+// and dims (-1) pass through as unknown. Stateless; thread-safe.
+#ifndef GRAPHRUN_GRAPH_OPS_SHAPE_HELPERS_H_
+#define GRAPHRUN_GRAPH_OPS_SHAPE_HELPERS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "graph/shape_inference.h"
+#include "graph/tensor_shape.h"
+
+namespace graphrun {
+namespace op_shapes {
+
+// "[2,3], [4,5]": the shapes of all inputs, for error messages.
+std::string InputShapesString(const InferenceContext& c);
+
+// InvalidArgument with `message` + " for <op> with input shapes <shapes>".
+absl::Status ShapeError(const InferenceContext& c, absl::string_view op,
+                        absl::string_view message);
+
+// Merges two dims (-1 = unknown). When both are known and differ:
+// "Dimensions must be equal, but are 3 and 4 for MatMul with input shapes
+// [2,3], [4,5]".
+absl::StatusOr<int64_t> MergeDims(const InferenceContext& c,
+                                  absl::string_view op, int64_t a, int64_t b);
+
+// Maps `axis` in [-rank, rank) to [0, rank); InvalidArgument otherwise,
+// naming `what` ("axis", "dimension"...).
+absl::StatusOr<int> CanonicalAxis(int64_t axis, int rank,
+                                  absl::string_view what);
+
+// Reads a constant int32/int64 input holding at most one dimension (a
+// scalar is read as one value). nullopt when the input is not constant.
+std::optional<std::vector<int64_t>> ConstantInts(const InferenceContext& c,
+                                                 int input);
+
+// The shape that 1-D int input `input` describes (Fill's dims, Reshape's
+// shape, BroadcastTo's shape). Constant: its values, -1 read as an unknown
+// dim and anything below -1 an error. Not constant: as many unknown dims as
+// the input has elements when that is known, else unknown rank.
+absl::StatusOr<PartialShape> ShapeFromShapeTensor(const InferenceContext& c,
+                                                  int input);
+
+// `shape` with every dim unknown (same rank; unknown stays unknown).
+PartialShape UnknownDimsLike(const PartialShape& shape);
+// A shape of `rank` unknown dims; unknown rank when rank < 0.
+PartialShape UnknownDims(int rank);
+
+enum class Padding { kSame, kValid, kExplicit };
+absl::StatusOr<Padding> ParsePadding(absl::string_view padding);
+
+// Output size of a conv/pool window along one dim, as TensorFlow's
+// GetWindowedOutputSizeVerbose: SAME ceil(in/stride), VALID
+// ceil((in - effective_window + 1)/stride), EXPLICIT with the given pads.
+// -1 when `input` is unknown.
+absl::StatusOr<int64_t> WindowedOutputSize(int64_t input, int64_t window,
+                                           int64_t dilation, int64_t stride,
+                                           Padding padding, int64_t pad_before,
+                                           int64_t pad_after);
+
+// Where the batch, channel and spatial dims sit for a data_format
+// ("NHWC", "NCHW", "NDHWC", "NCDHW").
+struct ImageLayout {
+  int rank = 4;
+  int batch = 0;
+  int channel = 3;
+  std::vector<int> spatial;  // outermost first
+};
+absl::StatusOr<ImageLayout> LayoutFor(absl::string_view data_format);
+
+// Sum, Mean, Prod, Max, Min: input 0 reduced over the axes in input 1,
+// keeping size-1 dims when the keep_dims attr is true.
+absl::Status ReductionShape(InferenceContext* c);
+
+}  // namespace op_shapes
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_GRAPH_OPS_SHAPE_HELPERS_H_
