@@ -277,11 +277,15 @@ absl::StatusOr<std::vector<Node*>> Graph::TopologicalOrder() const {
       }
     }
   }
+  // path[seen_at[cur]..] walks the cycle backwards; print it forwards,
+  // starting from its node that comes first in the graph.
+  std::vector<Node*> cycle(path.begin() + seen_at[cur->id()], path.end());
+  std::reverse(cycle.begin(), cycle.end());
+  auto first = std::min_element(cycle.begin(), cycle.end(),
+                                [](Node* a, Node* b) { return a->id() < b->id(); });
+  std::rotate(cycle.begin(), first, cycle.end());
   std::vector<std::string> names;
-  for (size_t i = seen_at[cur->id()]; i < path.size(); ++i) {
-    names.push_back(path[i]->name());
-  }
-  std::reverse(names.begin(), names.end());
+  for (Node* node : cycle) names.push_back(node->name());
   names.push_back(names.front());
   return absl::InvalidArgumentError(absl::StrCat(
       "graph has a cycle: ", absl::StrJoin(names, " -> "), " (",

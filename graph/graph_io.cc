@@ -53,6 +53,17 @@ absl::Status ErrnoStatus(int err, absl::string_view what) {
 
 }  // namespace
 
+std::string SerializeDeterministically(const google::protobuf::Message& message) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
 absl::StatusOr<GraphFormat> ParseGraphFormat(absl::string_view name) {
   const std::string n = absl::AsciiStrToLower(name);
   if (n == "auto") return GraphFormat::kAuto;
@@ -162,10 +173,7 @@ absl::StatusOr<std::string> SerializeGraphDef(const GraphDef& graph,
     return absl::InvalidArgumentError(
         "graph is over 2 GiB, the binary protobuf limit; use text format");
   }
-  if (!graph.SerializeToString(&out)) {
-    return absl::InternalError("cannot serialize the graph");
-  }
-  return out;
+  return SerializeDeterministically(graph);
 }
 
 absl::Status WriteFileAtomically(const std::string& path,

@@ -40,6 +40,10 @@ absl::StatusOr<GraphDef> ReadGraphDefFile(const std::string& path,
 absl::StatusOr<std::string> SerializeGraphDef(const GraphDef& graph,
                                               GraphFormat format);
 
+// Binary form with map entries sorted by key, so equal messages give equal
+// bytes (graphrun's outputs are reproducible).
+std::string SerializeDeterministically(const google::protobuf::Message& message);
+
 // Reads a whole file; NotFound / PermissionDenied / InvalidArgument.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 // Writes `data` to `path` atomically (temp file in the same directory, then

@@ -29,6 +29,31 @@ absl::Status NodeError(const NodeDef& def, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(NodeLabel(def), ": ", what));
 }
 
+// Every tensor an attr holds must declare a sane shape: a one-value proto may
+// claim [1e11,1e11] and would otherwise blow up whoever decodes it.
+absl::Status CheckTensorAttrs(const NodeDef& def, int64_t max_bytes) {
+  for (const auto& [name, value] : def.attr()) {
+    std::vector<const TensorProto*> tensors;
+    if (value.value_case() == AttrValue::kTensor) tensors.push_back(&value.tensor());
+    for (const auto& t : value.list().tensor()) tensors.push_back(&t);
+    for (const TensorProto* t : tensors) {
+      auto shape = PartialShape::FromProto(t->tensor_shape());
+      if (!shape.ok()) {
+        return NodeError(def, absl::StrCat("attr '", name, "': ", shape.status().message()));
+      }
+      const int size = DataTypeSize(t->dtype());
+      if (shape->num_elements() > 0 && size > 0 &&
+          static_cast<double>(shape->num_elements()) * size > static_cast<double>(max_bytes)) {
+        return NodeError(def, absl::StrCat(
+            "attr '", name, "': tensor of shape ", shape->DebugString(), " and type ",
+            DataTypeString(t->dtype()), " is larger than the limit of ", max_bytes,
+            " bytes"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string NodeLabel(const NodeDef& node) {
@@ -115,6 +140,7 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(
           "Op type not registered '", def.op(),
           "': graphrun has no definition of this op"));
     }
+    GR_RETURN_IF_ERROR(CheckTensorAttrs(def, options.max_constant_bytes));
     bool seen_control = false;
     for (const std::string& in : def.input()) {
       auto id = ParseTensorId(in);

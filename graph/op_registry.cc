@@ -84,7 +84,7 @@ absl::StatusOr<AttrDef> ParseAttrSpec(absl::string_view spec) {
     if (quoted) continue;
     if (c == '{' || c == '[' || c == '(') ++depth;
     if (c == '}' || c == ']' || c == ')') --depth;
-    if (c == '=' && depth == 0) {
+    if (c == '=' && depth == 0 && (i == 0 || rest[i - 1] != '>')) {
       type_part = absl::StripAsciiWhitespace(rest.substr(0, i));
       default_part = absl::StripAsciiWhitespace(rest.substr(i + 1));
       break;
@@ -253,17 +253,21 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
   def.is_stateful = stateful_;
   def.is_commutative = commutative_;
   def.shape_fn = shape_fn_;
+  const std::string context = absl::StrCat("op ", name_);
   for (const auto& spec : attrs_) {
-    GR_ASSIGN_OR_RETURN(AttrDef a, ParseAttrSpec(spec));
-    def.attrs.push_back(std::move(a));
+    auto a = ParseAttrSpec(spec);
+    if (!a.ok()) return WithContext(a.status(), context);
+    def.attrs.push_back(*std::move(a));
   }
   for (const auto& spec : inputs_) {
-    GR_ASSIGN_OR_RETURN(ArgDef a, ParseArgSpec(spec, def.attrs));
-    def.inputs.push_back(std::move(a));
+    auto a = ParseArgSpec(spec, def.attrs);
+    if (!a.ok()) return WithContext(a.status(), context);
+    def.inputs.push_back(*std::move(a));
   }
   for (const auto& spec : outputs_) {
-    GR_ASSIGN_OR_RETURN(ArgDef a, ParseArgSpec(spec, def.attrs));
-    def.outputs.push_back(std::move(a));
+    auto a = ParseArgSpec(spec, def.attrs);
+    if (!a.ok()) return WithContext(a.status(), context);
+    def.outputs.push_back(*std::move(a));
   }
   return def;
 }

@@ -1,5 +1,7 @@
 #include "graph/ops/shape_helpers.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
@@ -27,6 +29,66 @@ absl::StatusOr<int64_t> MergeDims(const InferenceContext& c,
   if (b < 0 || a == b) return a;
   return ShapeError(c, op, absl::StrCat("Dimensions must be equal, but are ",
                                         a, " and ", b));
+}
+
+absl::StatusOr<PartialShape> InputWithRank(const InferenceContext& c,
+                                           absl::string_view op, int input,
+                                           int rank) {
+  const PartialShape& s = c.input(input);
+  if (s.unknown_rank()) return UnknownDims(rank);
+  if (s.rank() != rank) {
+    return ShapeError(c, op, absl::StrCat("Shape must be rank ", rank,
+                                          " but is rank ", s.rank()));
+  }
+  return s;
+}
+
+absl::StatusOr<PartialShape> InputWithRankAtLeast(const InferenceContext& c,
+                                                  absl::string_view op,
+                                                  int input, int rank) {
+  const PartialShape& s = c.input(input);
+  if (!s.unknown_rank() && s.rank() < rank) {
+    return ShapeError(c, op, absl::StrCat("Shape must be at least rank ", rank,
+                                          " but is rank ", s.rank()));
+  }
+  return s;
+}
+
+absl::StatusOr<PartialShape> BroadcastShapes(const InferenceContext& c,
+                                             absl::string_view op,
+                                             const PartialShape& a,
+                                             const PartialShape& b) {
+  if (a.unknown_rank() || b.unknown_rank()) return PartialShape();
+  const int rank = std::max(a.rank(), b.rank());
+  std::vector<int64_t> dims(rank);
+  for (int i = 0; i < rank; ++i) {
+    const int ia = a.rank() - rank + i, ib = b.rank() - rank + i;
+    const int64_t da = ia >= 0 ? a.dim(ia) : 1;
+    const int64_t db = ib >= 0 ? b.dim(ib) : 1;
+    if (da == 1) {
+      dims[i] = db;
+    } else if (db == 1) {
+      dims[i] = da;
+    } else if (da < 0 || db < 0) {
+      // The unknown one must be 1 or equal to the other.
+      dims[i] = da < 0 ? db : da;
+    } else if (da == db) {
+      dims[i] = da;
+    } else {
+      return ShapeError(c, op, absl::StrCat("Dimensions must be equal, but are ",
+                                            da, " and ", db));
+    }
+  }
+  return PartialShape(std::move(dims));
+}
+
+ShapeFn BroadcastBinaryShapeFor(std::string op) {
+  return [op = std::move(op)](InferenceContext* c) -> absl::Status {
+    GR_ASSIGN_OR_RETURN(PartialShape out,
+                        BroadcastShapes(*c, op, c->input(0), c->input(1)));
+    c->set_output(0, std::move(out));
+    return absl::OkStatus();
+  };
 }
 
 absl::StatusOr<int> CanonicalAxis(int64_t axis, int rank,
@@ -114,7 +176,7 @@ absl::StatusOr<int64_t> WindowedOutputSize(int64_t input, int64_t window,
   int64_t padded = input;
   if (padding == Padding::kExplicit) padded += pad_before + pad_after;
   const int64_t out = (padded - effective + stride) / stride;
-  if (padded < effective) {
+  if (out < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Computed output size would be negative: ", out,
         " [input_size: ", input, ", effective_filter_size: ", effective,

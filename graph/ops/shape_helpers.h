@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "graph/op_registry.h"
 #include "graph/shape_inference.h"
 #include "graph/tensor_shape.h"
 
@@ -31,6 +32,26 @@ absl::Status ShapeError(const InferenceContext& c, absl::string_view op,
 // [2,3], [4,5]".
 absl::StatusOr<int64_t> MergeDims(const InferenceContext& c,
                                   absl::string_view op, int64_t a, int64_t b);
+
+// Input `input` as a shape of rank `rank` (unknown rank becomes `rank`
+// unknown dims); otherwise "Shape must be rank 2 but is rank 1 for MatMul
+// with input shapes [3], [3,4]".
+absl::StatusOr<PartialShape> InputWithRank(const InferenceContext& c,
+                                           absl::string_view op, int input,
+                                           int rank);
+// Same for "at least `rank`"; unknown rank stays unknown.
+absl::StatusOr<PartialShape> InputWithRankAtLeast(const InferenceContext& c,
+                                                  absl::string_view op,
+                                                  int input, int rank);
+
+// NumPy/TensorFlow broadcasting of `a` and `b`; when impossible:
+// "Dimensions must be equal, but are 3 and 4 for Add with input shapes ...".
+absl::StatusOr<PartialShape> BroadcastShapes(const InferenceContext& c,
+                                             absl::string_view op,
+                                             const PartialShape& a,
+                                             const PartialShape& b);
+// A shape function: output 0 = BroadcastShapes(input 0, input 1).
+ShapeFn BroadcastBinaryShapeFor(std::string op);
 
 // Maps `axis` in [-rank, rank) to [0, rank); InvalidArgument otherwise,
 // naming `what` ("axis", "dimension"...).

@@ -1,0 +1,39 @@
+// Shape functions of the array ops registered in array_ops.cc (those longer
+// than a few lines). Each follows TensorFlow's function for the op of the
+// same name: constant inputs (shapes, axes, begin/end...) are used when
+// known, unknown ranks and dims stay unknown, impossible inputs give
+// InvalidArgument. Stateless; thread-safe.
+#ifndef GRAPHRUN_GRAPH_OPS_ARRAY_SHAPES_H_
+#define GRAPHRUN_GRAPH_OPS_ARRAY_SHAPES_H_
+
+#include "absl/status/status.h"
+#include "graph/shape_inference.h"
+
+namespace graphrun {
+namespace array_shapes {
+
+absl::Status ConstShape(InferenceContext* c);
+absl::Status ReshapeShape(InferenceContext* c);
+absl::Status TransposeShape(InferenceContext* c);
+absl::Status FillShape(InferenceContext* c);
+absl::Status PackShape(InferenceContext* c);
+absl::Status UnpackShape(InferenceContext* c);
+absl::Status ConcatV2Shape(InferenceContext* c);
+absl::Status SplitShape(InferenceContext* c);
+absl::Status SliceShape(InferenceContext* c);
+absl::Status StridedSliceShape(InferenceContext* c);
+absl::Status SqueezeShape(InferenceContext* c);
+absl::Status ExpandDimsShape(InferenceContext* c);
+absl::Status TileShape(InferenceContext* c);
+absl::Status GatherShape(InferenceContext* c);
+absl::Status GatherV2Shape(InferenceContext* c);
+absl::Status OneHotShape(InferenceContext* c);
+absl::Status RangeShape(InferenceContext* c);
+absl::Status SelectShape(InferenceContext* c);
+absl::Status SelectV2Shape(InferenceContext* c);
+absl::Status BroadcastToShape(InferenceContext* c);
+
+}  // namespace array_shapes
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_GRAPH_OPS_ARRAY_SHAPES_H_
