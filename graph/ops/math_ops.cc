@@ -1,0 +1,424 @@
+// Math ops: element-wise unary and binary arithmetic (with broadcasting),
+// comparisons and logic, AddN, MatMul, BatchMatMulV2, reductions and
+// ArgMax/ArgMin. Names, inputs, outputs and attrs are TensorFlow's
+// (core/ops/math_ops.cc); type lists follow TensorFlow 2.x, which accepts
+// everything 1.15 does.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/op_registry.h"
+#include "graph/ops/shape_helpers.h"
+#include "graph/shape_inference.h"
+#include "graph/status_macros.h"
+
+namespace graphrun {
+namespace {
+
+using op_shapes::BroadcastBinaryShapeFor;
+using op_shapes::InputWithRank;
+using op_shapes::InputWithRankAtLeast;
+using op_shapes::MergeDims;
+using op_shapes::ShapeError;
+
+// TensorFlow's "numbertype" and "realnumbertype" expanded.
+constexpr char kNumberTypes[] =
+    "float, double, int32, uint8, int16, int8, complex64, int64, qint8, "
+    "quint8, qint32, bfloat16, qint16, quint16, uint16, complex128, half, "
+    "uint32, uint64";
+constexpr char kRealNumberTypes[] =
+    "float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, "
+    "uint32, uint64";
+// BINARY_MORE in TensorFlow's math_ops.cc.
+constexpr char kBinaryMoreTypes[] =
+    "bfloat16, half, float, double, uint8, int8, uint16, int16, int32, "
+    "uint32, uint64, int64, complex64, complex128";
+constexpr char kAddTypes[] =
+    "bfloat16, half, float, double, uint8, int8, int16, int32, int64, "
+    "complex64, complex128, string";
+constexpr char kAddV2Types[] =
+    "bfloat16, half, float, double, uint8, uint16, uint32, uint64, int8, "
+    "int16, int32, int64, complex64, complex128";
+constexpr char kMinMaxTypes[] =
+    "bfloat16, half, float, double, int8, uint8, int16, uint16, int32, "
+    "uint32, int64, uint64";
+constexpr char kSignedTypes[] =
+    "bfloat16, half, float, double, int8, int16, int32, int64, complex64, "
+    "complex128";
+constexpr char kFloatComplexTypes[] =
+    "bfloat16, half, float, double, complex64, complex128";
+
+// "T: {<types>}".
+std::string TypeAttr(const char* types) {
+  return absl::StrCat("T: {", types, "}");
+}
+
+absl::Status AddNShape(InferenceContext* c) {
+  PartialShape merged;
+  for (int i = 0; i < c->num_inputs(); ++i) {
+    auto m = InferenceContext::Merge(merged, c->input(i));
+    if (!m.ok()) {
+      return ShapeError(*c, "AddN",
+                        absl::StrCat("All inputs to AddN must have the same "
+                                     "shape, but inputs[", i, "] has shape ",
+                                     c->input(i).DebugString()));
+    }
+    merged = *std::move(m);
+  }
+  c->set_output(0, std::move(merged));
+  return absl::OkStatus();
+}
+
+absl::Status MatMulShape(InferenceContext* c) {
+  GR_ASSIGN_OR_RETURN(PartialShape a, InputWithRank(*c, "MatMul", 0, 2));
+  GR_ASSIGN_OR_RETURN(PartialShape b, InputWithRank(*c, "MatMul", 1, 2));
+  bool transpose_a = false, transpose_b = false;
+  GR_RETURN_IF_ERROR(c->GetAttr("transpose_a", &transpose_a));
+  GR_RETURN_IF_ERROR(c->GetAttr("transpose_b", &transpose_b));
+  const int64_t rows = a.dim(transpose_a ? 1 : 0);
+  const int64_t inner_a = a.dim(transpose_a ? 0 : 1);
+  const int64_t inner_b = b.dim(transpose_b ? 1 : 0);
+  const int64_t cols = b.dim(transpose_b ? 0 : 1);
+  GR_RETURN_IF_ERROR(MergeDims(*c, "MatMul", inner_a, inner_b).status());
+  c->set_output(0, PartialShape(std::vector<int64_t>{rows, cols}));
+  return absl::OkStatus();
+}
+
+absl::Status BatchMatMulV2Shape(InferenceContext* c) {
+  GR_ASSIGN_OR_RETURN(PartialShape x,
+                      InputWithRankAtLeast(*c, "BatchMatMulV2", 0, 2));
+  GR_ASSIGN_OR_RETURN(PartialShape y,
+                      InputWithRankAtLeast(*c, "BatchMatMulV2", 1, 2));
+  bool adj_x = false, adj_y = false;
+  GR_RETURN_IF_ERROR(c->GetAttr("adj_x", &adj_x));
+  GR_RETURN_IF_ERROR(c->GetAttr("adj_y", &adj_y));
+  if (x.unknown_rank() || y.unknown_rank()) {
+    c->set_output(0, PartialShape());
+    return absl::OkStatus();
+  }
+  const int xr = x.rank(), yr = y.rank();
+  const int64_t rows = x.dim(adj_x ? xr - 1 : xr - 2);
+  const int64_t inner_x = x.dim(adj_x ? xr - 2 : xr - 1);
+  const int64_t inner_y = y.dim(adj_y ? yr - 1 : yr - 2);
+  const int64_t cols = y.dim(adj_y ? yr - 2 : yr - 1);
+  GR_RETURN_IF_ERROR(MergeDims(*c, "BatchMatMulV2", inner_x, inner_y).status());
+  PartialShape x_batch(
+      std::vector<int64_t>(x.dims().begin(), x.dims().end() - 2));
+  PartialShape y_batch(
+      std::vector<int64_t>(y.dims().begin(), y.dims().end() - 2));
+  GR_ASSIGN_OR_RETURN(
+      PartialShape batch,
+      op_shapes::BroadcastShapes(*c, "BatchMatMulV2", x_batch, y_batch));
+  std::vector<int64_t> dims = batch.dims();
+  dims.push_back(rows);
+  dims.push_back(cols);
+  c->set_output(0, PartialShape(std::move(dims)));
+  return absl::OkStatus();
+}
+
+// ArgMax/ArgMin: the input without the reduced dimension.
+absl::Status ArgOpShape(InferenceContext* c) {
+  GR_RETURN_IF_ERROR(c->WithRank(c->input(1), 0, "dimension").status());
+  const PartialShape& in = c->input(0);
+  if (in.unknown_rank()) {
+    c->set_output(0, PartialShape());
+    return absl::OkStatus();
+  }
+  const int rank = in.rank();
+  if (rank <= 1) {
+    c->set_output(0, PartialShape::Scalar());
+    return absl::OkStatus();
+  }
+  int64_t dim = 0;
+  if (!c->ConstantScalar(1, &dim)) {
+    c->set_output(0, op_shapes::UnknownDims(rank - 1));
+    return absl::OkStatus();
+  }
+  if (dim < -rank || dim >= rank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Expected dimension in the range [", -rank, ", ", rank,
+                     "), but got ", dim));
+  }
+  std::vector<int64_t> dims = in.dims();
+  dims.erase(dims.begin() + (dim < 0 ? dim + rank : dim));
+  c->set_output(0, PartialShape(std::move(dims)));
+  return absl::OkStatus();
+}
+
+// Equal/NotEqual: broadcasting, or an unknown shape when the shapes do not
+// broadcast and incompatible_shape_error is false (the result is then a
+// scalar at run time).
+ShapeFn EqualityShapeFor(std::string op) {
+  return [op = std::move(op)](InferenceContext* c) -> absl::Status {
+    bool incompatible_shape_error = true;
+    GR_RETURN_IF_ERROR(
+        c->GetAttr("incompatible_shape_error", &incompatible_shape_error));
+    auto out = op_shapes::BroadcastShapes(*c, op, c->input(0), c->input(1));
+    if (!out.ok()) {
+      if (incompatible_shape_error) return out.status();
+      c->set_output(0, PartialShape());
+      return absl::OkStatus();
+    }
+    c->set_output(0, *std::move(out));
+    return absl::OkStatus();
+  };
+}
+
+}  // namespace
+
+// --- Element-wise binary arithmetic (broadcasting). ---
+
+REGISTER_OP("Add")
+    .Input("x: T").Input("y: T").Output("z: T")
+    .Attr(TypeAttr(kAddTypes))
+    .SetShapeFn(BroadcastBinaryShapeFor("Add"));
+
+REGISTER_OP("AddV2")
+    .Input("x: T").Input("y: T").Output("z: T")
+    .Attr(TypeAttr(kAddV2Types))
+    .SetIsCommutative()
+    .SetShapeFn(BroadcastBinaryShapeFor("AddV2"));
+
+REGISTER_OP("Sub")
+    .Input("x: T").Input("y: T").Output("z: T")
+    .Attr(TypeAttr(kBinaryMoreTypes))
+    .SetShapeFn(BroadcastBinaryShapeFor("Sub"));
+
+REGISTER_OP("Mul")
+    .Input("x: T").Input("y: T").Output("z: T")
+    .Attr(TypeAttr(kBinaryMoreTypes))
+    .SetIsCommutative()
+    .SetShapeFn(BroadcastBinaryShapeFor("Mul"));
+
+REGISTER_OP("RealDiv")
+    .Input("x: T").Input("y: T").Output("z: T")
+    .Attr(TypeAttr(kBinaryMoreTypes))
+    .SetShapeFn(BroadcastBinaryShapeFor("RealDiv"));
+
+REGISTER_OP("Div")
+    .Input("x: T").Input("y: T").Output("z: T")
+    .Attr(TypeAttr(kBinaryMoreTypes))
+    .SetShapeFn(BroadcastBinaryShapeFor("Div"));
+
+REGISTER_OP("FloorDiv")
+    .Input("x: T").Input("y: T").Output("z: T")
+    .Attr(TypeAttr(kBinaryMoreTypes))
+    .SetShapeFn(BroadcastBinaryShapeFor("FloorDiv"));
+
+REGISTER_OP("Maximum")
+    .Input("x: T").Input("y: T").Output("z: T")
+    .Attr(TypeAttr(kMinMaxTypes))
+    .SetIsCommutative()
+    .SetShapeFn(BroadcastBinaryShapeFor("Maximum"));
+
+REGISTER_OP("Minimum")
+    .Input("x: T").Input("y: T").Output("z: T")
+    .Attr(TypeAttr(kMinMaxTypes))
+    .SetIsCommutative()
+    .SetShapeFn(BroadcastBinaryShapeFor("Minimum"));
+
+REGISTER_OP("Pow")
+    .Input("x: T").Input("y: T").Output("z: T")
+    .Attr(TypeAttr("bfloat16, float, half, double, int8, int16, int32, int64, "
+                   "complex64, complex128"))
+    .SetShapeFn(BroadcastBinaryShapeFor("Pow"));
+
+REGISTER_OP("AddN")
+    .Input("inputs: N * T")
+    .Output("sum: T")
+    .Attr("N: int >= 1")
+    .Attr(absl::StrCat("T: {", kNumberTypes, ", variant}"))
+    .SetIsCommutative()
+    .SetShapeFn(AddNShape);
+
+// --- Element-wise unary. ---
+
+REGISTER_OP("Neg")
+    .Input("x: T").Output("y: T")
+    .Attr(TypeAttr(kSignedTypes))
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("Abs")
+    .Input("x: T").Output("y: T")
+    .Attr(TypeAttr("bfloat16, half, float, double, int8, int16, int32, int64"))
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("Square")
+    .Input("x: T").Output("y: T")
+    .Attr(TypeAttr("bfloat16, half, float, double, int8, int16, int32, int64, "
+                   "uint8, uint16, uint32, uint64, complex64, complex128"))
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("Sqrt")
+    .Input("x: T").Output("y: T")
+    .Attr(TypeAttr(kFloatComplexTypes))
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("Rsqrt")
+    .Input("x: T").Output("y: T")
+    .Attr(TypeAttr(kFloatComplexTypes))
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("Exp")
+    .Input("x: T").Output("y: T")
+    .Attr(TypeAttr(kFloatComplexTypes))
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("Log")
+    .Input("x: T").Output("y: T")
+    .Attr(TypeAttr(kFloatComplexTypes))
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("Tanh")
+    .Input("x: T").Output("y: T")
+    .Attr(TypeAttr(kFloatComplexTypes))
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("Sigmoid")
+    .Input("x: T").Output("y: T")
+    .Attr(TypeAttr(kFloatComplexTypes))
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+// --- Matrix products. ---
+
+REGISTER_OP("MatMul")
+    .Input("a: T")
+    .Input("b: T")
+    .Output("product: T")
+    .Attr("transpose_a: bool = false")
+    .Attr("transpose_b: bool = false")
+    .Attr(TypeAttr("bfloat16, half, float, double, int32, int64, complex64, "
+                   "complex128"))
+    .Attr("grad_a: bool = false")
+    .Attr("grad_b: bool = false")
+    .SetShapeFn(MatMulShape);
+
+REGISTER_OP("BatchMatMulV2")
+    .Input("x: T")
+    .Input("y: T")
+    .Output("output: T")
+    .Attr(TypeAttr("bfloat16, half, float, double, int16, int32, int64, "
+                   "uint8, int8, uint16, uint32, uint64, complex64, "
+                   "complex128"))
+    .Attr("adj_x: bool = false")
+    .Attr("adj_y: bool = false")
+    .Attr("grad_x: bool = false")
+    .Attr("grad_y: bool = false")
+    .SetShapeFn(BatchMatMulV2Shape);
+
+// --- Reductions. ---
+
+REGISTER_OP("Sum")
+    .Input("input: T")
+    .Input("reduction_indices: Tidx")
+    .Output("output: T")
+    .Attr("keep_dims: bool = false")
+    .Attr(TypeAttr(kNumberTypes))
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(op_shapes::ReductionShape);
+
+REGISTER_OP("Mean")
+    .Input("input: T")
+    .Input("reduction_indices: Tidx")
+    .Output("output: T")
+    .Attr("keep_dims: bool = false")
+    .Attr(TypeAttr(kNumberTypes))
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(op_shapes::ReductionShape);
+
+REGISTER_OP("Prod")
+    .Input("input: T")
+    .Input("reduction_indices: Tidx")
+    .Output("output: T")
+    .Attr("keep_dims: bool = false")
+    .Attr(TypeAttr(kNumberTypes))
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(op_shapes::ReductionShape);
+
+REGISTER_OP("Max")
+    .Input("input: T")
+    .Input("reduction_indices: Tidx")
+    .Output("output: T")
+    .Attr("keep_dims: bool = false")
+    .Attr(TypeAttr(kNumberTypes))
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(op_shapes::ReductionShape);
+
+REGISTER_OP("Min")
+    .Input("input: T")
+    .Input("reduction_indices: Tidx")
+    .Output("output: T")
+    .Attr("keep_dims: bool = false")
+    .Attr(TypeAttr(kNumberTypes))
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(op_shapes::ReductionShape);
+
+REGISTER_OP("ArgMax")
+    .Input("input: T")
+    .Input("dimension: Tidx")
+    .Output("output: output_type")
+    .Attr(absl::StrCat("T: {", kNumberTypes, ", bool}"))
+    .Attr("Tidx: {int16, int32, int64} = DT_INT32")
+    .Attr("output_type: {int16, uint16, int32, int64} = DT_INT64")
+    .SetShapeFn(ArgOpShape);
+
+REGISTER_OP("ArgMin")
+    .Input("input: T")
+    .Input("dimension: Tidx")
+    .Output("output: output_type")
+    .Attr(absl::StrCat("T: {", kNumberTypes, ", bool}"))
+    .Attr("Tidx: {int16, int32, int64} = DT_INT32")
+    .Attr("output_type: {int16, uint16, int32, int64} = DT_INT64")
+    .SetShapeFn(ArgOpShape);
+
+// --- Comparisons and logic. ---
+
+REGISTER_OP("Less")
+    .Input("x: T").Input("y: T").Output("z: bool")
+    .Attr(TypeAttr(kRealNumberTypes))
+    .SetShapeFn(BroadcastBinaryShapeFor("Less"));
+
+REGISTER_OP("LessEqual")
+    .Input("x: T").Input("y: T").Output("z: bool")
+    .Attr(TypeAttr(kRealNumberTypes))
+    .SetShapeFn(BroadcastBinaryShapeFor("LessEqual"));
+
+REGISTER_OP("Greater")
+    .Input("x: T").Input("y: T").Output("z: bool")
+    .Attr(TypeAttr(kRealNumberTypes))
+    .SetShapeFn(BroadcastBinaryShapeFor("Greater"));
+
+REGISTER_OP("GreaterEqual")
+    .Input("x: T").Input("y: T").Output("z: bool")
+    .Attr(TypeAttr(kRealNumberTypes))
+    .SetShapeFn(BroadcastBinaryShapeFor("GreaterEqual"));
+
+REGISTER_OP("Equal")
+    .Input("x: T").Input("y: T").Output("z: bool")
+    .Attr("T: type")
+    .Attr("incompatible_shape_error: bool = true")
+    .SetIsCommutative()
+    .SetShapeFn(EqualityShapeFor("Equal"));
+
+REGISTER_OP("NotEqual")
+    .Input("x: T").Input("y: T").Output("z: bool")
+    .Attr("T: type")
+    .Attr("incompatible_shape_error: bool = true")
+    .SetIsCommutative()
+    .SetShapeFn(EqualityShapeFor("NotEqual"));
+
+REGISTER_OP("LogicalAnd")
+    .Input("x: bool").Input("y: bool").Output("z: bool")
+    .SetIsCommutative()
+    .SetShapeFn(BroadcastBinaryShapeFor("LogicalAnd"));
+
+REGISTER_OP("LogicalOr")
+    .Input("x: bool").Input("y: bool").Output("z: bool")
+    .SetIsCommutative()
+    .SetShapeFn(BroadcastBinaryShapeFor("LogicalOr"));
+
+REGISTER_OP("LogicalNot")
+    .Input("x: bool").Output("y: bool")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+}  // namespace graphrun

@@ -1,0 +1,32 @@
+// The summary `graphrun inspect` prints: node count by op, inputs
+// (Placeholders with dtype and shape), likely outputs, requested devices,
+// and every op this build cannot run with the nodes that use it.
+// Stateless; thread-safe.
+#ifndef GRAPHRUN_TOOLS_INSPECT_H_
+#define GRAPHRUN_TOOLS_INSPECT_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "graph/protos/graph.pb.h"
+
+namespace graphrun {
+
+struct InspectOptions {
+  // Shown in the header line.
+  std::string source = "graph";
+  // Says why an op (registered or not) cannot run in this build, or "" if it
+  // can. Defaults to "the op is not registered" for unknown ops.
+  std::function<std::string(const std::string& op)> why_cannot_run;
+  // How many node names to list per op / device before "...".
+  int max_names = 8;
+};
+
+// Never fails on a bad graph: validation errors are part of the summary.
+std::string InspectGraph(const GraphDef& graph_def,
+                         const InspectOptions& options);
+
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_TOOLS_INSPECT_H_
