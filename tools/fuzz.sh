@@ -15,7 +15,7 @@ if ! command -v clang >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-1
   echo "fuzz.sh: installing clang and its fuzzer runtime" >&2
   apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q clang libclang-rt-14-dev >&2
 fi
-./bazelw version >/dev/null  # makes sure the build's packages are installed
+./bazelw --version >/dev/null  # installs the build's packages if missing
 
 out_base="${TMPDIR:-/tmp}/graphrun-fuzz-bazel"
 CC=clang CXX=clang++ bazel --output_base="$out_base" build --config=fuzz \

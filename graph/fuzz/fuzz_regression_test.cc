@@ -32,7 +32,7 @@ std::vector<std::string> LoadCorpus() {
   return corpus;
 }
 
-int Run(const std::string& s) {
+int RunOne(const std::string& s) {
   return LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(s.data()),
                                 s.size());
 }
@@ -43,7 +43,7 @@ TEST(FuzzRegressionTest, CorpusAndMutations) {
   std::mt19937_64 rng(1234);
   int runs = 0;
   for (const std::string& seed : corpus) {
-    EXPECT_EQ(Run(seed), 0);
+    EXPECT_EQ(RunOne(seed), 0);
     for (int i = 0; i < 300; ++i) {
       std::string m = seed;
       switch (rng() % 4) {
@@ -67,7 +67,7 @@ TEST(FuzzRegressionTest, CorpusAndMutations) {
             m[rng() % m.size()] = values[rng() % sizeof(values)];
           }
       }
-      EXPECT_EQ(Run(m), 0);
+      EXPECT_EQ(RunOne(m), 0);
       ++runs;
     }
   }

@@ -29,11 +29,13 @@ constexpr char kNumberTypes[] =
     "uint32, uint64";
 
 // Softmax, LogSoftmax: rank >= 1, shape unchanged.
-absl::Status SoftmaxShape(InferenceContext* c) {
-  GR_ASSIGN_OR_RETURN(PartialShape logits,
-                      InputWithRankAtLeast(*c, "Softmax", 0, 1));
-  c->set_output(0, std::move(logits));
-  return absl::OkStatus();
+ShapeFn SoftmaxShapeFor(std::string op) {
+  return [op = std::move(op)](InferenceContext* c) -> absl::Status {
+    GR_ASSIGN_OR_RETURN(PartialShape logits,
+                        InputWithRankAtLeast(*c, op, 0, 1));
+    c->set_output(0, std::move(logits));
+    return absl::OkStatus();
+  };
 }
 
 absl::Status BiasAddShape(InferenceContext* c) {
@@ -219,13 +221,13 @@ REGISTER_OP("Softmax")
     .Input("logits: T")
     .Output("softmax: T")
     .Attr("T: {half, bfloat16, float, double}")
-    .SetShapeFn(SoftmaxShape);
+    .SetShapeFn(SoftmaxShapeFor("Softmax"));
 
 REGISTER_OP("LogSoftmax")
     .Input("logits: T")
     .Output("logsoftmax: T")
     .Attr("T: {half, bfloat16, float, double}")
-    .SetShapeFn(SoftmaxShape);
+    .SetShapeFn(SoftmaxShapeFor("LogSoftmax"));
 
 REGISTER_OP("BiasAdd")
     .Attr(TypeAttr(kNumberTypes))
