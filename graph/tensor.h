@@ -109,6 +109,17 @@ class Tensor {
   bool SharesBufferWith(const Tensor& other) const {
     return buffer_ != nullptr && buffer_ == other.buffer_;
   }
+  // True if this Tensor is the only holder of its buffer (so a kernel may
+  // write into it in place).
+  bool RefCountIsOne() const { return buffer_ != nullptr && buffer_.use_count() == 1; }
+  // The allocator the buffer came from (nullptr without a buffer).
+  Allocator* buffer_allocator() const {
+    return buffer_ ? buffer_->allocator() : nullptr;
+  }
+  // The buffer starts at its allocation (not a slice): safe to reuse whole.
+  bool IsWholeBuffer() const {
+    return buffer_ != nullptr && offset_ == 0 && buffer_->size() == TotalBytes();
+  }
 
   template <typename T>
   absl::Span<T> flat() {

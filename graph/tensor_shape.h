@@ -60,6 +60,10 @@ class PartialShape {
   PartialShape() = default;  // unknown rank
   static PartialShape Scalar() { return PartialShape(std::vector<int64_t>{}); }
   explicit PartialShape(std::vector<int64_t> dims);  // -1 = unknown dim
+  // PartialShape({-1, 784}); without it such a call is ambiguous between
+  // the vector and TensorShape constructors.
+  explicit PartialShape(std::initializer_list<int64_t> dims)
+      : PartialShape(std::vector<int64_t>(dims)) {}
   explicit PartialShape(const TensorShape& shape);
   static absl::StatusOr<PartialShape> FromProto(const TensorShapeProto& proto);
 

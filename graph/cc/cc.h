@@ -1,12 +1,13 @@
 // The C++ graph-building API in one include: Scope / Output / Operation,
 // NodeBuilder, Const and the generated op builders (graph/cc/ops.h).
 //
-//   #include "graph/cc/cc.h"
 //   using namespace graphrun::cc;
 //   Scope root = Scope::NewRootScope();
-//   Output x = Placeholder(root.WithOpName("x"), DT_FLOAT);
-//   Output y = Relu(root, MatMul(root, x, Const(root, {1.f}, TensorShape({784, 10}))));
-//   absl::StatusOr<GraphDef> def = root.ToGraphDef();
+//   Output x = Placeholder(root.WithOpName("x"), DT_FLOAT,
+//                          PlaceholderAttrs().Shape(PartialShape({-1, 4})));
+//   Output w = Const(root, {0.5f}, TensorShape({4, 2}));
+//   Output y = Softmax(root.WithOpName("y"), MatMul(root, x, w));
+//   absl::StatusOr<GraphDef> def = root.ToGraphDef();  // first error, if any
 #ifndef GRAPHRUN_GRAPH_CC_CC_H_
 #define GRAPHRUN_GRAPH_CC_CC_H_
 

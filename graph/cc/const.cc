@@ -17,10 +17,10 @@ Output ConstFromValues(const Scope& scope, const std::vector<T>& values,
   if (!scope.ok()) return Output();
   const int64_t n = static_cast<int64_t>(values.size());
   if (n != shape.num_elements() && !(n == 1 && shape.num_elements() > 0)) {
-    scope.UpdateStatus(absl::InvalidArgumentError(absl::StrCat(
-        "Const '", scope.GetUniqueNameForOp("Const"), "': ", n,
-        " values do not fill shape ", shape.DebugString(), " (",
-        shape.num_elements(), " elements)")));
+    scope.UpdateStatus(absl::InvalidArgumentError(
+        absl::StrCat("Const '", scope.GetUniqueNameForOp("Const"), "': ", n,
+                     " values do not fill shape ", shape.DebugString(), " (",
+                     shape.num_elements(), " elements)")));
     return Output();
   }
   Tensor t(DataTypeToEnum<T>::value, shape);

@@ -60,8 +60,8 @@ Output Const(const Scope& scope, const std::vector<std::string>& values,
 template <typename T>
 Output Const(const Scope& scope, std::initializer_list<T> values,
              const TensorShape& shape) {
-  using Elem = std::conditional_t<std::is_same_v<T, const char*>, std::string,
-                                  T>;
+  using Elem =
+      std::conditional_t<std::is_same_v<T, const char*>, std::string, T>;
   return Const(scope, std::vector<Elem>(values.begin(), values.end()), shape);
 }
 template <typename T>

@@ -42,19 +42,18 @@ namespace {
 
 const std::set<std::string>& CppKeywords() {
   static const auto* k = new std::set<std::string>{
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand",
-      "bitor", "bool", "break", "case", "catch", "char", "char16_t",
-      "char32_t", "class", "compl", "const", "constexpr", "const_cast",
-      "continue", "decltype", "default", "delete", "do", "double",
-      "dynamic_cast", "else", "enum", "explicit", "export", "extern",
-      "false", "float", "for", "friend", "goto", "if", "inline", "int",
-      "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-      "nullptr", "operator", "or", "or_eq", "private", "protected",
-      "public", "register", "reinterpret_cast", "return", "short", "signed",
-      "sizeof", "static", "static_assert", "static_cast", "struct",
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor",
+      "bool", "break", "case", "catch", "char", "char16_t", "char32_t", "class",
+      "compl", "const", "constexpr", "const_cast", "continue", "decltype",
+      "default", "delete", "do", "double", "dynamic_cast", "else", "enum",
+      "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept",
+      "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+      "protected", "public", "register", "reinterpret_cast", "return", "short",
+      "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
       "switch", "template", "this", "thread_local", "throw", "true", "try",
-      "typedef", "typeid", "typename", "union", "unsigned", "using",
-      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+      "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
+      "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
       // Names the generated code itself uses.
       "scope", "attrs", "std", "absl", "graphrun", "cc"};
   return *k;
@@ -104,7 +103,7 @@ std::string CppType(const std::string& attr_type) {
 // How a positional parameter of this attr type is passed.
 std::string ParamType(const std::string& attr_type) {
   if (attr_type == "string") return "absl::string_view";
-  const std::string t = CppType(attr_type);
+  std::string t = CppType(attr_type);
   if (t == "int64_t" || t == "float" || t == "bool" || t == "DataType") {
     return t;
   }
@@ -261,17 +260,21 @@ bool GenerateOp(const OpDef& op, Generated* gen) {
       optional_members.push_back(member);
       const std::string literal = DefaultLiteral(a->type, *a->default_value);
       const std::string type =
-          literal.empty() ? absl::StrCat("std::optional<", CppType(a->type), ">")
-                          : CppType(a->type);
-      absl::StrAppend(&h, "  ", attrs_struct, "& ", setter, "(",
-                      CppType(a->type), " v) {\n    ", member,
-                      " = std::move(v);\n    return *this;\n  }\n");
+          literal.empty()
+              ? absl::StrCat("std::optional<", CppType(a->type), ">")
+              : CppType(a->type);
       if (literal.empty()) {
         absl::StrAppend(&h, "  ", type, " ", member,
                         ";  // unset: the op's default\n");
       } else {
         absl::StrAppend(&h, "  ", type, " ", member, " = ", literal, ";\n");
       }
+      const std::string cpp = CppType(a->type);
+      const bool scalar = cpp == "int64_t" || cpp == "float" || cpp == "bool" ||
+                          cpp == "DataType";
+      absl::StrAppend(
+          &h, "  ", attrs_struct, "& ", setter, "(", cpp, " v) {\n    ", member,
+          " = ", scalar ? "v" : "std::move(v)", ";\n    return *this;\n  }\n");
     }
     absl::StrAppend(&h, "};\n");
   }
@@ -282,9 +285,9 @@ bool GenerateOp(const OpDef& op, Generated* gen) {
   std::vector<std::string> input_names, required_names;
   for (const ArgDef& a : op.inputs) {
     input_names.push_back(Identifier(a.name, &used));
-    params.push_back(absl::StrCat(
-        IsListArg(a) ? "absl::Span<const Output> " : "Output ",
-        input_names.back()));
+    params.push_back(
+        absl::StrCat(IsListArg(a) ? "absl::Span<const Output> " : "Output ",
+                     input_names.back()));
   }
   for (const AttrDef* a : required) {
     required_names.push_back(Identifier(a->name, &used));
@@ -296,17 +299,20 @@ bool GenerateOp(const OpDef& op, Generated* gen) {
     decl_params.push_back(absl::StrCat("const ", attrs_struct, "& attrs = {}"));
     def_params.push_back(absl::StrCat("const ", attrs_struct, "& attrs"));
   }
-  absl::StrAppend(&h, Declaration(absl::StrCat(return_type, " ", op.name),
-                                  decl_params, ");"),
-                  "\n\n");
+  absl::StrAppend(
+      &h,
+      Declaration(absl::StrCat(return_type, " ", op.name), decl_params, ");"),
+      "\n\n");
 
   std::string& s = gen->source;
-  absl::StrAppend(&s, Declaration(absl::StrCat(return_type, " ", op.name),
-                                  def_params, ") {"),
-                  "\n");
+  absl::StrAppend(
+      &s,
+      Declaration(absl::StrCat(return_type, " ", op.name), def_params, ") {"),
+      "\n");
   absl::StrAppend(&s, "  if (!scope.ok()) return ", empty_return, ";\n");
-  absl::StrAppend(&s, "  NodeBuilder gr_builder(scope.GetUniqueNameForOp(\"",
-                  op.name, "\"), \"", op.name, "\");\n");
+  absl::StrAppend(
+      &s, "  NodeBuilder gr_builder(\n      scope.GetUniqueNameForOp(\"",
+      op.name, "\"), \"", op.name, "\");\n");
   for (const std::string& in : input_names) {
     absl::StrAppend(&s, "  gr_builder.Input(", in, ");\n");
   }
@@ -319,18 +325,20 @@ bool GenerateOp(const OpDef& op, Generated* gen) {
     if (DefaultLiteral(optional[i]->type, *optional[i]->default_value)
             .empty()) {
       absl::StrAppend(&s, "  if (attrs.", m, ".has_value()) {\n    ",
-                      "gr_builder.Attr(\"", optional[i]->name, "\", *attrs.",
-                      m, ");\n  }\n");
+                      "gr_builder.Attr(\"", optional[i]->name, "\", *attrs.", m,
+                      ");\n  }\n");
     } else {
       absl::StrAppend(&s, "  gr_builder.Attr(\"", optional[i]->name,
                       "\", attrs.", m, ");\n");
     }
   }
-  absl::StrAppend(&s, "  return gr_builder.Finalize(scope)", finish, ";\n}\n\n");
+  absl::StrAppend(&s, "  return gr_builder.Finalize(scope)", finish,
+                  ";\n}\n\n");
   return true;
 }
 
-constexpr char kHeaderStart[] = R"(// GENERATED by //graph/cc:gen_ops from the ops registered in //graph:ops.
+constexpr char kHeaderStart[] =
+    R"(// GENERATED by //graph/cc:gen_ops from the ops registered in //graph:ops.
 // Do not edit; change the op registrations or graph/cc/gen_ops.cc instead.
 //
 // One builder per op, TensorFlow's names: inputs first, then the attrs
@@ -373,7 +381,8 @@ constexpr char kHeaderEnd[] = R"(}  // namespace cc
 #endif  // GRAPHRUN_GRAPH_CC_OPS_H_
 )";
 
-constexpr char kSourceStart[] = R"(// GENERATED by //graph/cc:gen_ops. Do not edit.
+constexpr char kSourceStart[] =
+    R"(// GENERATED by //graph/cc:gen_ops. Do not edit.
 #include "graph/cc/ops.h"
 
 #include "graph/cc/node_builder.h"

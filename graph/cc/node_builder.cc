@@ -257,9 +257,10 @@ absl::StatusOr<NodeDef> NodeBuilder::BuildNodeDef(const Graph& graph,
   if (inputs_.size() != op_def.inputs.size()) {
     std::vector<std::string> names;
     for (const ArgDef& a : op_def.inputs) names.push_back(a.name);
-    return Error(invalid, absl::StrCat("the op takes ", op_def.inputs.size(),
-                                       " inputs (", absl::StrJoin(names, ", "),
-                                       ") but ", inputs_.size(), " were given"));
+    return Error(invalid,
+                 absl::StrCat("the op takes ", op_def.inputs.size(),
+                              " inputs (", absl::StrJoin(names, ", "), ") but ",
+                              inputs_.size(), " were given"));
   }
   for (const auto& [attr_name, value] : attrs_) {
     if (op_def.FindAttr(attr_name) == nullptr && attr_name[0] != '_') {
@@ -311,17 +312,18 @@ absl::StatusOr<NodeDef> NodeBuilder::BuildNodeDef(const Graph& graph,
                                            "') belongs to another graph"));
       }
       if (o.index() < 0 || o.index() >= o.node()->num_outputs()) {
-        return Error(invalid,
-                     absl::StrCat("input '", what, "' refers to output ",
-                                  o.index(), " of ", NodeLabel(*o.node()),
-                                  ", which has ", o.node()->num_outputs(),
-                                  " outputs"));
+        return Error(
+            invalid,
+            absl::StrCat("input '", what, "' refers to output ", o.index(),
+                         " of ", NodeLabel(*o.node()), ", which has ",
+                         o.node()->num_outputs(), " outputs"));
       }
       const DataType t = o.dtype();
       if (arg.is_ref && !IsRefType(t)) {
         return Error(invalid, absl::StrCat("input '", what,
                                            "' must be a reference tensor, "
-                                           "got ", DataTypeString(t)));
+                                           "got ",
+                                           DataTypeString(t)));
       }
       types.push_back(BaseType(t));
     }
@@ -329,9 +331,10 @@ absl::StatusOr<NodeDef> NodeBuilder::BuildNodeDef(const Graph& graph,
       const int64_t n = static_cast<int64_t>(types.size());
       if (const auto it = attrs_.find(arg.number_attr); it != attrs_.end()) {
         if (it->second.value_case() == AttrValue::kI && it->second.i() != n) {
-          return Error(invalid, absl::StrCat(
-              "attr '", arg.number_attr, "' is ", it->second.i(),
-              " but input '", arg.name, "' has ", n, " tensors"));
+          return Error(
+              invalid,
+              absl::StrCat("attr '", arg.number_attr, "' is ", it->second.i(),
+                           " but input '", arg.name, "' has ", n, " tensors"));
         }
       } else {
         set_attr(arg.number_attr, MakeAttrValue(n));
@@ -345,25 +348,27 @@ absl::StatusOr<NodeDef> NodeBuilder::BuildNodeDef(const Graph& graph,
     } else if (!arg.type_attr.empty()) {
       const std::string& attr = arg.type_attr;
       for (size_t k = 0; k < types.size(); ++k) {
-        const std::string what = arg_is_list
-                                     ? absl::StrCat(arg.name, "[", k, "]")
-                                     : arg.name;
+        const std::string what =
+            arg_is_list ? absl::StrCat(arg.name, "[", k, "]") : arg.name;
         if (const auto it = attrs_.find(attr); it != attrs_.end()) {
           if (it->second.value_case() == AttrValue::kType &&
               it->second.type() != types[k]) {
-            return Error(invalid, absl::StrCat(
-                "input '", what, "' must have type ", attr, " = ",
-                DataTypeString(it->second.type()), " (set as an attr), got ",
-                DataTypeString(types[k])));
+            return Error(
+                invalid,
+                absl::StrCat("input '", what, "' must have type ", attr, " = ",
+                             DataTypeString(it->second.type()),
+                             " (set as an attr), got ",
+                             DataTypeString(types[k])));
           }
         } else if (const auto from = inferred_from.find(attr);
                    from != inferred_from.end()) {
           const DataType have = def.attr().at(attr).type();
           if (have != types[k]) {
-            return Error(invalid, absl::StrCat(
-                "inputs ", from->second, " and ", what,
-                " must have the same type ", attr, ", got ",
-                DataTypeString(have), " and ", DataTypeString(types[k])));
+            return Error(invalid,
+                         absl::StrCat("inputs ", from->second, " and ", what,
+                                      " must have the same type ", attr,
+                                      ", got ", DataTypeString(have), " and ",
+                                      DataTypeString(types[k])));
           }
         } else {
           inferred_from[attr] = what;
@@ -394,10 +399,11 @@ absl::StatusOr<NodeDef> NodeBuilder::BuildNodeDef(const Graph& graph,
     for (const Output& o : inputs_[i].outputs) {
       if (slot >= in_types.size()) break;  // count mismatch: reported below
       if (!CanFeed(o.dtype(), in_types[slot])) {
-        return Error(invalid, absl::StrCat(
-            "input '", arg.name, "' expects ", DataTypeString(in_types[slot]),
-            " but '", o.name(), "' (", o.node()->op(), ") is ",
-            DataTypeString(o.dtype())));
+        return Error(invalid,
+                     absl::StrCat("input '", arg.name, "' expects ",
+                                  DataTypeString(in_types[slot]), " but '",
+                                  o.name(), "' (", o.node()->op(), ") is ",
+                                  DataTypeString(o.dtype())));
       }
       def.add_input(TensorId{o.node()->name(), o.index()}.ToString());
       ++slot;
@@ -405,9 +411,9 @@ absl::StatusOr<NodeDef> NodeBuilder::BuildNodeDef(const Graph& graph,
   }
   if (static_cast<size_t>(def.input_size()) != in_types.size() ||
       slot != in_types.size()) {
-    return Error(invalid, absl::StrCat("the op expects ", in_types.size(),
-                                       " input tensors but ", slot,
-                                       " were given"));
+    return Error(invalid,
+                 absl::StrCat("the op expects ", in_types.size(),
+                              " input tensors but ", slot, " were given"));
   }
 
   absl::flat_hash_set<const Node*> seen;

@@ -88,8 +88,7 @@ class NodeBuilder {
   NodeBuilder& Attr(absl::string_view name, const std::vector<bool>& v);
   NodeBuilder& Attr(absl::string_view name, const std::vector<DataType>& v);
   NodeBuilder& Attr(absl::string_view name, const std::vector<std::string>& v);
-  NodeBuilder& Attr(absl::string_view name,
-                    const std::vector<PartialShape>& v);
+  NodeBuilder& Attr(absl::string_view name, const std::vector<PartialShape>& v);
   NodeBuilder& Attr(absl::string_view name, const std::vector<TensorShape>& v);
   NodeBuilder& Attr(absl::string_view name, const std::vector<Tensor>& v);
   // Braced lists: Attr("ksize", {1, 2, 2, 1}), Attr("Tout", {DT_FLOAT}).

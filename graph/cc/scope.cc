@@ -17,6 +17,7 @@ Output Operation::output(int i) const {
 
 std::vector<Output> Operation::outputs() const {
   std::vector<Output> out;
+  out.reserve(num_outputs());
   for (int i = 0; i < num_outputs(); ++i) out.emplace_back(node_, i);
   return out;
 }
@@ -49,12 +50,10 @@ struct Scope::SharedState {
 
 Scope::Scope(std::shared_ptr<SharedState> state) : state_(std::move(state)) {}
 
-Scope Scope::NewRootScope() {
-  return Scope(std::make_shared<SharedState>());
-}
+Scope Scope::NewRootScope() { return Scope(std::make_shared<SharedState>()); }
 
 std::string Scope::UniqueName(absl::string_view base) const {
-  const std::string full =
+  std::string full =
       prefix_.empty() ? std::string(base) : absl::StrCat(prefix_, "/", base);
   auto& names = state_->names;
   const Graph& graph = state_->graph;

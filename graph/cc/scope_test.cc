@@ -37,7 +37,8 @@ absl::Status TestMatMulShape(InferenceContext* c) {
   bool ta = false, tb = false;
   c->GetAttr("transpose_a", &ta).IgnoreError();
   c->GetAttr("transpose_b", &tb).IgnoreError();
-  auto inner = InferenceContext::MergeDim(a->dim(ta ? 0 : 1), b->dim(tb ? 1 : 0));
+  auto inner =
+      InferenceContext::MergeDim(a->dim(ta ? 0 : 1), b->dim(tb ? 1 : 0));
   if (!inner.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("inner dimensions differ: ", inner.status().message()));
@@ -91,7 +92,8 @@ Output Placeholder(const Scope& scope, DataType dtype,
       .output(0);
 }
 
-Output MatMul(const Scope& scope, Output a, Output b, bool transpose_a = false) {
+Output MatMul(const Scope& scope, Output a, Output b,
+              bool transpose_a = false) {
   return NodeBuilder(scope.GetUniqueNameForOp("TestMatMul"), "TestMatMul")
       .Input(a)
       .Input(b)
@@ -153,8 +155,7 @@ TEST(ScopeTest, BuildsNamedOpsWithDevicesAndControlDeps) {
                          PartialShape(std::vector<int64_t>{-1, 784}));
   Output w = Placeholder(root.WithOpName("w"), DT_FLOAT,
                          PartialShape(std::vector<int64_t>{784, 10}));
-  Operation init =
-      NodeBuilder("init", "TestNoOp").Finalize(root);
+  Operation init = NodeBuilder("init", "TestNoOp").Finalize(root);
   ASSERT_FALSE(init.empty());
   EXPECT_EQ(init.num_outputs(), 0);
 
@@ -342,10 +343,10 @@ TEST(ScopeErrorTest, ShapeErrorSurfacesInToGraphDef) {
 
   // Transposing a makes the inner dims agree... in a fresh graph.
   Scope ok_root = Scope::NewRootScope();
-  Output a2 = Placeholder(ok_root, DT_FLOAT,
-                          PartialShape(std::vector<int64_t>{3, 2}));
-  Output b2 = Placeholder(ok_root, DT_FLOAT,
-                          PartialShape(std::vector<int64_t>{3, 5}));
+  Output a2 =
+      Placeholder(ok_root, DT_FLOAT, PartialShape(std::vector<int64_t>{3, 2}));
+  Output b2 =
+      Placeholder(ok_root, DT_FLOAT, PartialShape(std::vector<int64_t>{3, 5}));
   Output p = MatMul(ok_root, a2, b2, /*transpose_a=*/true);
   ASSERT_TRUE(ok_root.ToGraphDef().ok()) << ok_root.status();
   EXPECT_EQ(p.shape().DebugString(), "[2,5]");
@@ -383,10 +384,11 @@ TEST(NodeBuilderTest, RejectsBadBuildsWithoutTouchingTheGraph) {
                         .Input(a)
                         .Attr("tranpose_a", true)),
               HasSubstr("the op has no attr 'tranpose_a'"));
-  EXPECT_THAT(error(NodeBuilder("m", "TestMatMul").Input(i).Input(i).Attr(
-                  "T", DT_FLOAT)),
-              HasSubstr("input 'a' must have type T = float (set as an attr), "
-                        "got int32"));
+  EXPECT_THAT(
+      error(
+          NodeBuilder("m", "TestMatMul").Input(i).Input(i).Attr("T", DT_FLOAT)),
+      HasSubstr("input 'a' must have type T = float (set as an attr), "
+                "got int32"));
   EXPECT_THAT(error(NodeBuilder("m", "TestMatMul").Input(a).Input(Output())),
               HasSubstr("input 'b' is empty"));
   EXPECT_THAT(error(NodeBuilder("m", "TestMatMul").Input({a, a}).Input(a)),

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Reproduces the README's performance figures: builds the benchmarks with the
+# default (machine-optimized) configuration and runs each with repetitions,
+# reporting medians.
+#   bench/run_benchmarks.sh [--benchmark_filter=REGEX]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./bazelw build //bench:all
+for b in import_benchmark; do
+  echo "== $b"
+  "bazel-bin/bench/$b" --benchmark_repetitions=5 \
+    --benchmark_report_aggregates_only=true "$@" | grep -E 'median|^Benchmark|^-'
+done

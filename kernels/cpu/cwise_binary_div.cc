@@ -1,0 +1,164 @@
+// RealDiv, Div, FloorDiv and Pow on CPU, with broadcasting. Integer division
+// truncates (Div) or floors (FloorDiv) and fails on a zero divisor; integer
+// Pow fails on a negative exponent, as TensorFlow's safe_div / safe_pow.
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cpu/cwise_common.h"
+
+namespace graphrun {
+namespace cwise {
+namespace {
+
+// -a with two's-complement wrap-around (-INT_MIN == INT_MIN), which is what
+// TensorFlow returns for INT_MIN / -1 instead of trapping.
+template <typename T>
+T WrappingNegate(T a) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
+}
+
+// Truncating integer division. Zero divisors are rejected before computing;
+// the guard only keeps a bad value from trapping.
+template <typename T>
+struct IntDiv {
+  T operator()(const T& a, const T& b) const {
+    if (b == T(0)) return T(0);
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return WrappingNegate(a);
+    }
+    return static_cast<T>(a / b);
+  }
+};
+
+// Integer division rounding toward negative infinity.
+template <typename T>
+struct IntFloorDiv {
+  T operator()(const T& a, const T& b) const {
+    if (b == T(0)) return T(0);
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return WrappingNegate(a);
+      const T z = static_cast<T>(a / b);
+      // One less if there is a remainder and the signs differ.
+      return (static_cast<T>(z * b) != a && ((a < T(0)) != (b < T(0))))
+                 ? static_cast<T>(z - T(1))
+                 : z;
+    } else {
+      return static_cast<T>(a / b);
+    }
+  }
+};
+
+// floor(a / b) for floating types.
+template <typename T>
+struct FloatFloorDiv {
+  T operator()(const T& a, const T& b) const {
+    return Eigen::numext::floor(T(a / b));
+  }
+  template <typename Packet>
+  Packet packetOp(const Packet& a, const Packet& b) const {
+    return Eigen::internal::pfloor(Eigen::internal::pdiv(a, b));
+  }
+};
+
+// a^b by repeated squaring, wrapping on overflow; b >= 0 (checked before).
+template <typename T>
+struct IntPow {
+  T operator()(const T& a, const T& b) const {
+    if (b < T(0)) return T(0);
+    uint64_t result = 1;
+    uint64_t base = static_cast<uint64_t>(static_cast<int64_t>(a));
+    for (uint64_t e = static_cast<uint64_t>(b); e > 0; e >>= 1) {
+      if (e & 1) result *= base;
+      base *= base;
+    }
+    return static_cast<T>(result);
+  }
+};
+
+struct NonZeroDivisor {
+  template <typename T>
+  static absl::Status Validate(const Tensor&, const Tensor& y) {
+    const T* p = Data<T>(y);
+    const T* end = p + y.NumElements();
+    if (std::find(p, end, T(0)) != end) {
+      return absl::InvalidArgumentError("Integer division by zero");
+    }
+    return absl::OkStatus();
+  }
+};
+
+struct NonNegativeExponent {
+  template <typename T>
+  static absl::Status Validate(const Tensor&, const Tensor& y) {
+    const T* p = Data<T>(y);
+    if (std::any_of(p, p + y.NumElements(), [](T v) { return v < T(0); })) {
+      return absl::InvalidArgumentError(
+          "Integers to negative integer powers are not allowed");
+    }
+    return absl::OkStatus();
+  }
+};
+
+}  // namespace
+}  // namespace cwise
+}  // namespace graphrun
+
+namespace Eigen {
+namespace internal {
+template <typename T>
+struct functor_traits<graphrun::cwise::FloatFloorDiv<T>> {
+  enum {
+    Cost = 2 * NumTraits<T>::MulCost,
+    PacketAccess = packet_traits<T>::HasDiv && packet_traits<T>::HasFloor
+  };
+};
+}  // namespace internal
+}  // namespace Eigen
+
+namespace graphrun {
+namespace cwise {
+namespace {
+
+template <typename T>
+using FloatDiv = BinaryOp<T, T, Eigen::internal::scalar_quotient_op<T>>;
+template <typename T>
+using FloatPow = BinaryOp<T, T, Eigen::internal::scalar_pow_op<T, T>>;
+
+#define GR_REGISTER_FLOAT(T)                                     \
+  GR_CWISE_REGISTER("RealDiv", T, FloatDiv<T>);                  \
+  GR_CWISE_REGISTER("Div", T, FloatDiv<T>);                      \
+  GR_CWISE_REGISTER("FloorDiv", T, BinaryOp<T, T, FloatFloorDiv<T>>); \
+  GR_CWISE_REGISTER("Pow", T, FloatPow<T>)
+
+GR_REGISTER_FLOAT(float);
+GR_REGISTER_FLOAT(double);
+GR_REGISTER_FLOAT(half);
+GR_REGISTER_FLOAT(bfloat16);
+#undef GR_REGISTER_FLOAT
+
+#define GR_REGISTER_INT_DIV(T)                                            \
+  GR_CWISE_REGISTER("Div", T, BinaryOp<T, T, IntDiv<T>, NonZeroDivisor>); \
+  GR_CWISE_REGISTER("FloorDiv", T,                                        \
+                    BinaryOp<T, T, IntFloorDiv<T>, NonZeroDivisor>)
+
+GR_REGISTER_INT_DIV(int8_t);
+GR_REGISTER_INT_DIV(int16_t);
+GR_REGISTER_INT_DIV(int32_t);
+GR_REGISTER_INT_DIV(int64_t);
+GR_REGISTER_INT_DIV(uint8_t);
+#undef GR_REGISTER_INT_DIV
+
+#define GR_REGISTER_INT_POW(T) \
+  GR_CWISE_REGISTER("Pow", T, BinaryOp<T, T, IntPow<T>, NonNegativeExponent>)
+
+GR_REGISTER_INT_POW(int8_t);
+GR_REGISTER_INT_POW(int16_t);
+GR_REGISTER_INT_POW(int32_t);
+GR_REGISTER_INT_POW(int64_t);
+#undef GR_REGISTER_INT_POW
+
+}  // namespace
+}  // namespace cwise
+}  // namespace graphrun

@@ -1,0 +1,160 @@
+#include "kernels/cpu/cwise_common.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace graphrun {
+namespace cwise {
+
+BroadcastPlan MakeBroadcastPlan(absl::Span<const TensorShape* const> shapes) {
+  BroadcastPlan p;
+  const size_t n = shapes.size();
+  p.in_dims.resize(n);
+  p.in_bcast.resize(n);
+  if (n == 0) return p;
+
+  bool all_same = true;
+  int largest_rank = 0;
+  for (const TensorShape* s : shapes) {
+    all_same = all_same && *s == *shapes[0];
+    largest_rank = std::max(largest_rank, s->dims());
+  }
+  if (all_same) {
+    // One flat dimension, nothing repeats.
+    const int64_t count = shapes[0]->num_elements();
+    const auto dims = shapes[0]->dim_sizes();
+    p.valid = true;
+    p.output_dims.assign(dims.begin(), dims.end());
+    p.out_dims = {count};
+    for (size_t i = 0; i < n; ++i) {
+      p.in_dims[i] = {count};
+      p.in_bcast[i] = {1};
+    }
+    return p;
+  }
+
+  // Each shape reversed (innermost first) and padded with 1s.
+  std::vector<std::vector<int64_t>> rev(n, std::vector<int64_t>(largest_rank, 1));
+  for (size_t i = 0; i < n; ++i) {
+    const int rank = shapes[i]->dims();
+    for (int j = 0; j < rank; ++j) rev[i][j] = shapes[i]->dim_size(rank - 1 - j);
+  }
+
+  // Walk the dimensions innermost first. A dimension where every input is 1
+  // is dropped; a run of dimensions in which the same inputs are 1 (being
+  // broadcast) merges into one.
+  std::vector<bool> prev_is_one(n, false), is_one(n, false);
+  bool have_group = false;
+  for (int j = 0; j < largest_rank; ++j) {
+    int64_t out_dim = 1;
+    bool out_set = false;
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t d = rev[i][j];
+      is_one[i] = (d == 1);
+      if (d == 1) continue;
+      if (out_set && d != out_dim) return p;  // invalid
+      out_dim = d;
+      out_set = true;
+    }
+    p.output_dims.push_back(out_dim);
+    if (!out_set) continue;
+    if (have_group && is_one == prev_is_one) {
+      // Products within a group are bounded by one input's element count.
+      p.out_dims.back() *= out_dim;
+      for (size_t i = 0; i < n; ++i) {
+        p.in_dims[i].back() *= rev[i][j];
+        if (is_one[i]) p.in_bcast[i].back() *= out_dim;
+      }
+    } else {
+      p.out_dims.push_back(out_dim);
+      for (size_t i = 0; i < n; ++i) {
+        p.in_dims[i].push_back(rev[i][j]);
+        p.in_bcast[i].push_back(is_one[i] ? out_dim : 1);
+      }
+    }
+    have_group = true;
+    prev_is_one = is_one;
+  }
+  if (p.out_dims.empty()) {
+    p.out_dims.push_back(1);
+    for (size_t i = 0; i < n; ++i) {
+      p.in_dims[i].push_back(1);
+      p.in_bcast[i].push_back(1);
+    }
+  }
+  std::reverse(p.output_dims.begin(), p.output_dims.end());
+  std::reverse(p.out_dims.begin(), p.out_dims.end());
+  for (size_t i = 0; i < n; ++i) {
+    std::reverse(p.in_dims[i].begin(), p.in_dims[i].end());
+    std::reverse(p.in_bcast[i].begin(), p.in_bcast[i].end());
+  }
+  p.valid = true;
+  return p;
+}
+
+absl::Status ForwardOrAllocate(OpKernelContext* ctx,
+                               std::initializer_list<int> candidates,
+                               const TensorShape& shape, Tensor** out) {
+  const std::vector<bool>* forwardable = ctx->params().forwardable_inputs;
+  for (int i : candidates) {
+    if (forwardable == nullptr || i >= static_cast<int>(forwardable->size()) ||
+        !(*forwardable)[i]) {
+      continue;
+    }
+    const Tensor& in = ctx->input(i);
+    if (in.dtype() == ctx->expected_output_dtype(0) && in.dtype() != DT_STRING &&
+        in.NumElements() == shape.num_elements() && in.RefCountIsOne() &&
+        in.IsWholeBuffer()) {
+      return ctx->forward_input_or_allocate_output(i, 0, shape, out);
+    }
+  }
+  return ctx->allocate_output(0, shape, out);
+}
+
+bool PrepareBinary(OpKernelContext* ctx, const BinaryOptions& options,
+                   BinaryState* state) {
+  const Tensor& x = ctx->input(0);
+  const Tensor& y = ctx->input(1);
+  state->a = options.swap_inputs ? &y : &x;
+  state->b = options.swap_inputs ? &x : &y;
+  const TensorShape* shapes[] = {&state->a->shape(), &state->b->shape()};
+  state->plan = MakeBroadcastPlan(shapes);
+  if (!state->plan.valid) {
+    if (options.incompatible_result.has_value()) {
+      Tensor* out = nullptr;
+      absl::Status s = ctx->allocate_output(0, TensorShape(), &out);
+      if (!s.ok()) {
+        ctx->SetStatus(s);
+        return false;
+      }
+      out->scalar<bool>() = *options.incompatible_result;
+      return false;
+    }
+    ctx->SetStatus(absl::InvalidArgumentError(
+        absl::StrCat("Incompatible shapes: ", x.shape().DebugString(), " vs. ",
+                     y.shape().DebugString())));
+    return false;
+  }
+  auto shape = TensorShape::FromDims(state->plan.output_dims);
+  if (!shape.ok()) {
+    ctx->SetStatus(shape.status());
+    return false;
+  }
+  absl::Status s = ForwardOrAllocate(ctx, {0, 1}, *shape, &state->out);
+  if (!s.ok()) {
+    ctx->SetStatus(s);
+    return false;
+  }
+  if (shape->num_elements() == 0) return false;
+  if (state->plan.rank() > kMaxBroadcastRank) {
+    ctx->SetStatus(absl::UnimplementedError(
+        absl::StrCat("Broadcast between ", x.shape().DebugString(), " and ",
+                     y.shape().DebugString(), " is not supported yet.")));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace cwise
+}  // namespace graphrun

@@ -1,0 +1,117 @@
+#include "kernels/cpu/gemm.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "graph/types.h"
+#include "kernels/eigen.h"
+
+namespace graphrun {
+namespace {
+
+template <typename T>
+using ConstMatrix = Eigen::TensorMap<Eigen::Tensor<const T, 2, Eigen::RowMajor>>;
+template <typename T>
+using Matrix = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor>>;
+
+template <typename T, typename Device>
+void Contract(const Device& d, bool transpose_a, bool transpose_b, int64_t m,
+              int64_t n, int64_t k, const T* a, const T* b, T* c) {
+  ConstMatrix<T> a_map(a, transpose_a ? k : m, transpose_a ? m : k);
+  ConstMatrix<T> b_map(b, transpose_b ? n : k, transpose_b ? k : n);
+  Matrix<T> c_map(c, m, n);
+  // The contracted dimensions are runtime values, so one instantiation per
+  // (type, device) covers all four transpose combinations.
+  Eigen::array<Eigen::IndexPair<Eigen::Index>, 1> dims;
+  dims[0] = Eigen::IndexPair<Eigen::Index>(transpose_a ? 0 : 1,
+                                           transpose_b ? 1 : 0);
+  c_map.device(d) = a_map.contract(b_map, dims);
+}
+
+bool UseThreads(const Eigen::ThreadPoolDevice* device, int64_t m, int64_t n,
+                int64_t k) {
+  return device != nullptr && device->numThreads() > 1 &&
+         static_cast<double>(m) * static_cast<double>(n) *
+                 static_cast<double>(k) >
+             kGemmThreadedMinWork;
+}
+
+template <typename T>
+void GemmNative(const Eigen::ThreadPoolDevice* device, bool transpose_a,
+                bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a,
+                const T* b, T* c) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    std::fill(c, c + m * n, T(0));
+    return;
+  }
+  if (UseThreads(device, m, n, k)) {
+    Contract(*device, transpose_a, transpose_b, m, n, k, a, b, c);
+  } else {
+    Contract(Eigen::DefaultDevice(), transpose_a, transpose_b, m, n, k, a, b,
+             c);
+  }
+}
+
+// Converts n values with Eigen (on the pool when the matrix is big).
+template <typename To, typename From>
+void Convert(const Eigen::ThreadPoolDevice* device, bool threaded,
+             const From* in, int64_t n, To* out) {
+  Eigen::TensorMap<Eigen::Tensor<const From, 1, Eigen::RowMajor>> src(in, n);
+  Eigen::TensorMap<Eigen::Tensor<To, 1, Eigen::RowMajor>> dst(out, n);
+  if (threaded) {
+    dst.device(*device) = src.template cast<To>();
+  } else {
+    dst = src.template cast<To>();
+  }
+}
+
+// half / bfloat16: widen both operands to float, multiply, round once.
+template <typename T>
+void GemmViaFloat(const Eigen::ThreadPoolDevice* device, bool transpose_a,
+                  bool transpose_b, int64_t m, int64_t n, int64_t k,
+                  const T* a, const T* b, T* c) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    std::fill(c, c + m * n, T(0.0f));
+    return;
+  }
+  const bool threaded = UseThreads(device, m, n, k);
+  std::unique_ptr<float[]> a32(new float[m * k]);
+  std::unique_ptr<float[]> b32(new float[k * n]);
+  std::unique_ptr<float[]> c32(new float[m * n]);
+  Convert(device, threaded, a, m * k, a32.get());
+  Convert(device, threaded, b, k * n, b32.get());
+  GemmNative<float>(device, transpose_a, transpose_b, m, n, k, a32.get(),
+                    b32.get(), c32.get());
+  Convert(device, threaded, c32.get(), m * n, c);
+}
+
+}  // namespace
+
+template <typename T>
+void Gemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
+          bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a,
+          const T* b, T* c) {
+  if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+    GemmViaFloat(device, transpose_a, transpose_b, m, n, k, a, b, c);
+  } else {
+    GemmNative(device, transpose_a, transpose_b, m, n, k, a, b, c);
+  }
+}
+
+#define GR_INSTANTIATE_GEMM(T)                                          \
+  template void Gemm<T>(const Eigen::ThreadPoolDevice*, bool, bool,     \
+                        int64_t, int64_t, int64_t, const T*, const T*, T*)
+GR_INSTANTIATE_GEMM(float);
+GR_INSTANTIATE_GEMM(double);
+GR_INSTANTIATE_GEMM(half);
+GR_INSTANTIATE_GEMM(bfloat16);
+GR_INSTANTIATE_GEMM(int16_t);
+GR_INSTANTIATE_GEMM(int32_t);
+GR_INSTANTIATE_GEMM(int64_t);
+GR_INSTANTIATE_GEMM(complex64);
+GR_INSTANTIATE_GEMM(complex128);
+#undef GR_INSTANTIATE_GEMM
+
+}  // namespace graphrun

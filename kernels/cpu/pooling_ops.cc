@@ -1,0 +1,379 @@
+// MaxPool and AvgPool on CPU, as TensorFlow's MaxPoolingOp / AvgPoolingOp:
+// windows come from Eigen's extract_image_patches (padded with the lowest
+// value for max, zero for average) and are reduced lazily, so nothing the
+// size of the patches is materialized. AvgPool divides each window by the
+// number of its elements inside the input (padding is not counted). MaxPool
+// also pools across depth (ksize = [1, 1, 1, k], strides [.., k]) as TF's
+// CPU kernel does. NCHW is transposed to NHWC and back (TensorFlow's CPU
+// kernels refuse NCHW).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "graph/ops/shape_helpers.h"
+#include "graph/tensor.h"
+#include "kernels/eigen.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/op_kernel.h"
+
+namespace graphrun {
+namespace {
+
+using op_shapes::Padding;
+using Index = Eigen::Index;
+
+// Work over this many elements runs on the intra-op pool.
+constexpr int64_t kParallelElements = 32 * 1024;
+
+template <typename T>
+using Tensor4 = Eigen::TensorMap<Eigen::Tensor<T, 4, Eigen::RowMajor>>;
+template <typename T>
+using ConstTensor4 =
+    Eigen::TensorMap<Eigen::Tensor<const T, 4, Eigen::RowMajor>>;
+
+// dst = expr, on the intra-op pool when `parallel`, else on this thread.
+template <typename Dst, typename Expr>
+void Assign(const OpKernelContext& ctx, bool parallel, Dst&& dst,
+            const Expr& expr) {
+  if (parallel) {
+    dst.device(ctx.eigen_cpu_device()) = expr;
+  } else {
+    Eigen::DefaultDevice device;
+    dst.device(device) = expr;
+  }
+}
+
+// One spatial dim of the window: TensorFlow's GetWindowedOutputSizeVerbose
+// (same messages). For EXPLICIT the pads come in through `window`.
+struct Window {
+  int64_t out = 0;
+  int64_t pad_before = 0;
+  int64_t pad_after = 0;
+};
+absl::Status ComputeWindow(int64_t input, int64_t ksize, int64_t stride,
+                           Padding padding, Window* window) {
+  if (stride <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Stride must be > 0, but got ", stride));
+  }
+  switch (padding) {
+    case Padding::kValid:
+      window->out = (input - ksize + stride) / stride;
+      window->pad_before = window->pad_after = 0;
+      break;
+    case Padding::kExplicit:
+      window->out =
+          (input + window->pad_before + window->pad_after - ksize + stride) /
+          stride;
+      break;
+    case Padding::kSame: {
+      window->out = (input + stride - 1) / stride;
+      const int64_t needed =
+          std::max<int64_t>(0, (window->out - 1) * stride + ksize - input);
+      window->pad_before = needed / 2;
+      window->pad_after = needed - window->pad_before;
+      break;
+    }
+  }
+  if (window->out < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Computed output size would be negative: ", window->out,
+        " [input_size: ", input, ", effective_filter_size: ", ksize,
+        ", stride: ", stride, "]"));
+  }
+  return absl::OkStatus();
+}
+
+enum class PoolKind { kMax, kAvg };
+
+// Pooling in NHWC terms.
+struct PoolDims {
+  int64_t batch = 0, rows = 0, cols = 0, depth = 0;
+  int64_t window_rows = 1, window_cols = 1, depth_window = 1;
+  int64_t stride_rows = 1, stride_cols = 1;
+  Window out_rows, out_cols;
+  // Output depth (depth / depth_window when pooling across depth).
+  int64_t out_depth = 0;
+};
+
+// The arithmetic type: float for the 16-bit floats' averages, else T.
+template <typename T, PoolKind kKind>
+using PoolComputeType =
+    std::conditional_t<kKind == PoolKind::kAvg &&
+                           (std::is_same_v<T, half> ||
+                            std::is_same_v<T, bfloat16>),
+                       float, T>;
+
+// Spatial pooling of NHWC `in` into NHWC `out`.
+template <typename T, PoolKind kKind>
+void PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
+              const ConstTensor4<T>& in, Tensor4<T> out) {
+  const bool parallel =
+      static_cast<double>(out.size()) * d.window_rows * d.window_cols >
+      kParallelElements;
+  const Eigen::DSizes<Index, 4> out_dims(d.batch, d.out_rows.out,
+                                         d.out_cols.out, d.depth);
+  const Eigen::IndexList<Eigen::type2index<2>, Eigen::type2index<3>> window;
+  if constexpr (kKind == PoolKind::kMax) {
+    // Eigen's image patches see NHWC's W as "rows", H as "cols".
+    auto patches = in.extract_image_patches(
+        d.window_cols, d.window_rows, d.stride_cols, d.stride_rows, 1, 1, 1, 1,
+        d.out_cols.pad_before, d.out_cols.pad_after, d.out_rows.pad_before,
+        d.out_rows.pad_after, Eigen::NumTraits<T>::lowest());
+    Assign(ctx, parallel, out, patches.maximum(window).reshape(out_dims));
+  } else {
+    using CT = PoolComputeType<T, kKind>;
+    auto patches = in.template cast<CT>().extract_image_patches(
+        d.window_cols, d.window_rows, d.stride_cols, d.stride_rows, 1, 1, 1, 1,
+        d.out_cols.pad_before, d.out_cols.pad_after, d.out_rows.pad_before,
+        d.out_rows.pad_after, CT(0));
+    // Valid (unpadded) elements of each window: rows times cols.
+    Eigen::Tensor<CT, 4, Eigen::RowMajor> counts(1, d.out_rows.out,
+                                                 d.out_cols.out, 1);
+    auto valid = [](int64_t out_index, int64_t stride, int64_t pad,
+                    int64_t ksize, int64_t size) {
+      const int64_t start = out_index * stride - pad;
+      return std::min(start + ksize, size) - std::max<int64_t>(start, 0);
+    };
+    for (int64_t r = 0; r < d.out_rows.out; ++r) {
+      const int64_t nr = valid(r, d.stride_rows, d.out_rows.pad_before,
+                               d.window_rows, d.rows);
+      for (int64_t c = 0; c < d.out_cols.out; ++c) {
+        const int64_t nc = valid(c, d.stride_cols, d.out_cols.pad_before,
+                                 d.window_cols, d.cols);
+        counts(0, r, c, 0) = static_cast<CT>(nr * nc);
+      }
+    }
+    const Eigen::array<Index, 4> bcast = {d.batch, 1, 1, d.depth};
+    Assign(ctx, parallel, out,
+           (patches.sum(window).reshape(out_dims) / counts.broadcast(bcast))
+               .template cast<T>());
+  }
+}
+
+template <typename T, PoolKind kKind>
+class PoolingOp : public OpKernel {
+ public:
+  explicit PoolingOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    std::string data_format, padding;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &data_format));
+    OP_REQUIRES(ctx, data_format == "NHWC" || data_format == "NCHW",
+                absl::InvalidArgumentError(absl::StrCat(
+                    "Default ", Name(), " only supports NHWC on device type ",
+                    kDeviceCpu)));
+    nchw_ = data_format == "NCHW";
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("ksize", &ksize_));
+    OP_REQUIRES(ctx, ksize_.size() == 4,
+                absl::InvalidArgumentError("Sliding window ksize field must "
+                                           "specify 4 dimensions"));
+    for (size_t i = 0; i < ksize_.size(); ++i) {
+      OP_REQUIRES(ctx, ksize_[i] > 0,
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "Sliding window ksize for dimension ", i,
+                      " was zero.")));
+    }
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("strides", &strides_));
+    OP_REQUIRES(ctx, strides_.size() == 4,
+                absl::InvalidArgumentError("Sliding window stride field must "
+                                           "specify 4 dimensions"));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("padding", &padding));
+    auto parsed = op_shapes::ParsePadding(padding);
+    OP_REQUIRES_OK(ctx, parsed.status());
+    padding_ = *parsed;
+    if (ctx->attrs().Find("explicit_paddings") != nullptr) {
+      OP_REQUIRES_OK(ctx,
+                     ctx->GetAttr("explicit_paddings", &explicit_paddings_));
+    }
+    const int c = nchw_ ? 1 : 3;
+    if (padding_ == Padding::kExplicit) {
+      OP_REQUIRES(ctx, explicit_paddings_.size() == 8,
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "explicit_paddings attribute must contain 8 values, but "
+                      "got: ",
+                      explicit_paddings_.size())));
+      for (int64_t p : explicit_paddings_) {
+        OP_REQUIRES(ctx, p >= 0,
+                    absl::InvalidArgumentError("All elements of "
+                                               "explicit_paddings must be "
+                                               "nonnegative"));
+      }
+      OP_REQUIRES(ctx,
+                  explicit_paddings_[0] == 0 && explicit_paddings_[1] == 0 &&
+                      explicit_paddings_[2 * c] == 0 &&
+                      explicit_paddings_[2 * c + 1] == 0,
+                  absl::InvalidArgumentError(
+                      "Nonzero explicit padding in the batch or depth "
+                      "dimensions is not supported"));
+    } else {
+      OP_REQUIRES(ctx, explicit_paddings_.empty(),
+                  absl::InvalidArgumentError(
+                      "explicit_paddings attribute must be empty if the "
+                      "padding attribute is not EXPLICIT"));
+    }
+    OP_REQUIRES(ctx, ksize_[0] == 1 && strides_[0] == 1,
+                absl::UnimplementedError(
+                    "Pooling is not yet supported on the batch dimension."));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    PoolDims d;
+    OP_REQUIRES_OK(ctx, ComputeDims(input, &d));
+    const int64_t out_h = d.depth_window > 1 ? d.rows : d.out_rows.out;
+    const int64_t out_w = d.depth_window > 1 ? d.cols : d.out_cols.out;
+    auto shape = TensorShape::FromDims(
+        nchw_ ? std::vector<int64_t>{d.batch, d.out_depth, out_h, out_w}
+              : std::vector<int64_t>{d.batch, out_h, out_w, d.out_depth});
+    OP_REQUIRES_OK(ctx, shape.status());
+    Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *shape, &output));
+    if (shape->num_elements() == 0) return;
+    Tensor4<T> out(output->flat<T>().data(), shape->dim_size(0),
+                   shape->dim_size(1), shape->dim_size(2), shape->dim_size(3));
+    if (input.NumElements() == 0) {
+      // Windows lie wholly in explicit padding: max of nothing is lowest.
+      Assign(*ctx, false, out, out.constant(Eigen::NumTraits<T>::lowest()));
+      return;
+    }
+    const bool parallel = input.NumElements() > kParallelElements;
+    ConstTensor4<T> in(input.flat<T>().data(), input.dim_size(0),
+                       input.dim_size(1), input.dim_size(2),
+                       input.dim_size(3));
+    // NHWC views of input and output (temporaries for NCHW).
+    Tensor in_tmp, out_tmp;
+    const T* in_data = input.flat<T>().data();
+    T* out_data = output->flat<T>().data();
+    if (nchw_) {
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(
+                              DataTypeToEnum<T>::value,
+                              TensorShape({d.batch, d.rows, d.cols, d.depth}),
+                              &in_tmp));
+      Tensor4<T> dst(in_tmp.flat<T>().data(), d.batch, d.rows, d.cols,
+                     d.depth);
+      Assign(*ctx, parallel, dst,
+             in.shuffle(Eigen::array<int, 4>{0, 2, 3, 1}));
+      in_data = dst.data();
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(
+                              DataTypeToEnum<T>::value,
+                              TensorShape({d.batch, out_h, out_w, d.out_depth}),
+                              &out_tmp));
+      out_data = out_tmp.flat<T>().data();
+    }
+    ConstTensor4<T> in_nhwc(in_data, d.batch, d.rows, d.cols, d.depth);
+    Tensor4<T> out_nhwc(out_data, d.batch, out_h, out_w, d.out_depth);
+    if (d.depth_window > 1) {
+      // Max over non-overlapping groups of depth_window channels.
+      const Eigen::DSizes<Index, 2> groups(
+          input.NumElements() / d.depth_window, d.depth_window);
+      const Eigen::IndexList<Eigen::type2index<1>> inner;
+      Assign(*ctx, parallel, out_nhwc,
+             in_nhwc.reshape(groups).maximum(inner).reshape(
+                 out_nhwc.dimensions()));
+    } else {
+      PoolNHWC<T, kKind>(*ctx, d, in_nhwc, out_nhwc);
+    }
+    if (nchw_) {
+      Assign(*ctx, parallel, out,
+             ConstTensor4<T>(out_data, d.batch, out_h, out_w, d.out_depth)
+                 .shuffle(Eigen::array<int, 4>{0, 3, 1, 2}));
+    }
+  }
+
+ private:
+  static const char* Name() {
+    return kKind == PoolKind::kMax ? "MaxPoolingOp" : "AvgPoolingOp";
+  }
+
+  // TensorFlow's PoolParameters and the ops' Compute checks.
+  absl::Status ComputeDims(const Tensor& input, PoolDims* d) const {
+    if (input.dims() != 4) {
+      return absl::InvalidArgumentError("tensor_in must be 4-dimensional");
+    }
+    const int c = nchw_ ? 1 : 3, h = nchw_ ? 2 : 1, w = nchw_ ? 3 : 2;
+    d->batch = input.dim_size(0);
+    d->rows = input.dim_size(h);
+    d->cols = input.dim_size(w);
+    d->depth = input.dim_size(c);
+    d->window_rows = ksize_[h];
+    d->window_cols = ksize_[w];
+    d->depth_window = ksize_[c];
+    d->stride_rows = strides_[h];
+    d->stride_cols = strides_[w];
+    const int64_t depth_stride = strides_[c];
+    if (d->depth_window != 1 && (d->window_rows != 1 || d->window_cols != 1)) {
+      return absl::UnimplementedError(
+          "MaxPooling supports exactly one of pooling across depth or "
+          "pooling across width/height.");
+    }
+    if (d->depth_window > 1) {
+      if (kKind == PoolKind::kAvg) {
+        return absl::UnimplementedError(
+            "Non-spatial pooling is not yet supported. Volunteers? :)");
+      }
+      if (d->depth % d->depth_window != 0) {
+        return absl::UnimplementedError(
+            "Depthwise max pooling requires the depth window to evenly "
+            "divide the input depth.");
+      }
+      if (depth_stride != d->depth_window) {
+        return absl::UnimplementedError(
+            "Depthwise max pooling requires the depth window to equal the "
+            "depth stride.");
+      }
+      if (padding_ == Padding::kExplicit) {
+        return absl::UnimplementedError(
+            "Depthwise max pooling does not support explicit padding.");
+      }
+      d->out_depth = d->depth / d->depth_window;
+      return absl::OkStatus();
+    }
+    if (padding_ == Padding::kExplicit) {
+      d->out_rows.pad_before = explicit_paddings_[2 * h];
+      d->out_rows.pad_after = explicit_paddings_[2 * h + 1];
+      d->out_cols.pad_before = explicit_paddings_[2 * w];
+      d->out_cols.pad_after = explicit_paddings_[2 * w + 1];
+    }
+    absl::Status s = ComputeWindow(d->rows, d->window_rows, d->stride_rows,
+                                   padding_, &d->out_rows);
+    if (!s.ok()) return s;
+    s = ComputeWindow(d->cols, d->window_cols, d->stride_cols, padding_,
+                      &d->out_cols);
+    if (!s.ok()) return s;
+    d->out_depth = d->depth;
+    return absl::OkStatus();
+  }
+
+  std::vector<int64_t> ksize_;
+  std::vector<int64_t> strides_;
+  std::vector<int64_t> explicit_paddings_;
+  Padding padding_ = Padding::kValid;
+  bool nchw_ = false;
+};
+
+#define GR_REGISTER_POOL(OP, T, KIND)                                 \
+  REGISTER_KERNEL(KernelDefBuilder(OP).Device(kDeviceCpu).TypeConstraint( \
+                      "T", {DataTypeToEnum<T>::value}),               \
+                  PoolingOp<T, KIND>)
+
+GR_REGISTER_POOL("MaxPool", float, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPool", double, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPool", half, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPool", bfloat16, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPool", int32_t, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPool", int64_t, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPool", uint8_t, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPool", int16_t, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPool", int8_t, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPool", uint16_t, PoolKind::kMax);
+GR_REGISTER_POOL("AvgPool", float, PoolKind::kAvg);
+GR_REGISTER_POOL("AvgPool", double, PoolKind::kAvg);
+GR_REGISTER_POOL("AvgPool", half, PoolKind::kAvg);
+GR_REGISTER_POOL("AvgPool", bfloat16, PoolKind::kAvg);
+#undef GR_REGISTER_POOL
+
+}  // namespace
+}  // namespace graphrun

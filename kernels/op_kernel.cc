@@ -1,0 +1,114 @@
+#include "kernels/op_kernel.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+
+namespace graphrun {
+
+OpKernel::OpKernel(OpKernelConstruction* ctx)
+    : def_(ctx->def()),
+      input_types_(ctx->input_types()),
+      output_types_(ctx->output_types()) {}
+
+void AsyncOpKernel::Compute(OpKernelContext* ctx) {
+  absl::Notification n;
+  ComputeAsync(ctx, [&n] { n.Notify(); });
+  n.WaitForNotification();
+}
+
+bool CancellationManager::Register(int64_t token, Callback cb) {
+  absl::MutexLock lock(&mu_);
+  if (cancelled_.load(std::memory_order_relaxed)) return false;
+  callbacks_.emplace_back(token, std::move(cb));
+  return true;
+}
+
+void CancellationManager::Deregister(int64_t token) {
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
+      if (it->first == token) {
+        callbacks_.erase(it);
+        return;
+      }
+    }
+    if (!cancelled_.load(std::memory_order_relaxed)) return;
+  }
+  // Not found and cancelling: the callback may be running right now.
+  callbacks_done_.WaitForNotification();
+}
+
+void CancellationManager::TryDeregister(int64_t token) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
+    if (it->first == token) {
+      callbacks_.erase(it);
+      return;
+    }
+  }
+}
+
+void CancellationManager::StartCancel() {
+  std::vector<std::pair<int64_t, Callback>> callbacks;
+  {
+    absl::MutexLock lock(&mu_);
+    if (cancelled_.exchange(true, std::memory_order_acq_rel)) return;
+    callbacks.swap(callbacks_);
+  }
+  // Outside the lock: callbacks may register or deregister others.
+  for (auto& [token, cb] : callbacks) cb();
+  callbacks_done_.Notify();
+}
+
+OpKernelContext::OpKernelContext(Params* params)
+    : params_(params), outputs_(params->op_kernel->num_outputs()) {}
+
+
+absl::Status OpKernelContext::allocate_output(int i, const TensorShape& shape,
+                                              Tensor** out) {
+  auto t = Tensor::Allocate(params_->device->allocator(),
+                            expected_output_dtype(i), shape);
+  if (!t.ok()) return t.status();
+  outputs_[i] = *std::move(t);
+  *out = &outputs_[i];
+  return absl::OkStatus();
+}
+
+absl::Status OpKernelContext::forward_input_or_allocate_output(
+    int input, int output, const TensorShape& shape, Tensor** out) {
+  Tensor& in = params_->inputs[input];
+  // Only the sole holder of a whole buffer may write into it: a Const's
+  // value, a fed tensor or a tensor another consumer still reads is shared.
+  if (in.dtype() == expected_output_dtype(output) && in.dtype() != DT_STRING &&
+      in.NumElements() == shape.num_elements() && in.RefCountIsOne() &&
+      in.IsWholeBuffer() &&
+      in.buffer_allocator() == params_->device->allocator()) {
+    auto reshaped = in.Reshaped(shape);
+    if (reshaped.ok()) {
+      outputs_[output] = *std::move(reshaped);
+      in = Tensor();  // drop the input's reference: the output owns it now
+      *out = &outputs_[output];
+      return absl::OkStatus();
+    }
+  }
+  return allocate_output(output, shape, out);
+}
+
+absl::Status OpKernelContext::allocate_temp(DataType dtype,
+                                            const TensorShape& shape,
+                                            Tensor* out) {
+  auto t = Tensor::Allocate(params_->device->allocator(), dtype, shape);
+  if (!t.ok()) return t.status();
+  *out = *std::move(t);
+  return absl::OkStatus();
+}
+
+void OpKernelContext::set_output(int i, Tensor tensor) {
+  outputs_[i] = std::move(tensor);
+}
+
+void OpKernelContext::SetStatus(const absl::Status& status) {
+  if (status_.ok() && !status.ok()) status_ = status;
+}
+
+}  // namespace graphrun

@@ -1,0 +1,271 @@
+// OpKernel and AsyncOpKernel: how a node's computation runs on a device.
+//
+// A kernel is built once per node and device (OpKernelConstruction: read and
+// check attrs; errors there fail session setup and name the node), then
+// Compute()d once per step with an OpKernelContext that holds the step's
+// inputs and receives its outputs. Compute may run concurrently for
+// different steps, so kernels keep no per-step state in members.
+//
+// A synchronous kernel must never block (no waiting on other nodes, queues
+// or the network); a kernel that must wait is an AsyncOpKernel and calls
+// `done` exactly once, from any thread, when finished.
+//
+//   class ReluOp : public OpKernel {
+//    public:
+//     using OpKernel::OpKernel;
+//     void Compute(OpKernelContext* ctx) override {
+//       const Tensor& x = ctx->input(0);
+//       Tensor* y = nullptr;
+//       OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, x.shape(), &y));
+//       ...
+//     }
+//   };
+#ifndef GRAPHRUN_KERNELS_OP_KERNEL_H_
+#define GRAPHRUN_KERNELS_OP_KERNEL_H_
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "graph/attr_slice.h"
+#include "graph/protos/node_def.pb.h"
+#include "graph/tensor.h"
+#include "kernels/device_base.h"
+
+namespace graphrun {
+
+class OpKernelContext;
+
+// The values a step feeds in (_Arg nodes read args[index]) and fetches out
+// (_Retval nodes write retvals[index]). Distinct indices are written by
+// distinct nodes, so no lock is needed.
+struct CallFrame {
+  std::vector<Tensor> args;
+  std::vector<Tensor> retvals;
+};
+
+// What a kernel constructor sees.
+class OpKernelConstruction {
+ public:
+  OpKernelConstruction(DeviceBase* device, const NodeDef* def,
+                       const OpDef* op_def, std::vector<DataType> input_types,
+                       std::vector<DataType> output_types)
+      : device_(device),
+        def_(def),
+        op_def_(op_def),
+        input_types_(std::move(input_types)),
+        output_types_(std::move(output_types)) {}
+
+  DeviceBase* device() const { return device_; }
+  const NodeDef& def() const { return *def_; }
+  const OpDef* op_def() const { return op_def_; }
+  AttrSlice attrs() const { return AttrSlice(&def_->attr(), op_def_); }
+  template <typename T>
+  absl::Status GetAttr(absl::string_view name, T* value) const {
+    return attrs().Get(name, value);
+  }
+  const std::vector<DataType>& input_types() const { return input_types_; }
+  const std::vector<DataType>& output_types() const { return output_types_; }
+
+  // The first failure wins; the session reports it with the node's name.
+  void SetStatus(const absl::Status& s) {
+    if (status_.ok()) status_ = s;
+  }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  DeviceBase* device_;
+  const NodeDef* def_;
+  const OpDef* op_def_;
+  std::vector<DataType> input_types_;
+  std::vector<DataType> output_types_;
+  absl::Status status_;
+};
+
+class OpKernel {
+ public:
+  explicit OpKernel(OpKernelConstruction* ctx);
+  virtual ~OpKernel() = default;
+  OpKernel(const OpKernel&) = delete;
+  OpKernel& operator=(const OpKernel&) = delete;
+
+  // Runs the computation for one step. Errors go to ctx->SetStatus().
+  virtual void Compute(OpKernelContext* ctx) = 0;
+
+  // Async kernels override this to return themselves.
+  virtual class AsyncOpKernel* AsAsync() { return nullptr; }
+
+  // True if Compute is expensive enough to be worth a thread hop. The
+  // executor runs inexpensive kernels inline on the thread that made them
+  // ready. Default: true; cheap kernels (Identity, Shape, Const...) say no.
+  virtual bool IsExpensive() const { return expensive_; }
+
+  const std::string& name() const { return def_.name(); }
+  const std::string& type_string() const { return def_.op(); }
+  const NodeDef& def() const { return def_; }
+  int num_inputs() const { return static_cast<int>(input_types_.size()); }
+  int num_outputs() const { return static_cast<int>(output_types_.size()); }
+  DataType input_type(int i) const { return input_types_[i]; }
+  DataType output_type(int i) const { return output_types_[i]; }
+
+ protected:
+  void set_expensive(bool expensive) { expensive_ = expensive; }
+
+ private:
+  const NodeDef def_;
+  const std::vector<DataType> input_types_;
+  const std::vector<DataType> output_types_;
+  bool expensive_ = true;
+};
+
+class AsyncOpKernel : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  using DoneCallback = std::function<void()>;
+
+  // Must call `done` exactly once, after setting outputs or an error.
+  virtual void ComputeAsync(OpKernelContext* ctx, DoneCallback done) = 0;
+
+  AsyncOpKernel* AsAsync() final { return this; }
+  // Runs ComputeAsync and waits: for callers that need a synchronous call.
+  void Compute(OpKernelContext* ctx) final;
+};
+
+// Cancellation of a step: kernels that wait (async ones) register a
+// callback; StartCancel() runs them once. Thread-safe.
+class CancellationManager {
+ public:
+  using Callback = std::function<void()>;
+  // Returns false (and does not register) if cancellation already started.
+  bool Register(int64_t token, Callback cb);
+  // Removes the callback. If cancellation has started, waits until every
+  // callback has returned, so the caller may free what they use. A
+  // callback must not deregister itself.
+  void Deregister(int64_t token);
+  // Removes the callback if it has not started; never waits. For callers
+  // whose callback only touches state it co-owns (e.g. via shared_ptr).
+  void TryDeregister(int64_t token);
+  int64_t NewToken() { return next_token_.fetch_add(1); }
+  void StartCancel();
+  bool IsCancelled() const { return cancelled_.load(std::memory_order_acquire); }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::pair<int64_t, Callback>> callbacks_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> cancelled_{false};
+  std::atomic<int64_t> next_token_{0};
+  absl::Notification callbacks_done_;
+};
+
+// What a kernel sees while it computes one step.
+class OpKernelContext {
+ public:
+  struct Params {
+    int64_t step_id = 0;
+    DeviceBase* device = nullptr;
+    OpKernel* op_kernel = nullptr;
+    // The node's inputs, one per input slot, all initialized. The kernel
+    // may take (forward) an input it holds the only reference to.
+    Tensor* inputs = nullptr;
+    int num_inputs = 0;
+    CancellationManager* cancellation = nullptr;
+    // Frame and iteration of this execution (0, 0 outside loops); part of
+    // rendezvous keys once control flow arrives.
+    int64_t frame_id = 0;
+    int64_t iter_id = 0;
+    // Opaque per-step resources for Send/Recv kernels (the Rendezvous).
+    void* rendezvous = nullptr;
+    // Feeds (_Arg) and fetches (_Retval) of this step.
+    CallFrame* call_frame = nullptr;
+  };
+
+  explicit OpKernelContext(Params* params);
+
+  int num_inputs() const { return params_->num_inputs; }
+  const Tensor& input(int i) const { return params_->inputs[i]; }
+  DataType input_dtype(int i) const { return params_->op_kernel->input_type(i); }
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  DataType expected_output_dtype(int i) const {
+    return params_->op_kernel->output_type(i);
+  }
+
+  // Allocates output i with the kernel's declared dtype.
+  absl::Status allocate_output(int i, const TensorShape& shape, Tensor** out);
+  // Reuses input `input` as output `output` if the shapes' element counts
+  // and dtypes match and nothing else holds the buffer; else allocates.
+  absl::Status forward_input_or_allocate_output(int input, int output,
+                                                const TensorShape& shape,
+                                                Tensor** out);
+  // Scratch memory that does not outlive the step.
+  absl::Status allocate_temp(DataType dtype, const TensorShape& shape,
+                             Tensor* out);
+  // Sets output i to an existing tensor (shares its buffer).
+  void set_output(int i, Tensor tensor);
+
+  // The first error wins.
+  void SetStatus(const absl::Status& status);
+  const absl::Status& status() const { return status_; }
+
+  DeviceBase* device() const { return params_->device; }
+  const Eigen::ThreadPoolDevice& eigen_cpu_device() const {
+    return *params_->device->eigen_cpu_device();
+  }
+  OpKernel& op_kernel() const { return *params_->op_kernel; }
+  const Params& params() const { return *params_; }
+  CancellationManager* cancellation() const { return params_->cancellation; }
+
+  // The outputs, for the executor to take after Compute.
+  absl::InlinedVector<Tensor, 4>* mutable_outputs() { return &outputs_; }
+
+ private:
+  Params* params_;
+  absl::InlinedVector<Tensor, 4> outputs_;
+  absl::Status status_;
+};
+
+// "kernel 'op_name' (Op) on device: message" context is added by the caller.
+#define OP_REQUIRES(CTX, EXP, STATUS) \
+  do {                                \
+    if (!(EXP)) {                     \
+      (CTX)->SetStatus(STATUS);       \
+      return;                         \
+    }                                 \
+  } while (0)
+
+#define OP_REQUIRES_OK(CTX, ...)             \
+  do {                                       \
+    ::absl::Status gr_s_ = (__VA_ARGS__);    \
+    if (!gr_s_.ok()) {                       \
+      (CTX)->SetStatus(gr_s_);               \
+      return;                                \
+    }                                        \
+  } while (0)
+
+#define OP_REQUIRES_ASYNC(CTX, EXP, STATUS, DONE) \
+  do {                                            \
+    if (!(EXP)) {                                 \
+      (CTX)->SetStatus(STATUS);                   \
+      (DONE)();                                   \
+      return;                                     \
+    }                                             \
+  } while (0)
+
+#define OP_REQUIRES_OK_ASYNC(CTX, STATUS, DONE) \
+  do {                                         \
+    ::absl::Status gr_s_ = (STATUS);           \
+    if (!gr_s_.ok()) {                         \
+      (CTX)->SetStatus(gr_s_);                 \
+      (DONE)();                                \
+      return;                                  \
+    }                                          \
+  } while (0)
+
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_KERNELS_OP_KERNEL_H_

@@ -1,0 +1,74 @@
+// Device: a place kernels run, with its full TensorFlow-style name, its
+// allocator and (for CPUs) an intra-op thread pool. DeviceBase (kernels/)
+// is the part kernels see; Device adds what the runtime and placer need.
+// Thread-safe.
+#ifndef GRAPHRUN_RUNTIME_DEVICE_H_
+#define GRAPHRUN_RUNTIME_DEVICE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/allocator.h"
+#include "kernels/device_base.h"
+
+namespace graphrun {
+
+struct AllocatorStats {
+  int64_t num_allocs = 0;
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes_in_use = 0;
+  int64_t largest_alloc_size = 0;
+  int64_t bytes_limit = 0;  // 0 = no limit
+};
+
+// Wraps an allocator and counts what passes through it; refuses requests
+// past `bytes_limit` (0 = no limit). Lock-free; thread-safe.
+class TrackingAllocator : public Allocator {
+ public:
+  TrackingAllocator(Allocator* base, std::string name, int64_t bytes_limit = 0);
+  std::string Name() const override { return name_; }
+  void* AllocateRaw(size_t alignment, size_t num_bytes) override;
+  void DeallocateRaw(void* ptr, size_t num_bytes) override;
+  AllocatorStats GetStats() const;
+  // Sets the peak to the current use, so a step can measure its own peak.
+  void ResetPeak();
+
+ private:
+  Allocator* const base_;
+  const std::string name_;
+  const int64_t bytes_limit_;
+  std::atomic<int64_t> num_allocs_{0};
+  std::atomic<int64_t> in_use_{0};
+  std::atomic<int64_t> peak_{0};
+  std::atomic<int64_t> largest_{0};
+};
+
+class Device : public DeviceBase {
+ public:
+  // e.g. "GPU: device: 0, name: NVIDIA H200, ..." as in TensorFlow's device
+  // mapping; "" for CPUs.
+  virtual std::string physical_description() const { return ""; }
+  virtual int64_t memory_limit() const = 0;
+  virtual AllocatorStats allocator_stats() const = 0;
+  virtual void ResetAllocatorPeak() = 0;
+};
+
+struct CpuDeviceOptions {
+  // Threads inside big kernels; 0 = all cores.
+  int intra_op_threads = 0;
+  int64_t memory_limit = 0;  // 0 = no limit
+};
+
+// A CPU device. `index` gives /device:CPU:<index>; several share the host.
+std::unique_ptr<Device> NewCpuDevice(const std::string& name_prefix, int index,
+                                     const CpuDeviceOptions& options);
+
+// Number of cores this process may use (sched_getaffinity), at least 1.
+int NumSchedulableCpus();
+
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_RUNTIME_DEVICE_H_

@@ -1,0 +1,74 @@
+// Session: runs a graph in this process (TensorFlow's DirectSession is the
+// model).
+//
+//   auto session = Session::Create(graph_def, SessionOptions());
+//   std::vector<Tensor> out;
+//   absl::Status s = (*session)->Run({{"x", x}}, {"probs:0"}, {}, &out);
+//
+// Run() prunes the graph to what the fetches and targets need (feeds cut
+// their producers off), builds executors once per (feeds, fetches, targets)
+// signature and caches them, so a repeated Run does no graph analysis.
+// Run is thread-safe: many steps may run at once. Extend() adds nodes.
+#ifndef GRAPHRUN_RUNTIME_SESSION_H_
+#define GRAPHRUN_RUNTIME_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "graph/protos/graph.pb.h"
+#include "graph/tensor.h"
+#include "runtime/device.h"
+#include "runtime/protos/config.pb.h"
+
+namespace graphrun {
+
+struct SessionOptions {
+  // Virtual CPU devices (/device:CPU:0..N-1), like TensorFlow's
+  // device_count {"CPU": N}; they share the host's cores.
+  int cpu_devices = 1;
+  // Threads that run ready nodes; 0 = one per core.
+  int inter_op_threads = 0;
+  // Threads inside big kernels, per CPU device; 0 = cores / cpu_devices.
+  int intra_op_threads = 0;
+  // Device name prefix of this process.
+  std::string device_prefix = "/job:localhost/replica:0/task:0";
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+
+  // Validates the graph (InvalidArgument naming the node on any problem).
+  static absl::StatusOr<std::unique_ptr<Session>> Create(
+      const GraphDef& graph, const SessionOptions& options = {});
+
+  // Adds the nodes of `graph` (names must be new).
+  virtual absl::Status Extend(const GraphDef& graph) = 0;
+
+  // Feeds are (tensor name "node" or "node:k", value); fetches are tensor
+  // names; targets are node names run for their effects. On success
+  // `outputs` holds one tensor per fetch, in order.
+  virtual absl::Status Run(const RunOptions& options,
+                           const std::vector<std::pair<std::string, Tensor>>& feeds,
+                           const std::vector<std::string>& fetches,
+                           const std::vector<std::string>& targets,
+                           std::vector<Tensor>* outputs,
+                           RunMetadata* metadata) = 0;
+
+  absl::Status Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                   const std::vector<std::string>& fetches,
+                   const std::vector<std::string>& targets,
+                   std::vector<Tensor>* outputs) {
+    return Run(RunOptions(), feeds, fetches, targets, outputs, nullptr);
+  }
+
+  virtual std::vector<Device*> devices() const = 0;
+};
+
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_RUNTIME_SESSION_H_
