@@ -39,6 +39,10 @@ absl::Status CheckAttrValue(const AttrDef& def, const AttrValue& v) {
     for (DataType t : def.allowed_types) n.push_back(DataTypeString(t));
     return absl::StrJoin(n, ", ");
   };
+  if (def.type == "type" && !IsValidDataType(v.type())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("attr '", def.name, "' has invalid type value ", v.type()));
+  }
   if (def.type == "type" && !type_allowed(v.type())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "attr '", def.name, "' is ", DataTypeString(v.type()),
@@ -50,6 +54,10 @@ absl::Status CheckAttrValue(const AttrDef& def, const AttrValue& v) {
   }
   if (def.type == "list(type)") {
     for (int t : v.list().type()) {
+      if (!IsValidDataType(t)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("attr '", def.name, "' has invalid type value ", t));
+      }
       if (!type_allowed(t)) {
         return absl::InvalidArgumentError(absl::StrCat(
             "attr '", def.name, "' has ", DataTypeString(static_cast<DataType>(t)),

@@ -75,7 +75,8 @@ bool IsValidNodeName(absl::string_view name) {
   return true;
 }
 
-absl::StatusOr<TensorId> ParseTensorId(absl::string_view input) {
+absl::StatusOr<TensorId> ParseTensorId(absl::string_view input,
+                                       bool allow_internal_names) {
   auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
         absl::StrCat("malformed input reference \"", absl::CHexEscape(input),
@@ -103,7 +104,9 @@ absl::StatusOr<TensorId> ParseTensorId(absl::string_view input) {
     id.index = static_cast<int>(index);
   }
   if (name.empty()) return bad("empty node name");
-  if (!IsValidNodeName(name)) return bad("not a valid node name");
+  const bool internal = allow_internal_names && name[0] == '_' &&
+                        IsValidNodeName(name.substr(1));
+  if (!internal && !IsValidNodeName(name)) return bad("not a valid node name");
   id.node = std::string(name);
   return id;
 }
@@ -122,7 +125,9 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(
   std::vector<std::vector<TensorId>> inputs(graph_def.node_size());
   for (int i = 0; i < graph_def.node_size(); ++i) {
     const NodeDef& def = graph_def.node(i);
-    if (!IsValidNodeName(def.name())) {
+    const bool internal = options.allow_internal_names && !def.name().empty() &&
+                          def.name()[0] == '_' && IsValidNodeName(def.name().substr(1));
+    if (!internal && !IsValidNodeName(def.name())) {
       return absl::InvalidArgumentError(absl::StrCat(
           "node #", i, " (", def.op().empty() ? "no op" : def.op(),
           ") has an invalid name \"", absl::CHexEscape(def.name()),
@@ -143,7 +148,7 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(
     GR_RETURN_IF_ERROR(CheckTensorAttrs(def, options.max_constant_bytes));
     bool seen_control = false;
     for (const std::string& in : def.input()) {
-      auto id = ParseTensorId(in);
+      auto id = ParseTensorId(in, options.allow_internal_names);
       if (!id.ok()) return NodeError(def, id.status().message());
       if (id->IsControl()) {
         seen_control = true;

@@ -35,7 +35,9 @@ struct TensorId {
 
 // Parses "x", "x:3" and "^x". InvalidArgument for "", "^", "x:", "x:abc",
 // "^x:1", negative or oversized indices, and names TensorFlow would reject.
-absl::StatusOr<TensorId> ParseTensorId(absl::string_view input);
+// With `allow_internal_names`, names may also start with '_'.
+absl::StatusOr<TensorId> ParseTensorId(absl::string_view input,
+                                       bool allow_internal_names = false);
 
 // True if `name` is a valid node name: [A-Za-z0-9.][A-Za-z0-9_.\-/>]*.
 bool IsValidNodeName(absl::string_view name);
@@ -47,6 +49,8 @@ struct ImportOptions {
   bool allow_unknown_ops = false;
   // Run shape inference (and constant decoding) after building the graph.
   bool infer_shapes = true;
+  // Accept names that start with '_' (the runtime's own nodes: _Arg, _Send).
+  bool allow_internal_names = false;
   // Largest constant that may be declared in the graph.
   int64_t max_constant_bytes = int64_t{4} << 30;
 };

@@ -293,6 +293,21 @@ TEST(ImportErrorsTest, BadAttrs) {
               "attr 't' is float_ref");
 }
 
+TEST(ImportErrorsTest, InvalidEnumValues) {
+  GraphDef g;
+  NodeDef* n = g.add_node();
+  n->set_name("a");
+  n->set_op("TAttrs");
+  (*n->mutable_attr())["i"].set_i(2);
+  (*n->mutable_attr())["t"].set_type(static_cast<DataType>(300));
+  auto s = ImportGraphDef(g).status();
+  EXPECT_NE(s.message().find("attr 't' has invalid type value 300"), std::string::npos) << s;
+  (*n->mutable_attr())["t"].set_type(DT_FLOAT);
+  (*n->mutable_attr())["lt"].mutable_list()->add_type(static_cast<DataType>(250));
+  s = ImportGraphDef(g).status();
+  EXPECT_NE(s.message().find("attr 'lt' has invalid type value 250"), std::string::npos) << s;
+}
+
 TEST(ImportErrorsTest, HugeDeclaredShapes) {
   ExpectError(R"pb(node { name: "c" op: "TConstLike"
                           attr { key: "dtype" value { type: DT_FLOAT } }

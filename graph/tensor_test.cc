@@ -228,6 +228,10 @@ TEST(TypesTest, NamesAndRefs) {
   EXPECT_TRUE(IsValidDataType(33));
   EXPECT_FALSE(IsValidDataType(34));
   EXPECT_FALSE(IsValidDataType(99));
+  // Open proto3 enums: out-of-range values must not be taken for refs.
+  EXPECT_FALSE(IsRefType(static_cast<DataType>(300)));
+  EXPECT_EQ(BaseType(static_cast<DataType>(300)), static_cast<DataType>(300));
+  EXPECT_EQ(DataTypeString(static_cast<DataType>(300)), "unknown(300)");
 }
 
 TEST(TensorShapeTest, PartialShapes) {

@@ -56,7 +56,10 @@ constexpr int kRefOffset = 100;
 
 bool IsValidDataType(int value) { return DataType_IsValid(value); }
 
-bool IsRefType(DataType dtype) { return dtype > kRefOffset; }
+bool IsRefType(DataType dtype) {
+  // Proto3 enums are open: a GraphDef may carry any number here.
+  return dtype > kRefOffset && DataType_IsValid(dtype);
+}
 
 DataType BaseType(DataType dtype) {
   return IsRefType(dtype) ? static_cast<DataType>(dtype - kRefOffset) : dtype;

@@ -264,7 +264,7 @@ class DirectSession : public Session {
       *n = node->def();
       n->clear_input();
       for (const std::string& in : node->def().input()) {
-        auto id = ParseTensorId(in);
+        auto id = ParseTensorId(in, /*allow_internal_names=*/true);
         if (id.ok() && !id->IsControl()) {
           const Node* src = g.FindNode(id->node);
           auto it = fed.find({src->id(), id->index});
@@ -286,6 +286,7 @@ class DirectSession : public Session {
     }
     ImportOptions options;
     options.infer_shapes = false;  // done on the full graph already
+    options.allow_internal_names = true;
     GR_ASSIGN_OR_RETURN(plan->graph, ImportGraphDef(out, options));
     GR_ASSIGN_OR_RETURN(plan->executor, Executor::Create(plan->graph.get(), devices_[0].get()));
     plan->num_fetches = static_cast<int>(fetches.size());

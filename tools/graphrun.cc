@@ -16,19 +16,29 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "google/protobuf/stubs/logging.h"
 #include "absl/strings/str_cat.h"
 #include "graph/graph_io.h"
 #include "graph/import.h"
+#include "kernels/kernel_registry.h"
 #include "tools/inspect.h"
+#include "tools/run_command.h"
 
 ABSL_FLAG(std::string, format, "",
           "inspect: convert the graph to this format (text or binary) "
           "instead of printing a summary");
 ABSL_FLAG(std::string, out, "",
-          "inspect --format: where to write the converted graph "
-          "(default: stdout for text)");
+          "inspect --format: where to write the converted graph (default: "
+          "stdout for text); run: directory for the fetched .npy files");
 ABSL_FLAG(std::string, input_format, "auto",
           "format of GRAPH: auto (by extension, then content), text or binary");
+ABSL_FLAG(int, steps, 1, "run: number of steps to run (progress and steps/s shown)");
+ABSL_FLAG(std::string, trace, "", "run: write a Chrome trace of the last step here");
+ABSL_FLAG(int, cpu_devices, 1, "run: number of virtual CPU devices");
+ABSL_FLAG(int, inter_op_threads, 0, "run: threads running ready nodes (0 = cores)");
+ABSL_FLAG(int, intra_op_threads, 0, "run: threads inside big kernels (0 = cores)");
+ABSL_FLAG(int64_t, timeout_ms, 0, "run: fail a step that takes longer (0 = no limit)");
+ABSL_FLAG(bool, quiet, false, "run: print nothing but errors");
 
 namespace graphrun {
 namespace {
@@ -36,6 +46,11 @@ namespace {
 constexpr char kUsage[] = R"(graphrun: run TensorFlow-compatible dataflow graphs.
 
 Usage:
+  graphrun run GRAPH --fetch NAME[:k] [--feed NAME=FILE.npy] [--target NAME]
+               [--out DIR] [--steps N] [--trace trace.json]
+                                         run the graph; --feed, --fetch and
+                                         --target repeat; fetched tensors are
+                                         printed and written to DIR as .npy
   graphrun inspect GRAPH                 summary: ops, inputs, outputs, devices,
                                          ops this build cannot run, validation
   graphrun inspect GRAPH --format=text|binary [--out=PATH]
@@ -65,6 +80,13 @@ int Inspect(const std::vector<std::string>& args) {
   if (format.empty()) {
     InspectOptions options;
     options.source = path;
+    options.why_cannot_run = [](const std::string& op) -> std::string {
+      if (OpRegistry::Global()->Find(op) == nullptr) return "the op is not registered in graphrun";
+      if (!KernelRegistry::Global()->HasKernelForOp(op, kDeviceCpu)) {
+        return "no CPU kernel in this build";
+      }
+      return "";
+    };
     std::cout << InspectGraph(*graph_def, options);
     return 0;
   }
@@ -95,14 +117,62 @@ int Inspect(const std::vector<std::string>& args) {
 }  // namespace
 }  // namespace graphrun
 
+// --feed, --fetch and --target may repeat (and take comma-separated
+// lists); absl flags keep only the last value, so they are taken out of
+// argv first.
+struct RepeatedFlags {
+  std::vector<std::string> feeds, fetches, targets;
+};
+
+std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* out) {
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::vector<std::string>* dst = nullptr;
+    std::string value;
+    for (auto [name, vec] : {std::pair<const char*, std::vector<std::string>*>{"feed", &out->feeds},
+                             {"fetch", &out->fetches}, {"target", &out->targets}}) {
+      for (const std::string prefix : {std::string("--") + name, std::string("-") + name}) {
+        if (arg == prefix && i + 1 < argc) {
+          dst = vec;
+          value = argv[++i];
+        } else if (arg.rfind(prefix + "=", 0) == 0) {
+          dst = vec;
+          value = arg.substr(prefix.size() + 1);
+        }
+        if (dst) break;
+      }
+      if (dst) break;
+    }
+    if (dst == nullptr) {
+      rest.push_back(argv[i]);
+      continue;
+    }
+    size_t start = 0;
+    while (start <= value.size()) {
+      size_t comma = value.find(',', start);
+      if (comma == std::string::npos) comma = value.size();
+      if (comma > start) dst->push_back(value.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  return rest;
+}
+
 int main(int argc, char** argv) {
   // Under `bazel run`, paths on the command line are relative to where the
   // user typed the command, not to the runfiles tree.
   if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY")) {
     if (chdir(dir) != 0) std::perror("graphrun: chdir");
   }
+  // Protobuf would log each invalid UTF-8 string it meets; graphrun reports
+  // the failed parse itself, once, with the file name.
+  google::protobuf::SetLogHandler(nullptr);
   absl::SetProgramUsageMessage(graphrun::kUsage);
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  RepeatedFlags repeated;
+  std::vector<char*> remaining = ExtractRepeatedFlags(argc, argv, &repeated);
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(remaining.size()), remaining.data());
   if (positional.size() < 2) {
     std::fputs(graphrun::kUsage, stderr);
     return 2;
@@ -110,6 +180,26 @@ int main(int argc, char** argv) {
   const std::string command = positional[1];
   std::vector<std::string> args(positional.begin() + 2, positional.end());
   if (command == "inspect") return graphrun::Inspect(args);
+  if (command == "run") {
+    if (args.size() != 1) {
+      std::fprintf(stderr, "graphrun run: expected one GRAPH argument\n\n%s", graphrun::kUsage);
+      return 2;
+    }
+    graphrun::RunCommandArgs run;
+    run.graph = args[0];
+    run.feeds = repeated.feeds;
+    run.fetches = repeated.fetches;
+    run.targets = repeated.targets;
+    run.out_dir = absl::GetFlag(FLAGS_out);
+    run.trace_path = absl::GetFlag(FLAGS_trace);
+    run.steps = absl::GetFlag(FLAGS_steps);
+    run.cpu_devices = absl::GetFlag(FLAGS_cpu_devices);
+    run.inter_op_threads = absl::GetFlag(FLAGS_inter_op_threads);
+    run.intra_op_threads = absl::GetFlag(FLAGS_intra_op_threads);
+    run.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
+    run.quiet = absl::GetFlag(FLAGS_quiet);
+    return graphrun::RunCommand(run);
+  }
   if (command == "help") {
     std::fputs(graphrun::kUsage, stdout);
     return 0;

@@ -185,11 +185,12 @@ class ZerosLikeOp : public OpKernel {
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
+    // All-zero bits are zero for every POD type; strings become empty.
+    const Tensor zero(x.dtype(), TensorShape());
     Tensor* out = nullptr;
+    // May take x's buffer (and empty x).
     OP_REQUIRES_OK(ctx,
                    ctx->forward_input_or_allocate_output(0, 0, x.shape(), &out));
-    // All-zero bits are zero for every POD type; strings become empty.
-    Tensor zero(x.dtype(), TensorShape());
     FillWith(ctx, zero, out);
   }
 };
@@ -207,6 +208,7 @@ class OnesLikeOp : public OpKernel {
       }
     });
     Tensor* out = nullptr;
+    // May take x's buffer (and empty x).
     OP_REQUIRES_OK(ctx,
                    ctx->forward_input_or_allocate_output(0, 0, x.shape(), &out));
     FillWith(ctx, one, out);

@@ -84,8 +84,11 @@ class GatherOp : public OpKernel {
                   absl::InvalidArgumentError("axis must be scalar"));
       axis = IntScalar(axis_t);
     }
-    const int64_t min_params_dim = axis < 0 ? -axis : axis + 1;
-    OP_REQUIRES(ctx, params.dims() >= min_params_dim,
+    // -axis or axis + 1, without overflow at the int64 extremes.
+    const uint64_t min_params_dim =
+        axis < 0 ? static_cast<uint64_t>(-(axis + 1)) + 1
+                 : static_cast<uint64_t>(axis) + 1;
+    OP_REQUIRES(ctx, static_cast<uint64_t>(params.dims()) >= min_params_dim,
                 absl::InvalidArgumentError(absl::StrCat(
                     "Shape must be at least rank ", min_params_dim,
                     " but is rank ", params.dims())));

@@ -136,8 +136,12 @@ class SliceOp : public OpKernel {
     for (int i = 0; i < rank; ++i) {
       const int64_t d = input.dim_size(i);
       const int64_t b = begin[i];
-      // size -1 means "everything from begin on".
-      const int64_t s = size[i] == -1 ? d - b : size[i];
+      // size -1 means "everything from begin on" (wrapping, never UB, when
+      // begin is out of range and about to be rejected).
+      const int64_t s =
+          size[i] == -1
+              ? static_cast<int64_t>(static_cast<uint64_t>(d) - static_cast<uint64_t>(b))
+              : size[i];
       if (d == 0) {
         OP_REQUIRES(ctx, b == 0 && s == 0,
                     absl::InvalidArgumentError(absl::StrCat(

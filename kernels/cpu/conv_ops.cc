@@ -133,6 +133,40 @@ struct ConvDims {
   }
 };
 
+// im2col: row r of `patches` ([rows, fh * fw * patch_depth]) is the
+// receptive field of output pixel first_row + r (pixels numbered over
+// [batch, out_rows, out_cols]), channels [channel_offset, + patch_depth) of
+// NHWC `in`, zeros where the window leaves the input.
+template <typename CT>
+void Im2Col(const ConvDims& d, const CT* in, int64_t channel_offset,
+            int64_t first_row, int64_t rows, CT* patches) {
+  const int64_t pd = d.patch_depth;
+  const int64_t pixels = d.rows.out * d.cols.out;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t p = first_row + r;
+    const int64_t b = p / pixels;
+    const int64_t y = (p % pixels) / d.cols.out;
+    const int64_t x = p % d.cols.out;
+    const CT* image = in + b * d.in_rows * d.in_cols * d.in_depth;
+    for (int64_t i = 0; i < d.filter_rows; ++i) {
+      const int64_t iy = y * d.stride_rows + i * d.dilation_rows -
+                         d.rows.pad_before;
+      const bool row_inside = iy >= 0 && iy < d.in_rows;
+      for (int64_t j = 0; j < d.filter_cols; ++j, patches += pd) {
+        const int64_t ix = x * d.stride_cols + j * d.dilation_cols -
+                           d.cols.pad_before;
+        if (row_inside && ix >= 0 && ix < d.in_cols) {
+          std::copy_n(image + (iy * d.in_cols + ix) * d.in_depth +
+                          channel_offset,
+                      pd, patches);
+        } else {
+          std::fill_n(patches, pd, CT(0));
+        }
+      }
+    }
+  }
+}
+
 // NHWC convolution in the compute type CT: in [batch, rows, cols, depth],
 // filter [fh, fw, depth / groups, out_depth], out [batch, oh, ow, out_depth].
 template <typename CT>
@@ -181,22 +215,9 @@ absl::Status ConvNHWC(OpKernelContext* ctx, const ConvDims& d, const CT* in,
                            TensorShape({k, group_out}), &group_filter_buf);
     if (!s.ok()) return s;
   }
-  ConstTensor4<CT> input(in, d.batch, d.in_rows, d.in_cols, d.in_depth);
   ConstMatrix<CT> full_filter(filter, k, d.out_depth);
-  const Eigen::DSizes<Index, 2> patch_matrix(m, k);
-
-  // Runs im2col + GEMM for one group whose input is `group_input`.
-  auto run_group = [&](const auto& group_input, int64_t g) {
-    // Eigen's image patches see a RowMajor NHWC tensor's W as "rows" and H
-    // as "cols"; patches come out [batch, oh * ow, fh, fw, depth].
-    auto patches =
-        group_input
-            .extract_image_patches(d.filter_cols, d.filter_rows, d.stride_cols,
-                                   d.stride_rows, d.dilation_cols,
-                                   d.dilation_rows, 1, 1, d.cols.pad_before,
-                                   d.cols.pad_after, d.rows.pad_before,
-                                   d.rows.pad_after, CT(0))
-            .reshape(patch_matrix);
+  CT* patches = patches_buf.flat<CT>().data();
+  for (int64_t g = 0; g < groups; ++g) {
     const CT* group_filter = filter;
     if (groups > 1) {
       Matrix<CT> dst(group_filter_buf.flat<CT>().data(), k, group_out);
@@ -208,10 +229,18 @@ absl::Status ConvNHWC(OpKernelContext* ctx, const ConvDims& d, const CT* in,
     ConstMatrix<CT> b(group_filter, k, group_out);
     for (int64_t r0 = 0; r0 < m; r0 += chunk_rows) {
       const int64_t rows = std::min(chunk_rows, m - r0);
-      Matrix<CT> a(patches_buf.flat<CT>().data(), rows, k);
-      Assign(*ctx, rows * k > kParallelElements, a,
-             patches.slice(Eigen::DSizes<Index, 2>(r0, 0),
-                           Eigen::DSizes<Index, 2>(rows, k)));
+      auto fill = [&](Index begin, Index end) {
+        Im2Col(d, in, g * d.patch_depth, r0 + begin, end - begin,
+               patches + begin * k);
+      };
+      if (rows * k > kParallelElements) {
+        ctx->eigen_cpu_device().parallelFor(
+            rows, Eigen::TensorOpCost(k * sizeof(CT), k * sizeof(CT), k),
+            fill);
+      } else {
+        fill(0, rows);
+      }
+      Matrix<CT> a(patches, rows, k);
       if (groups == 1) {
         Matrix<CT> dst(out + r0 * d.out_depth, rows, d.out_depth);
         Assign(*ctx, parallel_gemm, dst, a.contract(b, contract_dims));
@@ -221,16 +250,6 @@ absl::Status ConvNHWC(OpKernelContext* ctx, const ConvDims& d, const CT* in,
                             Eigen::DSizes<Index, 2>(rows, group_out)),
                a.contract(b, contract_dims));
       }
-    }
-  };
-  if (groups == 1) {
-    run_group(input, 0);
-  } else {
-    for (int64_t g = 0; g < groups; ++g) {
-      run_group(input.slice(Eigen::DSizes<Index, 4>(0, 0, 0, g * d.patch_depth),
-                            Eigen::DSizes<Index, 4>(d.batch, d.in_rows,
-                                                    d.in_cols, d.patch_depth)),
-                g);
     }
   }
   return absl::OkStatus();

@@ -1,4 +1,7 @@
-// Add, AddV2, Sub and Mul on CPU, with broadcasting (cwise_common.h).
+// Add, AddV2, Sub and Mul on CPU, with broadcasting (cwise_common.h). Add
+// also concatenates strings, as TensorFlow's.
+#include <string>
+
 #include "kernels/cpu/cwise_common.h"
 
 namespace graphrun {
@@ -28,6 +31,13 @@ GR_REGISTER_ARITH(int32_t);
 GR_REGISTER_ARITH(int64_t);
 GR_REGISTER_ARITH(uint8_t);
 #undef GR_REGISTER_ARITH
+
+struct Concat {
+  std::string operator()(const std::string& a, const std::string& b) const {
+    return a + b;
+  }
+};
+GR_CWISE_REGISTER("Add", std::string, BinaryOp<std::string, std::string, Concat>);
 
 }  // namespace
 }  // namespace cwise

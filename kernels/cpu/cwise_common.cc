@@ -93,32 +93,49 @@ BroadcastPlan MakeBroadcastPlan(absl::Span<const TensorShape* const> shapes) {
   return p;
 }
 
+bool CanForward(OpKernelContext* ctx, int input, const TensorShape& shape) {
+  const Tensor& in = ctx->input(input);
+  return in.dtype() == ctx->expected_output_dtype(0) && in.dtype() != DT_STRING &&
+         in.NumElements() == shape.num_elements() && in.RefCountIsOne() &&
+         in.IsWholeBuffer() &&
+         in.buffer_allocator() == ctx->device()->allocator();
+}
+
 absl::Status ForwardOrAllocate(OpKernelContext* ctx,
                                std::initializer_list<int> candidates,
                                const TensorShape& shape, Tensor** out) {
-  const std::vector<bool>* forwardable = ctx->params().forwardable_inputs;
   for (int i : candidates) {
-    if (forwardable == nullptr || i >= static_cast<int>(forwardable->size()) ||
-        !(*forwardable)[i]) {
-      continue;
-    }
-    const Tensor& in = ctx->input(i);
-    if (in.dtype() == ctx->expected_output_dtype(0) && in.dtype() != DT_STRING &&
-        in.NumElements() == shape.num_elements() && in.RefCountIsOne() &&
-        in.IsWholeBuffer()) {
+    if (CanForward(ctx, i, shape)) {
       return ctx->forward_input_or_allocate_output(i, 0, shape, out);
     }
   }
   return ctx->allocate_output(0, shape, out);
 }
 
-bool PrepareBinary(OpKernelContext* ctx, const BinaryOptions& options,
-                   BinaryState* state) {
+absl::Status CheckInputsSameShape(OpKernelContext* ctx) {
+  const TensorShape& first = ctx->input(0).shape();
+  for (int i = 1; i < ctx->num_inputs(); ++i) {
+    const TensorShape& shape = ctx->input(i).shape();
+    if (shape != first) {
+      const OpKernel& op = ctx->op_kernel();
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Inputs to operation ", op.name(), " of type ", op.type_string(),
+          " must have the same size and shape.  Input 0: ", first.DebugString(),
+          " != input ", i, ": ", shape.DebugString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool PrepareBinary(
+    OpKernelContext* ctx, const BinaryOptions& options,
+    absl::FunctionRef<absl::Status(const Tensor&, const Tensor&)> validate,
+    BinaryState* state) {
   const Tensor& x = ctx->input(0);
   const Tensor& y = ctx->input(1);
-  state->a = options.swap_inputs ? &y : &x;
-  state->b = options.swap_inputs ? &x : &y;
-  const TensorShape* shapes[] = {&state->a->shape(), &state->b->shape()};
+  const Tensor& a = options.swap_inputs ? y : x;
+  const Tensor& b = options.swap_inputs ? x : y;
+  const TensorShape* shapes[] = {&a.shape(), &b.shape()};
   state->plan = MakeBroadcastPlan(shapes);
   if (!state->plan.valid) {
     if (options.incompatible_result.has_value()) {
@@ -141,16 +158,30 @@ bool PrepareBinary(OpKernelContext* ctx, const BinaryOptions& options,
     ctx->SetStatus(shape.status());
     return false;
   }
-  absl::Status s = ForwardOrAllocate(ctx, {0, 1}, *shape, &state->out);
-  if (!s.ok()) {
-    ctx->SetStatus(s);
+  if (shape->num_elements() == 0) {
+    Tensor* out = nullptr;
+    ctx->SetStatus(ctx->allocate_output(0, *shape, &out));
     return false;
   }
-  if (shape->num_elements() == 0) return false;
   if (state->plan.rank() > kMaxBroadcastRank) {
     ctx->SetStatus(absl::UnimplementedError(
         absl::StrCat("Broadcast between ", x.shape().DebugString(), " and ",
                      y.shape().DebugString(), " is not supported yet.")));
+    return false;
+  }
+  absl::Status s = validate(x, y);
+  if (!s.ok()) {
+    ctx->SetStatus(s);
+    return false;
+  }
+  // Capture the inputs before the output may take one over.
+  state->a = a.raw_data();
+  state->a_count = a.NumElements();
+  state->b = b.raw_data();
+  state->b_count = b.NumElements();
+  s = ForwardOrAllocate(ctx, {0, 1}, *shape, &state->out);
+  if (!s.ok()) {
+    ctx->SetStatus(s);
     return false;
   }
   return true;

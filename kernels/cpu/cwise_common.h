@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "graph/tensor.h"
@@ -79,11 +80,23 @@ struct BroadcastPlan {
 
 BroadcastPlan MakeBroadcastPlan(absl::Span<const TensorShape* const> shapes);
 
-// Reuses the first of `candidates` whose buffer can become output 0 with
-// `shape` (same dtype and element count, sole owner), else allocates.
+// True if output 0 can take over input `input`'s buffer with `shape`:
+// same dtype and element count, a whole buffer from this device's
+// allocator, and no other holder. (What forward_input_or_allocate_output
+// checks, asked without committing.)
+bool CanForward(OpKernelContext* ctx, int input, const TensorShape& shape);
+
+// Makes output 0 with `shape` from the first of `candidates` that
+// CanForward, else allocates it. A forwarded input's slot is left empty:
+// read what you need from the inputs first.
 absl::Status ForwardOrAllocate(OpKernelContext* ctx,
                                std::initializer_list<int> candidates,
                                const TensorShape& shape, Tensor** out);
+
+// OK if every input has input 0's shape, else TensorFlow's
+// ValidateInputsAreSameShape error: "Inputs to operation n of type AddN must
+// have the same size and shape.  Input 0: [2] != input 1: [3]".
+absl::Status CheckInputsSameShape(OpKernelContext* ctx);
 
 // Options of a binary kernel.
 struct BinaryOptions {
@@ -94,22 +107,28 @@ struct BinaryOptions {
   std::optional<bool> incompatible_result;
 };
 
-// What PrepareBinary found: the plan for (a, b) (inputs in compute order)
-// and the allocated output.
+// What PrepareBinary found, in compute order (a, b): the inputs' elements
+// (captured before the output may take over an input's buffer), the plan
+// for (a, b) and the output.
 struct BinaryState {
-  const Tensor* a = nullptr;
-  const Tensor* b = nullptr;
+  const void* a = nullptr;
+  int64_t a_count = 0;
+  const void* b = nullptr;
+  int64_t b_count = 0;
   BroadcastPlan plan;
   Tensor* out = nullptr;
 };
 
 // Checks that inputs 0 and 1 broadcast ("Incompatible shapes: [2,3] vs.
-// [4]"), allocates output 0 (reusing an input when it can) and returns true
-// if there is anything to compute. Returns false when an error was set, the
-// output is empty, or the output was fully written already (incompatible
-// shapes for Equal/NotEqual without incompatible_shape_error).
-bool PrepareBinary(OpKernelContext* ctx, const BinaryOptions& options,
-                   BinaryState* state);
+// [4]"), runs `validate(x, y)` when the output is non-empty, then allocates
+// output 0 (reusing an input when it can). Returns true if there is
+// anything to compute; false when an error was set, the output is empty, or
+// the output was fully written already (shapes that do not broadcast for
+// Equal/NotEqual without incompatible_shape_error).
+bool PrepareBinary(
+    OpKernelContext* ctx, const BinaryOptions& options,
+    absl::FunctionRef<absl::Status(const Tensor&, const Tensor&)> validate,
+    BinaryState* state);
 
 // A binary functor with its right (left) operand bound to a scalar, keeping
 // the functor's vectorized form when it has one.
@@ -194,17 +213,17 @@ void BinaryBroadcastN(const Device& d, const BroadcastPlan& p, const Tin* a,
 template <typename Tin, typename Tout, typename F>
 void ComputeBinary(OpKernelContext* ctx, const BinaryState& state) {
   const BroadcastPlan& p = state.plan;
-  const Tin* a = Data<Tin>(*state.a);
-  const Tin* b = Data<Tin>(*state.b);
+  const Tin* a = static_cast<const Tin*>(state.a);
+  const Tin* b = static_cast<const Tin*>(state.b);
   Tout* out = MutableData<Tout>(state.out);
   const int64_t n = state.out->NumElements();
   RunOnDevice(ctx, n, [&](const auto& d) {
     if (p.rank() == 1) {
       // Same shape, or one side has a single element.
       MutableMap<Tout> om(out, n);
-      if (state.b->NumElements() == 1) {
+      if (state.b_count == 1) {
         om.device(d) = ConstMap<Tin>(a, n).unaryExpr(ScalarRight<F, Tin>(b));
-      } else if (state.a->NumElements() == 1) {
+      } else if (state.a_count == 1) {
         om.device(d) = ConstMap<Tin>(b, n).unaryExpr(ScalarLeft<F, Tin>(a));
       } else {
         om.device(d) = ConstMap<Tin>(a, n).binaryExpr(ConstMap<Tin>(b, n), F());
@@ -222,8 +241,8 @@ void ComputeBinary(OpKernelContext* ctx, const BinaryState& state) {
   });
 }
 
-// Validation hook of BinaryOp, run on the original (x, y) before computing
-// a non-empty output.
+// Validation hook of BinaryOp, run on the original (x, y) when the output
+// is non-empty, before it is allocated.
 struct NoCheck {
   template <typename T>
   static absl::Status Validate(const Tensor&, const Tensor&) {
@@ -246,9 +265,10 @@ class BinaryOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     BinaryState state;
-    if (!PrepareBinary(ctx, options_, &state)) return;
-    OP_REQUIRES_OK(ctx, Check::template Validate<Tin>(ctx->input(0),
-                                                      ctx->input(1)));
+    if (!PrepareBinary(ctx, options_, &Check::template Validate<Tin>,
+                       &state)) {
+      return;
+    }
     ComputeBinary<Tin, Tout, F>(ctx, state);
   }
 
@@ -272,11 +292,11 @@ class UnaryOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, x.shape(), &y));
+    const T* in = Data<T>(x);  // before y may take over x's buffer
     const int64_t n = x.NumElements();
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ForwardOrAllocate(ctx, {0}, x.shape(), &y));
     if (n == 0) return;
-    const T* in = Data<T>(x);
     Tout* out = MutableData<Tout>(y);
     RunOnDevice(ctx, n, [&](const auto& d) {
       MutableMap<Tout>(out, n).device(d) = ConstMap<T>(in, n).unaryExpr(F());

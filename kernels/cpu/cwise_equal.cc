@@ -1,7 +1,8 @@
-// Equal and NotEqual (every real type and bool; incompatible_shape_error =
+// Equal and NotEqual (real, complex, bool and string; incompatible_shape_error =
 // false makes shapes that do not broadcast give a scalar false / true), and
 // LogicalAnd / LogicalOr, on CPU with broadcasting.
 #include <cstdint>
+#include <string>
 
 #include "kernels/cpu/cwise_common.h"
 
@@ -38,6 +39,9 @@ GR_REGISTER_EQUALITY(int32_t, uint32_t);
 GR_REGISTER_EQUALITY(uint32_t, uint32_t);
 GR_REGISTER_EQUALITY(int64_t, uint64_t);
 GR_REGISTER_EQUALITY(uint64_t, uint64_t);
+GR_REGISTER_EQUALITY(complex64, complex64);
+GR_REGISTER_EQUALITY(complex128, complex128);
+GR_REGISTER_EQUALITY(std::string, std::string);
 #undef GR_REGISTER_EQUALITY
 
 REGISTER_KERNEL(KernelDefBuilder("LogicalAnd").Device(kDeviceCpu),

@@ -358,6 +358,11 @@ absl::StatusOr<Tensor> Arg(const std::string& op, const Tensor& x,
   return (*out)[0];
 }
 
+std::vector<int64_t> Int64s(const Tensor& t) {
+  auto v = t.flat<int64_t>();
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
 template <typename T>
 class ArgTypedTest : public ::testing::Test {};
 TYPED_TEST_SUITE(ArgTypedTest, RealTypes);
@@ -373,9 +378,7 @@ TYPED_TEST(ArgTypedTest, HandValuesAndTies) {
     auto out = Arg(c.op, x, Tensor::Scalar<int32_t>(c.dim));
     ASSERT_TRUE(out.ok()) << out.status();
     ASSERT_EQ(out->dtype(), DT_INT64);
-    EXPECT_EQ(std::vector<int64_t>(out->flat<int64_t>().begin(),
-                                   out->flat<int64_t>().end()),
-              c.want)
+    EXPECT_EQ(Int64s(*out), c.want)
         << c.op << " " << c.dim;
   }
 }

@@ -1,0 +1,318 @@
+#include "graph/npy.h"
+
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "graph/graph_io.h"
+#include "graph/status_macros.h"
+
+namespace graphrun {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicLen = 6;
+
+struct Descr {
+  DataType dtype = DT_INVALID;
+  bool swap = false;       // big-endian data
+  bool is_bytes = false;   // 'S': fixed-width bytes
+  bool is_unicode = false; // 'U': fixed-width UCS-4
+  int64_t width = 0;       // item size in bytes
+};
+
+absl::StatusOr<Descr> ParseDescr(absl::string_view d, absl::string_view what) {
+  Descr out;
+  if (d.size() < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": bad dtype '", d, "'"));
+  }
+  const char order = d[0];
+  if (order != '<' && order != '>' && order != '|' && order != '=') {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": bad dtype '", d, "'"));
+  }
+  const char kind = d[1];
+  int64_t size = 0;
+  if (!absl::SimpleAtoi(d.substr(2), &size) || size <= 0 || size > (1 << 20)) {
+    if (kind == 'O') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": object arrays (dtype 'O') hold pickled Python objects and are "
+                "not supported; save a numeric or bytes array"));
+    }
+    return absl::InvalidArgumentError(absl::StrCat(what, ": unsupported dtype '", d, "'"));
+  }
+  out.width = size;
+  out.swap = order == '>' && size > 1;
+  switch (kind) {
+    case 'b':
+      if (size == 1) out.dtype = DT_BOOL;
+      break;
+    case 'i':
+      out.dtype = size == 1 ? DT_INT8 : size == 2 ? DT_INT16 : size == 4 ? DT_INT32
+                : size == 8 ? DT_INT64 : DT_INVALID;
+      break;
+    case 'u':
+      out.dtype = size == 1 ? DT_UINT8 : size == 2 ? DT_UINT16 : size == 4 ? DT_UINT32
+                : size == 8 ? DT_UINT64 : DT_INVALID;
+      break;
+    case 'f':
+      out.dtype = size == 2 ? DT_HALF : size == 4 ? DT_FLOAT : size == 8 ? DT_DOUBLE
+                : DT_INVALID;
+      break;
+    case 'c':
+      out.dtype = size == 8 ? DT_COMPLEX64 : size == 16 ? DT_COMPLEX128 : DT_INVALID;
+      break;
+    case 'S':
+      out.dtype = DT_STRING;
+      out.is_bytes = true;
+      break;
+    case 'U':
+      out.dtype = DT_STRING;
+      out.is_unicode = true;
+      out.width = size * 4;
+      break;
+    default:
+      break;
+  }
+  if (out.dtype == DT_INVALID) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": unsupported dtype '", d, "'"));
+  }
+  return out;
+}
+
+// Finds the value after 'key': in the header dict.
+absl::StatusOr<absl::string_view> DictValue(absl::string_view header,
+                                            absl::string_view key,
+                                            absl::string_view what) {
+  for (const char* q : {"'", "\""}) {
+    std::string k = absl::StrCat(q, key, q);
+    size_t pos = header.find(k);
+    if (pos == absl::string_view::npos) continue;
+    absl::string_view rest = header.substr(pos + k.size());
+    rest = absl::StripLeadingAsciiWhitespace(rest);
+    if (!absl::ConsumePrefix(&rest, ":")) break;
+    return absl::StripLeadingAsciiWhitespace(rest);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat(what, ": header has no '", key, "' entry"));
+}
+
+void Utf8Append(uint32_t c, std::string* out) {
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+}  // namespace
+
+std::string NpyDescr(DataType dtype) {
+  switch (dtype) {
+    case DT_BOOL: return "|b1";
+    case DT_INT8: return "|i1";
+    case DT_UINT8: return "|u1";
+    case DT_INT16: return "<i2";
+    case DT_UINT16: return "<u2";
+    case DT_INT32: return "<i4";
+    case DT_UINT32: return "<u4";
+    case DT_INT64: return "<i8";
+    case DT_UINT64: return "<u8";
+    case DT_HALF: return "<f2";
+    case DT_FLOAT: return "<f4";
+    case DT_DOUBLE: return "<f8";
+    case DT_COMPLEX64: return "<c8";
+    case DT_COMPLEX128: return "<c16";
+    default: return "";
+  }
+}
+
+absl::StatusOr<Tensor> ParseNpy(absl::string_view data, absl::string_view what) {
+  if (data.size() < kMagicLen + 4 || data.substr(0, kMagicLen) != absl::string_view(kMagic, kMagicLen)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " is not a .npy file (no \\x93NUMPY magic)"));
+  }
+  const uint8_t major = static_cast<uint8_t>(data[6]);
+  size_t header_len = 0, offset = 0;
+  if (major == 1) {
+    header_len = static_cast<uint8_t>(data[8]) | (static_cast<uint8_t>(data[9]) << 8);
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (data.size() < 12) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": truncated header"));
+    }
+    header_len = 0;
+    for (int i = 3; i >= 0; --i) header_len = header_len << 8 | static_cast<uint8_t>(data[8 + i]);
+    offset = 12;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": unsupported .npy format version ", major));
+  }
+  if (data.size() < offset + header_len) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": truncated header"));
+  }
+  absl::string_view header = data.substr(offset, header_len);
+  absl::string_view body = data.substr(offset + header_len);
+
+  GR_ASSIGN_OR_RETURN(absl::string_view dv, DictValue(header, "descr", what));
+  if (dv.empty() || (dv[0] != '\'' && dv[0] != '"')) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": structured dtypes are not supported (descr ", dv.substr(0, 40), ")"));
+  }
+  const char quote = dv[0];
+  const size_t end = dv.find(quote, 1);
+  if (end == absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": bad header"));
+  }
+  GR_ASSIGN_OR_RETURN(Descr descr, ParseDescr(dv.substr(1, end - 1), what));
+
+  GR_ASSIGN_OR_RETURN(absl::string_view fv, DictValue(header, "fortran_order", what));
+  if (absl::StartsWith(fv, "True")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": Fortran-order arrays are not supported; save with "
+              "np.save(path, np.ascontiguousarray(a))"));
+  }
+  if (!absl::StartsWith(fv, "False")) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": bad fortran_order"));
+  }
+  GR_ASSIGN_OR_RETURN(absl::string_view sv, DictValue(header, "shape", what));
+  if (!absl::ConsumePrefix(&sv, "(")) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": bad shape"));
+  }
+  const size_t close = sv.find(')');
+  if (close == absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": bad shape"));
+  }
+  std::vector<int64_t> dims;
+  for (absl::string_view part : absl::StrSplit(sv.substr(0, close), ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    if (part.empty()) continue;
+    absl::ConsumeSuffix(&part, "L");
+    int64_t d = 0;
+    if (!absl::SimpleAtoi(part, &d) || d < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": bad shape dimension '", part, "'"));
+    }
+    dims.push_back(d);
+  }
+  auto shape = TensorShape::FromDims(dims);
+  if (!shape.ok()) return WithContext(shape.status(), what);
+  const int64_t n = shape->num_elements();
+  const double need = static_cast<double>(n) * static_cast<double>(descr.width);
+  if (static_cast<double>(body.size()) < need) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": truncated: shape ", shape->DebugString(), " needs ",
+        static_cast<int64_t>(need), " bytes of data, the file has ", body.size()));
+  }
+  GR_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(HostAllocator(), descr.dtype, *shape));
+  if (descr.dtype == DT_STRING) {
+    auto out = t.flat<std::string>();
+    for (int64_t i = 0; i < n; ++i) {
+      absl::string_view item = body.substr(i * descr.width, descr.width);
+      if (descr.is_bytes) {
+        size_t len = item.find('\0');
+        out[i] = std::string(item.substr(0, len));
+      } else {
+        std::string s;
+        for (int64_t k = 0; k + 4 <= descr.width; k += 4) {
+          uint32_t c = 0;
+          for (int b = 0; b < 4; ++b) {
+            const int idx = descr.swap ? k + b : k + 3 - b;
+            c = c << 8 | static_cast<uint8_t>(item[idx]);
+          }
+          if (c == 0) break;
+          Utf8Append(c, &s);
+        }
+        out[i] = std::move(s);
+      }
+    }
+    return t;
+  }
+  auto* dst = static_cast<char*>(t.raw_data());
+  std::memcpy(dst, body.data(), t.TotalBytes());
+  if (descr.swap) {
+    // Complex numbers swap each component.
+    const int unit = IsComplexType(descr.dtype) ? static_cast<int>(descr.width / 2)
+                                                : static_cast<int>(descr.width);
+    for (size_t i = 0; i < t.TotalBytes(); i += unit) std::reverse(dst + i, dst + i + unit);
+  }
+  if (descr.dtype == DT_BOOL) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = dst[i] != 0;
+  }
+  return t;
+}
+
+absl::StatusOr<Tensor> ReadNpyFile(const std::string& path) {
+  GR_ASSIGN_OR_RETURN(std::string data, ReadFileToString(path));
+  return ParseNpy(data, path);
+}
+
+absl::StatusOr<std::string> SerializeNpy(const Tensor& tensor) {
+  Tensor t = tensor;
+  if (t.dtype() == DT_BFLOAT16) {
+    Tensor f(DT_FLOAT, t.shape());
+    auto src = t.flat<bfloat16>();
+    auto dst = f.flat<float>();
+    for (int64_t i = 0; i < t.NumElements(); ++i) dst[i] = static_cast<float>(src[i]);
+    t = f;
+  }
+  std::string descr = NpyDescr(t.dtype());
+  int64_t width = 0;
+  if (t.dtype() == DT_STRING) {
+    for (const std::string& s : t.flat<std::string>()) {
+      width = std::max<int64_t>(width, static_cast<int64_t>(s.size()));
+    }
+    width = std::max<int64_t>(width, 1);
+    descr = absl::StrCat("|S", width);
+  }
+  if (descr.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a ", DataTypeString(t.dtype()), " tensor has no NumPy dtype"));
+  }
+  std::string shape = "(";
+  for (int i = 0; i < t.dims(); ++i) absl::StrAppend(&shape, t.dim_size(i), ",", i + 1 < t.dims() ? " " : "");
+  if (t.dims() > 1) shape.pop_back();  // numpy writes "(2, 3)" but "(5,)"
+  shape += ")";
+  std::string header = absl::StrCat("{'descr': '", descr, "', 'fortran_order': False, 'shape': ",
+                                    shape, ", }");
+  // Pad so the data starts at a multiple of 64 bytes; header ends in '\n'.
+  const size_t unpadded = kMagicLen + 2 + 2 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header.push_back('\n');
+  std::string out(kMagic, kMagicLen);
+  out.push_back('\x01');
+  out.push_back('\x00');
+  if (header.size() > 65535) return absl::InvalidArgumentError("npy header too long");
+  out.push_back(static_cast<char>(header.size() & 0xff));
+  out.push_back(static_cast<char>(header.size() >> 8));
+  out += header;
+  if (t.dtype() == DT_STRING) {
+    for (const std::string& s : t.flat<std::string>()) {
+      out += s;
+      out.append(width - s.size(), '\0');
+    }
+  } else {
+    out.append(static_cast<const char*>(t.raw_data()), t.TotalBytes());
+  }
+  return out;
+}
+
+absl::Status WriteNpyFile(const std::string& path, const Tensor& tensor) {
+  GR_ASSIGN_OR_RETURN(std::string data, SerializeNpy(tensor));
+  return WriteFileAtomically(path, data);
+}
+
+}  // namespace graphrun

@@ -1,0 +1,171 @@
+#include "runtime/session.h"
+
+#include <set>
+#include <thread>
+
+#include "graph/graph_io.h"
+#include "gtest/gtest.h"
+
+namespace graphrun {
+namespace {
+
+// y = relu(x W + b), with W = [[1,2],[3,4],[5,6]], b = [0.5,-100]; and an
+// unrelated branch that must be pruned when not fetched.
+constexpr char kGraph[] = R"pb(
+  node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "shape" value { shape { dim { size: -1 } dim { size: 3 } } } } }
+  node { name: "w" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 3 } dim { size: 2 } }
+                float_val: [1, 2, 3, 4, 5, 6] } } } }
+  node { name: "b" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2 } }
+                float_val: [0.5, -100] } } } }
+  node { name: "mm" op: "MatMul" input: "x" input: "w" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "ba" op: "BiasAdd" input: "mm" input: "b" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "y" op: "Relu" input: "ba" attr { key: "T" value { type: DT_FLOAT } } }
+  node { name: "other" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } } }
+  node { name: "other_neg" op: "Neg" input: "other" attr { key: "T" value { type: DT_INT32 } } }
+  node { name: "free" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+         attr { key: "shape" value { shape { unknown_rank: true } } } }
+  node { name: "mm_free" op: "MatMul" input: "free" input: "free" attr { key: "T" value { type: DT_FLOAT } } }
+)pb";
+
+std::unique_ptr<Session> MakeSession(const SessionOptions& options = {}) {
+  auto def = ParseGraphDef(kGraph, GraphFormat::kText);
+  EXPECT_TRUE(def.ok()) << def.status();
+  auto s = Session::Create(*def, options);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return std::move(s).value();
+}
+
+Tensor X(std::vector<float> v, int64_t rows) {
+  return Tensor::FromVector<float>(v, TensorShape({rows, 3}));
+}
+
+TEST(SessionTest, RunsAndPrunes) {
+  auto session = MakeSession();
+  std::vector<Tensor> out;
+  // 'other' is not fed: the Neg branch must be pruned or this would fail.
+  absl::Status s = session->Run({{"x", X({1, 1, 1, 0, 0, -1}, 2)}}, {"y:0", "mm"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].shape(), TensorShape({2, 2}));
+  // Row 0: [9, 12] + [0.5, -100] -> relu -> [9.5, 0]; row 1: [-5,-6]+b -> [0, 0].
+  EXPECT_EQ(out[0].flat<float>()[0], 9.5f);
+  EXPECT_EQ(out[0].flat<float>()[1], 0.f);
+  EXPECT_EQ(out[0].flat<float>()[2], 0.f);
+  EXPECT_EQ(out[1].flat<float>()[1], 12.f);
+}
+
+TEST(SessionTest, FeedingAnInnerTensorCutsItsProducers) {
+  auto session = MakeSession();
+  std::vector<Tensor> out;
+  // Feed mm directly: x need not be fed.
+  Tensor mm = Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}));
+  ASSERT_TRUE(session->Run({{"mm:0", mm}}, {"y"}, {}, &out).ok());
+  EXPECT_EQ(out[0].flat<float>()[0], 1.5f);
+  // Fetching a fed tensor returns the fed value.
+  ASSERT_TRUE(session->Run({{"mm:0", mm}}, {"mm:0"}, {}, &out).ok());
+  EXPECT_TRUE(out[0].SharesBufferWith(mm));
+}
+
+TEST(SessionTest, ClearErrors) {
+  auto session = MakeSession();
+  std::vector<Tensor> out;
+  auto expect = [&](absl::Status s, absl::StatusCode code, const std::string& fragment) {
+    EXPECT_EQ(s.code(), code) << s;
+    EXPECT_NE(s.message().find(fragment), std::string::npos) << s;
+  };
+  expect(session->Run({}, {"y"}, {}, &out), absl::StatusCode::kInvalidArgument,
+         "You must feed a value for placeholder tensor 'x'");
+  expect(session->Run({{"x", Tensor::FromVector<int32_t>({1, 2, 3}, TensorShape({1, 3}))}}, {"y"}, {}, &out),
+         absl::StatusCode::kInvalidArgument,
+         "feed 'x' is a int32 tensor, but node 'x' (Placeholder) produces float");
+  expect(session->Run({{"x", Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}}, {"y"}, {}, &out),
+         absl::StatusCode::kInvalidArgument,
+         "feed 'x' has shape [1,2], but node 'x' (Placeholder) has shape [?,3]");
+  expect(session->Run({{"x", X({1, 2, 3}, 1)}}, {"nope"}, {}, &out), absl::StatusCode::kNotFound,
+         "fetch 'nope': there is no node 'nope' in the graph");
+  expect(session->Run({{"x", X({1, 2, 3}, 1)}}, {"y:1"}, {}, &out),
+         absl::StatusCode::kInvalidArgument, "fetch 'y:1': node 'y' (Relu) has 1 outputs");
+  expect(session->Run({{"x", X({1, 2, 3}, 1)}}, {"y"}, {"ghost"}, &out),
+         absl::StatusCode::kNotFound, "target 'ghost'");
+  expect(session->Run({{"x", X({1, 2, 3}, 1)}, {"x:0", X({1, 2, 3}, 1)}}, {"y"}, {}, &out),
+         absl::StatusCode::kInvalidArgument, "fed twice");
+  // A kernel error names the node and device.
+  expect(session->Run({{"free", Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3}))}},
+                      {"mm_free"}, {}, &out),
+         absl::StatusCode::kInvalidArgument,
+         "node 'mm_free' (MatMul) on /job:localhost/replica:0/task:0/device:CPU:0: "
+         "Matrix size-incompatible: In[0]: [2,3], In[1]: [2,3]");
+}
+
+TEST(SessionTest, BadGraphIsRejectedAtCreate) {
+  auto def = ParseGraphDef(R"pb(node { name: "a" op: "Relu" input: "b" attr { key: "T" value { type: DT_FLOAT } } })pb",
+                           GraphFormat::kText);
+  auto s = Session::Create(*def);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("node 'a' (Relu): input \"b\" names node 'b'"),
+            std::string::npos) << s.status();
+}
+
+TEST(SessionTest, ExtendAddsNodes) {
+  auto session = MakeSession();
+  auto more = ParseGraphDef(R"pb(node { name: "y2" op: "Square" input: "y" attr { key: "T" value { type: DT_FLOAT } } })pb",
+                            GraphFormat::kText);
+  ASSERT_TRUE(session->Extend(*more).ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({{"x", X({1, 0, 0}, 1)}}, {"y2"}, {}, &out).ok());
+  EXPECT_EQ(out[0].flat<float>()[0], 1.5f * 1.5f);
+  EXPECT_FALSE(session->Extend(*more).ok());  // duplicate name
+}
+
+TEST(SessionTest, ConcurrentRunsAreIndependent) {
+  auto session = MakeSession();
+  std::vector<std::thread> threads;
+  std::atomic<int> good{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const float v = static_cast<float>(t * 100 + i);
+        std::vector<Tensor> out;
+        absl::Status s = session->Run({{"x", X({v, 0, 0}, 1)}}, {"y"}, {}, &out);
+        if (s.ok() && out[0].flat<float>()[0] == v + 0.5f && out[0].flat<float>()[1] == std::max(0.f, 2 * v - 100)) {
+          ++good;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(good.load(), 400);
+}
+
+TEST(SessionTest, StepStatsAndPartitionGraphs) {
+  auto session = MakeSession();
+  RunOptions options;
+  options.set_trace_level(RunOptions::FULL_TRACE);
+  options.set_output_partition_graphs(true);
+  RunMetadata metadata;
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run(options, {{"x", X({1, 1, 1}, 1)}}, {"y"}, {}, &out, &metadata).ok());
+  ASSERT_EQ(metadata.step_stats().dev_stats_size(), 1);
+  const DeviceStepStats& dev = metadata.step_stats().dev_stats(0);
+  EXPECT_EQ(dev.device(), "/job:localhost/replica:0/task:0/device:CPU:0");
+  std::set<std::string> names;
+  for (const auto& n : dev.node_stats()) names.insert(n.node_name());
+  for (const char* want : {"w", "b", "mm", "ba", "y"}) EXPECT_TRUE(names.count(want)) << want;
+  EXPECT_FALSE(names.count("other_neg"));
+  ASSERT_EQ(metadata.partition_graphs_size(), 1);
+  EXPECT_GT(metadata.partition_graphs(0).node_size(), 5);
+}
+
+TEST(SessionTest, VirtualCpuDevices) {
+  SessionOptions options;
+  options.cpu_devices = 3;
+  auto session = MakeSession(options);
+  ASSERT_EQ(session->devices().size(), 3u);
+  EXPECT_EQ(session->devices()[2]->name(), "/job:localhost/replica:0/task:0/device:CPU:2");
+}
+
+}  // namespace
+}  // namespace graphrun

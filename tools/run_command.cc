@@ -1,0 +1,161 @@
+#include "tools/run_command.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "graph/graph_io.h"
+#include "graph/import.h"
+#include "graph/npy.h"
+#include "runtime/session.h"
+#include "runtime/trace.h"
+
+namespace graphrun {
+namespace {
+
+int Fail(const absl::Status& s) {
+  std::fprintf(stderr, "graphrun run: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+// "dense/probs:1" -> "dense__probs_1.npy"; output 0 drops the index.
+std::string FetchFileName(const std::string& fetch) {
+  auto id = ParseTensorId(fetch);
+  std::string base = id.ok() ? (id->index == 0 ? id->node : absl::StrCat(id->node, "_", id->index))
+                             : fetch;
+  return absl::StrCat(absl::StrReplaceAll(base, {{"/", "__"}, {":", "_"}}), ".npy");
+}
+
+absl::Status PrepareOutDir(const std::string& dir) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) {
+    if (mkdir(dir.c_str(), 0755) != 0) {
+      return absl::PermissionDeniedError(absl::StrCat("cannot create --out directory ", dir,
+                                                      ": ", std::strerror(errno)));
+    }
+  } else if (!S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat("--out ", dir, " is not a directory"));
+  }
+  if (access(dir.c_str(), W_OK) != 0) {
+    return absl::PermissionDeniedError(absl::StrCat("--out directory ", dir, " is not writable"));
+  }
+  return absl::OkStatus();
+}
+
+std::string Summary(const Tensor& t, int max_values = 12) {
+  std::string s = absl::StrCat(DataTypeString(t.dtype()), " ", t.shape().DebugString(), " [");
+  const int64_t n = std::min<int64_t>(t.NumElements(), max_values);
+  for (int64_t i = 0; i < n; ++i) absl::StrAppend(&s, i ? " " : "", t.ValueString(i));
+  if (t.NumElements() > n) absl::StrAppend(&s, " ...");
+  return s + "]";
+}
+
+}  // namespace
+
+int RunCommand(const RunCommandArgs& args) {
+  if (args.fetches.empty() && args.targets.empty()) {
+    return Fail(absl::InvalidArgumentError("give at least one --fetch or --target"));
+  }
+  if (args.steps < 1) return Fail(absl::InvalidArgumentError("--steps must be >= 1"));
+  auto graph = ReadGraphDefFile(args.graph);
+  if (!graph.ok()) return Fail(graph.status());
+
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const std::string& f : args.feeds) {
+    const size_t eq = f.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == f.size()) {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat("--feed '", f, "' must be NAME=FILE.npy")));
+    }
+    auto t = ReadNpyFile(f.substr(eq + 1));
+    if (!t.ok()) return Fail(t.status());
+    feeds.emplace_back(f.substr(0, eq), *std::move(t));
+  }
+  // Check the output directory before spending time on the run.
+  std::vector<std::string> out_paths;
+  if (!args.out_dir.empty()) {
+    absl::Status s = PrepareOutDir(args.out_dir);
+    if (!s.ok()) return Fail(s);
+    for (const std::string& f : args.fetches) {
+      std::string path = absl::StrCat(args.out_dir, "/", FetchFileName(f));
+      if (std::find(out_paths.begin(), out_paths.end(), path) != out_paths.end()) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat("two fetches map to ", path)));
+      }
+      out_paths.push_back(path);
+    }
+  }
+
+  SessionOptions options;
+  options.cpu_devices = args.cpu_devices;
+  options.inter_op_threads = args.inter_op_threads;
+  options.intra_op_threads = args.intra_op_threads;
+  auto session = Session::Create(*graph, options);
+  if (!session.ok()) return Fail(session.status());
+
+  const bool tty = isatty(fileno(stderr));
+  std::vector<double> step_ms;
+  std::vector<Tensor> outputs;
+  RunMetadata metadata;
+  const auto start = std::chrono::steady_clock::now();
+  auto last_report = start;
+  for (int step = 0; step < args.steps; ++step) {
+    RunOptions run_options;
+    run_options.set_timeout_in_ms(args.timeout_ms);
+    const bool last = step + 1 == args.steps;
+    if (last && !args.trace_path.empty()) run_options.set_trace_level(RunOptions::FULL_TRACE);
+    const auto t0 = std::chrono::steady_clock::now();
+    absl::Status s = (*session)->Run(run_options, feeds, args.fetches, args.targets, &outputs,
+                                     last ? &metadata : nullptr);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!s.ok()) {
+      if (tty && args.steps > 1) std::fputc('\n', stderr);
+      return Fail(args.steps > 1 ? absl::Status(s.code(), absl::StrCat("step ", step, ": ", s.message()))
+                                 : s);
+    }
+    step_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (tty && args.steps > 1 &&
+        (last || t1 - last_report > std::chrono::milliseconds(200))) {
+      last_report = t1;
+      const double secs = std::chrono::duration<double>(t1 - start).count();
+      std::fprintf(stderr, "\rstep %d/%d  %.1f steps/s", step + 1, args.steps, (step + 1) / secs);
+      std::fflush(stderr);
+    }
+  }
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (tty && args.steps > 1) std::fputc('\n', stderr);
+
+  for (size_t i = 0; i < args.fetches.size(); ++i) {
+    if (!args.quiet) std::cout << args.fetches[i] << ": " << Summary(outputs[i]) << "\n";
+    if (!out_paths.empty()) {
+      absl::Status s = WriteNpyFile(out_paths[i], outputs[i]);
+      if (!s.ok()) return Fail(s);
+    }
+  }
+  if (!out_paths.empty() && !args.quiet) {
+    std::cout << "wrote " << out_paths.size() << " .npy file(s) to " << args.out_dir << "\n";
+  }
+  if (args.steps > 1) {
+    std::vector<double> sorted = step_ms;
+    std::sort(sorted.begin(), sorted.end());
+    std::cout << absl::StrFormat("%d steps in %.3f s: %.1f steps/s, median step %.3f ms\n",
+                                 args.steps, total_s, args.steps / total_s,
+                                 sorted[sorted.size() / 2]);
+  }
+  if (!args.trace_path.empty()) {
+    absl::Status s = WriteFileAtomically(args.trace_path,
+                                         StepStatsToChromeTrace(metadata.step_stats()));
+    if (!s.ok()) return Fail(s);
+    if (!args.quiet) std::cout << "wrote trace " << args.trace_path << " (open in Perfetto)\n";
+  }
+  return 0;
+}
+
+}  // namespace graphrun

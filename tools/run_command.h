@@ -1,0 +1,32 @@
+// `graphrun run`: feeds .npy files to a serialized graph, runs it in a
+// Session and writes the fetched tensors as .npy files.
+#ifndef GRAPHRUN_TOOLS_RUN_COMMAND_H_
+#define GRAPHRUN_TOOLS_RUN_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+namespace graphrun {
+
+struct RunCommandArgs {
+  std::string graph;
+  std::vector<std::string> feeds;    // "name=path.npy"
+  std::vector<std::string> fetches;  // "name[:k]"
+  std::vector<std::string> targets;  // node names
+  std::string out_dir;               // "" = print only
+  std::string trace_path;            // "" = no trace
+  int steps = 1;
+  int cpu_devices = 1;
+  int inter_op_threads = 0;
+  int intra_op_threads = 0;
+  int64_t timeout_ms = 0;
+  bool quiet = false;
+};
+
+// Returns the process exit status (0 ok, 1 failure); messages go to
+// stdout/stderr.
+int RunCommand(const RunCommandArgs& args);
+
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_TOOLS_RUN_COMMAND_H_
