@@ -1,5 +1,4 @@
 // Conv2D against a direct convolution loop in double on random inputs.
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -450,20 +449,3 @@ TEST(Conv2DTest, AttrErrors) {
 
 }  // namespace
 }  // namespace graphrun
-namespace graphrun { namespace {
-TEST(TmpBench, Conv) {
-  for (auto dims : std::vector<std::vector<int64_t>>{{8, 56, 56, 64, 3, 64}, {8, 28, 28, 128, 3, 128}, {8, 56, 56, 64, 1, 256}, {8,112,112,3,7,64}}) {
-    Tensor in = Random<float>(TensorShape({dims[0], dims[1], dims[2], dims[3]}), 1);
-    Tensor f = Random<float>(TensorShape({dims[4], dims[4], dims[3], dims[5]}), 2);
-    ConvSpec s{dims[0], dims[1], dims[2], dims[3], dims[4], dims[4], dims[3], dims[5]};
-    s.padding = "SAME";
-    for (int threads : {1, 4}) {
-      auto t0 = std::chrono::steady_clock::now();
-      auto out = RunOp("Conv2D", ConvAttrs(s), {in, f}, threads);
-      double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      double flops = 2.0 * dims[0] * dims[1] * dims[2] * dims[3] * dims[4] * dims[4] * dims[5];
-      printf("conv %ld %ldx%ldx%ld k%ld o%ld threads %d: %.1f ms %.1f GFLOP/s\n", dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], threads, sec*1e3, flops / sec / 1e9);
-    }
-  }
-}
-}}

@@ -291,11 +291,13 @@ class UnaryOp : public OpKernel {
   using OpKernel::OpKernel;
 
   void Compute(OpKernelContext* ctx) override {
+    // Read x before y may take over its buffer (and empty its slot).
     const Tensor& x = ctx->input(0);
-    const T* in = Data<T>(x);  // before y may take over x's buffer
-    const int64_t n = x.NumElements();
+    const T* in = Data<T>(x);
+    const TensorShape shape = x.shape();
+    const int64_t n = shape.num_elements();
     Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ForwardOrAllocate(ctx, {0}, x.shape(), &y));
+    OP_REQUIRES_OK(ctx, ForwardOrAllocate(ctx, {0}, shape, &y));
     if (n == 0) return;
     Tout* out = MutableData<Tout>(y);
     RunOnDevice(ctx, n, [&](const auto& d) {

@@ -1,6 +1,5 @@
 // MaxPool and AvgPool against a direct pooling loop in double.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -353,23 +352,3 @@ TEST(PoolTest, Errors) {
 
 }  // namespace
 }  // namespace graphrun
-namespace graphrun { namespace {
-TEST(TmpBench, Pool) {
-  Tensor in = RandomPoolInput<float>(TensorShape({8, 112, 112, 64}), 1);
-  PoolSpec s{8, 112, 112, 64, 3, 3, 2, 2};
-  s.padding = "SAME";
-  for (const std::string op : {"MaxPool", "AvgPool", "MaxPool"}) for (int threads : {1, 4}) {
-    auto t0 = std::chrono::steady_clock::now();
-    auto out = RunOp(op, PoolAttrs(s), {in}, threads);
-    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    printf("pool %s threads %d: %.1f ms (%.2f ns/out elem)\n", op.c_str(), threads, sec * 1e3, sec * 1e9 / (*out)[0].NumElements());
-  }
-  Tensor v = RandomPoolInput<float>(TensorShape({64}), 2);
-  for (bool training : {false, true, false, true}) for (int threads : {1, 4}) {
-    auto t0 = std::chrono::steady_clock::now();
-    auto out = RunOp("FusedBatchNormV3", {{"is_training", testing::AttrB(training)}, {"U", testing::AttrType(DT_FLOAT)}}, {in, v, v, v, v}, threads);
-    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    printf("fbn training=%d threads %d: %.1f ms (%.2f ns/elem) %s\n", training, threads, sec * 1e3, sec * 1e9 / in.NumElements(), out.status().ToString().c_str());
-  }
-}
-}}
