@@ -32,13 +32,16 @@ CollapsedTranspose CollapseTranspose(const TensorShape& shape,
                                      const std::vector<int>& perm) {
   const int rank = shape.dims();
   std::vector<int> new_index(rank, -1);
-  int kept = 0;
+  std::vector<int64_t> kept_dims;
   for (int i = 0; i < rank; ++i) {
-    if (shape.dim_size(i) != 1) new_index[i] = kept++;
+    if (shape.dim_size(i) != 1) {
+      new_index[i] = static_cast<int>(kept_dims.size());
+      kept_dims.push_back(shape.dim_size(i));
+    }
   }
-  std::vector<int> p;  // perm over kept dims, in old input numbering
+  std::vector<int> p;  // perm over the kept dims
   for (int d : perm) {
-    if (new_index[d] >= 0) p.push_back(d);
+    if (new_index[d] >= 0) p.push_back(new_index[d]);
   }
   // Groups of consecutive input dims, in output order.
   std::vector<std::pair<int, int>> groups;  // [first, last] input dim
@@ -58,7 +61,7 @@ CollapsedTranspose CollapseTranspose(const TensorShape& shape,
   for (size_t j = 0; j < by_input.size(); ++j) {
     const auto& g = groups[by_input[j]];
     int64_t size = 1;
-    for (int d = g.first; d <= g.second; ++d) size *= shape.dim_size(d);
+    for (int d = g.first; d <= g.second; ++d) size *= kept_dims[d];
     out.in_dims.push_back(size);
     out.perm[by_input[j]] = static_cast<int>(j);
   }

@@ -68,6 +68,8 @@ TYPED_TEST(ArrayRepeatTypedTest, TransposeMatchesReference) {
       {{4, 1, 3, 1, 2}, {4, 2, 0, 3, 1}},
       {{2, 3, 4, 5}, {3, 2, 1, 0}},
       {{3, 2, 2, 3, 2, 2}, {1, 0, 3, 2, 5, 4}},
+      {{2, 1, 3, 4}, {3, 0, 1, 2}},  // [2, 3] merge across the size-1 dim
+      {{3, 1, 1, 2}, {3, 2, 1, 0}},
   };
   for (const auto& [dims, perm] : cases) {
     const Tensor x = Distinct<T>(Shape(dims));

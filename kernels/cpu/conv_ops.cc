@@ -3,7 +3,7 @@
 // kMaxPatchElements, chunk by chunk of output pixels), then a GEMM (Eigen
 // tensor contraction) against the filter viewed as
 // [filter_rows * filter_cols * in_depth, out_depth]. (Eigen's
-// extract_image_patches computes the same patches 2-4x slower.) 1x1 unpadded stride-1
+// extract_image_patches computes the same patches several times slower.) 1x1 unpadded stride-1
 // convolutions and filters covering the whole unpadded input are a plain
 // GEMM. Grouped convolutions (input depth a multiple of the filter's) run
 // one GEMM per group. half and bfloat16 compute in float. NCHW input is

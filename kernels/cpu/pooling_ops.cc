@@ -108,10 +108,26 @@ using PoolComputeType =
                             std::is_same_v<T, bfloat16>),
                        float, T>;
 
+// Eigen sizes image patches in float arithmetic; beyond 2^24 rows or cols
+// its count can differ from TensorFlow's, and evaluating into `out` would
+// then overrun it. Checks the count without evaluating anything.
+template <typename Patches>
+absl::Status CheckPatchCount(const Patches& patches, const PoolDims& d) {
+  Eigen::DefaultDevice device;
+  Eigen::TensorEvaluator<const Patches, Eigen::DefaultDevice> eval(patches,
+                                                                    device);
+  if (eval.dimensions()[1] != d.out_rows.out * d.out_cols.out) {
+    return absl::UnimplementedError(absl::StrCat(
+        "pooling output of ", d.out_rows.out, "x", d.out_cols.out,
+        " windows is too large for the CPU kernel"));
+  }
+  return absl::OkStatus();
+}
+
 // Spatial pooling of NHWC `in` into NHWC `out`.
 template <typename T, PoolKind kKind>
-void PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
-              const ConstTensor4<T>& in, Tensor4<T> out) {
+absl::Status PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
+                      const ConstTensor4<T>& in, Tensor4<T> out) {
   const bool parallel =
       static_cast<double>(out.size()) * d.window_rows * d.window_cols >
       kParallelElements;
@@ -124,6 +140,8 @@ void PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
         d.window_cols, d.window_rows, d.stride_cols, d.stride_rows, 1, 1, 1, 1,
         d.out_cols.pad_before, d.out_cols.pad_after, d.out_rows.pad_before,
         d.out_rows.pad_after, Eigen::NumTraits<T>::lowest());
+    absl::Status s = CheckPatchCount(patches, d);
+    if (!s.ok()) return s;
     Assign(ctx, parallel, out, patches.maximum(window).reshape(out_dims));
   } else {
     using CT = PoolComputeType<T, kKind>;
@@ -131,6 +149,8 @@ void PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
         d.window_cols, d.window_rows, d.stride_cols, d.stride_rows, 1, 1, 1, 1,
         d.out_cols.pad_before, d.out_cols.pad_after, d.out_rows.pad_before,
         d.out_rows.pad_after, CT(0));
+    absl::Status s = CheckPatchCount(patches, d);
+    if (!s.ok()) return s;
     // Valid (unpadded) elements of each window: rows times cols.
     Eigen::Tensor<CT, 4, Eigen::RowMajor> counts(1, d.out_rows.out,
                                                  d.out_cols.out, 1);
@@ -153,6 +173,7 @@ void PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
            (patches.sum(window).reshape(out_dims) / counts.broadcast(bcast))
                .template cast<T>());
   }
+  return absl::OkStatus();
 }
 
 template <typename T, PoolKind kKind>
@@ -274,7 +295,7 @@ class PoolingOp : public OpKernel {
              in_nhwc.reshape(groups).maximum(inner).reshape(
                  out_nhwc.dimensions()));
     } else {
-      PoolNHWC<T, kKind>(*ctx, d, in_nhwc, out_nhwc);
+      OP_REQUIRES_OK(ctx, PoolNHWC<T, kKind>(*ctx, d, in_nhwc, out_nhwc));
     }
     if (nchw_) {
       Assign(*ctx, parallel, out,

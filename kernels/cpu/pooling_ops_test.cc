@@ -278,6 +278,21 @@ TEST(PoolTest, EmptyInputs) {
   EXPECT_EQ((*out)[0].shape(), TensorShape({1, 2, 2, 0}));
 }
 
+TEST(MaxPoolTest, HugeExplicitPaddingFailsCleanly) {
+  // 2^24 + 1 output rows: past what Eigen's float sizing of image patches
+  // gets right, so the kernel must refuse rather than overrun its output.
+  Tensor in = Tensor::FromVector<uint8_t>({7}, TensorShape({1, 1, 1, 1}));
+  auto out = RunOp("MaxPool",
+                   {{"ksize", AttrInts({1, 1, 1, 1})},
+                    {"strides", AttrInts({1, 1, 1, 1})},
+                    {"padding", AttrS("EXPLICIT")},
+                    {"explicit_paddings",
+                     AttrInts({0, 0, 0, int64_t{1} << 24, 0, 0, 0, 0})}},
+                   {in});
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented)
+      << out.status();
+}
+
 absl::Status PoolError(const std::string& op,
                        std::map<std::string, AttrValue> attrs,
                        const TensorShape& shape) {
