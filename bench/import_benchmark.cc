@@ -63,7 +63,7 @@ void BM_ImportBinary(benchmark::State& state) {
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   state.counters["nodes"] = g.node_size();
 }
-BENCHMARK(BM_ImportBinary)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ImportBinary)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_ParseText(benchmark::State& state) {
   const GraphDef g = MakeChain(static_cast<int>(state.range(0)));
@@ -76,7 +76,7 @@ void BM_ParseText(benchmark::State& state) {
       static_cast<double>(g.node_size()),
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_ParseText)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParseText)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_ImportWithoutShapes(benchmark::State& state) {
   const GraphDef g = MakeChain(static_cast<int>(state.range(0)));
@@ -90,7 +90,7 @@ void BM_ImportWithoutShapes(benchmark::State& state) {
       static_cast<double>(g.node_size()),
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_ImportWithoutShapes)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ImportWithoutShapes)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Export(benchmark::State& state) {
   const GraphDef g = MakeChain(static_cast<int>(state.range(0)));
@@ -103,7 +103,7 @@ void BM_Export(benchmark::State& state) {
       static_cast<double>(g.node_size()),
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_Export)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Export)->Arg(10000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace graphrun

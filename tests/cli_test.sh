@@ -3,6 +3,9 @@
 set -uo pipefail
 GRAPHRUN="$1"
 EXAMPLE="$2"
+ALLCLOSE="$3"
+EXAMPLE_X="$4"
+EXAMPLE_EXPECTED="$5"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 failures=0
 passes=0
@@ -65,6 +68,60 @@ err="$("$GRAPHRUN" frobnicate 2>&1)"; rc=$?
 check "unknown command is a usage error" test $rc -eq 2
 err="$("$GRAPHRUN" inspect "$EXAMPLE" --format=yaml 2>&1)"; rc=$?
 check "bad format flag" grep -q "unknown graph format 'yaml'" <<<"$err"
+
+# make_npy FILE DESCR SHAPE NBYTES: a .npy with NBYTES of 0x01 bytes.
+make_npy() {
+  local hdr="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+  while [ $(( (10 + ${#hdr} + 1) % 64 )) -ne 0 ]; do hdr="$hdr "; done
+  local len=$(( ${#hdr} + 1 ))
+  { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $((len % 256)))\\x$(printf %02x $((len / 256)))";
+    printf '%s\n' "$hdr"; head -c "$4" /dev/zero | tr '\0' '\1'; } > "$1"
+}
+
+# graphrun run: the example against TensorFlow's own output.
+out="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --out "$tmp/run1")"
+check "run exit status" test $? -eq 0
+check "run prints the fetch" grep -q '^probs: float \[2,3\]' <<<"$out"
+check "run wrote probs.npy" test -f "$tmp/run1/probs.npy"
+check "matches TensorFlow" "$ALLCLOSE" "$tmp/run1/probs.npy" "$EXAMPLE_EXPECTED" 1e-5
+out="$("$GRAPHRUN" run "$EXAMPLE" --feed="x=$EXAMPLE_X" --fetch=probs,dense1/Relu:0 --steps 20 --trace "$tmp/trace.json" --out "$tmp/run2")"
+check "steps summary" grep -qE '^20 steps in [0-9.]+ s: [0-9.]+ steps/s' <<<"$out"
+check "two fetches written" test -f "$tmp/run2/dense1__Relu.npy"
+check "trace is Chrome JSON" grep -q '^{"traceEvents":\[' "$tmp/trace.json"
+check "trace has MatMul slices" grep -q '"name":"MatMul"' "$tmp/trace.json"
+
+err="$("$GRAPHRUN" run "$EXAMPLE" --fetch probs --out "$tmp/run3" 2>&1)"; rc=$?
+check "missing feed fails" test $rc -eq 1
+check "missing feed names the placeholder" grep -q "You must feed a value for placeholder tensor 'x'" <<<"$err"
+check "failed run writes no files" bash -c "[ -z \"\$(ls -A '$tmp/run3' 2>/dev/null)\" ]"
+make_npy "$tmp/int.npy" '<i4' '(2, 4)' 32
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$tmp/int.npy" --fetch probs 2>&1)"; rc=$?
+check "wrong feed dtype fails" test $rc -eq 1
+check "wrong dtype named" grep -q "feed 'x' is a int32 tensor, but node 'x' (Placeholder) produces float" <<<"$err"
+make_npy "$tmp/wide.npy" '<f4' '(2, 5)' 40
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$tmp/wide.npy" --fetch probs 2>&1)"
+check "wrong feed shape named" grep -q "feed 'x' has shape \[2,5\], but node 'x' (Placeholder) has shape \[?,4\]" <<<"$err"
+make_npy "$tmp/short.npy" '<f4' '(2, 4)' 20
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$tmp/short.npy" --fetch probs 2>&1)"
+check "truncated npy" grep -q "truncated: shape \[2,4\] needs 32 bytes" <<<"$err"
+printf 'garbage' > "$tmp/bad.npy"
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$tmp/bad.npy" --fetch probs 2>&1)"
+check "corrupt npy" grep -q "is not a .npy file" <<<"$err"
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch nowhere 2>&1)"
+check "unknown fetch" grep -q "fetch 'nowhere': there is no node 'nowhere'" <<<"$err"
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs:3 2>&1)"
+check "bad output index" grep -q "fetch 'probs:3': node 'probs' (Softmax) has 1 outputs" <<<"$err"
+touch "$tmp/afile"
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --out "$tmp/afile/sub" 2>&1)"; rc=$?
+check "unwritable out dir fails" test $rc -eq 1
+check "unwritable out dir named" grep -q "cannot create --out directory" <<<"$err"
+cat > "$tmp/nokernel.pbtxt" <<'PB'
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+node { name: "y" op: "FancyOp" input: "x" }
+PB
+err="$("$GRAPHRUN" run "$tmp/nokernel.pbtxt" --feed "x=$EXAMPLE_X" --fetch y 2>&1)"; rc=$?
+check "unknown op fails at load" test $rc -eq 1
+check "unknown op named" grep -q "node 'y' (FancyOp): Op type not registered 'FancyOp'" <<<"$err"
 
 echo "$passes passed, $failures failed"
 [ "$failures" -eq 0 ]

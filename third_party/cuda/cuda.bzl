@@ -8,6 +8,11 @@ _GENCODE = [
     "-gencode=arch=compute_90,code=compute_90",
 ]
 
+def _source_root():
+    """"." in graphrun's own workspace, "external/graphrun" when external."""
+    repo = native.repository_name()  # "@" in the main workspace
+    return "." if repo == "@" else "external/" + repo[1:]
+
 def cuda_library(name, cu_srcs, hdrs = [], deps = [], cpu_srcs = [], **kwargs):
     """A cc_library whose .cu sources are compiled by nvcc.
 
@@ -23,6 +28,8 @@ def cuda_library(name, cu_srcs, hdrs = [], deps = [], cpu_srcs = [], **kwargs):
             **kwargs
         )
         return
+    root = _source_root()
+    includes = "-I. -I$(GENDIR)" if root == "." else "-I%s -I$(GENDIR)/%s" % (root, root)
     objs = []
     for src in cu_srcs:
         obj = name + "_" + src.replace("/", "_").replace(".cu", ".o")
@@ -32,7 +39,7 @@ def cuda_library(name, cu_srcs, hdrs = [], deps = [], cpu_srcs = [], **kwargs):
             outs = [obj],
             cmd = (cuda_root + "/bin/nvcc -std=c++17 -O3 -Xcompiler -fPIC " +
                    " ".join(_GENCODE) +
-                   " -I. -I$(GENDIR) -c $(location %s) -o $@" % src),
+                   " %s -c $(location %s) -o $@" % (includes, src)),
         )
         objs.append(obj)
     native.cc_library(
