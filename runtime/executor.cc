@@ -138,6 +138,14 @@ class ExecutorState {
 
   void Abort(const absl::Status& s) { abort_->Abort(s); }
 
+  // A node failed: record the error and cancel the step, so kernels that
+  // wait (async ones) are released instead of holding the step open. Safe
+  // to call while this node is still counted as outstanding.
+  void Fail(const absl::Status& s) {
+    Abort(s);
+    args_.cancellation->StartCancel();
+  }
+
   // Runs `first` and then, inline, whatever becomes ready that should run
   // on this thread.
   void Process(TaggedNode first) {
@@ -180,7 +188,7 @@ class ExecutorState {
       absl::Status s = ctx.status();
       if (s.ok()) s = CheckOutputs(item, ctx.mutable_outputs());
       if (!s.ok()) {
-        Abort(NodeError(item, s));
+        Fail(NodeError(item, s));
       } else {
         PropagateOutputs(item, ctx.mutable_outputs(), &ready);
       }
@@ -209,7 +217,7 @@ class ExecutorState {
       absl::Status s = state->ctx->status();
       if (s.ok()) s = CheckOutputs(item, state->ctx->mutable_outputs());
       if (!s.ok()) {
-        Abort(NodeError(item, s));
+        Fail(NodeError(item, s));
       } else {
         PropagateOutputs(item, state->ctx->mutable_outputs(), &ready);
       }
