@@ -57,7 +57,10 @@ def _cuda_configure_impl(ctx):
         for name in ["cuda_headers", "cudart", "cublas"]:
             lines += ["cc_library(", '    name = "%s",' % name, ")", ""]
         lines += ['filegroup(name = "nvcc", srcs = [])']
-        print_note = "No CUDA toolkit at %s: building for CPU only." % root
+        if disabled:
+            print_note = "GRAPHRUN_NO_CUDA is set: building for CPU only."
+        else:
+            print_note = "No CUDA toolkit at %s: building for CPU only." % root
     ctx.file("BUILD", "\n".join(lines) + "\n")
     ctx.file("defs.bzl", "\n".join([
         '"""Generated: whether this build has CUDA."""',
