@@ -31,17 +31,17 @@ using graphrun::TensorShape;
 constexpr int kBatch = 2, kIn = 4, kHidden = 3, kOut = 2;
 
 // Row-major weights and biases, small enough to check by eye.
-const std::vector<float> kW1 = {0.5f, -1.0f, 0.25f,   //
-                                1.0f, 0.5f,  -0.5f,   //
-                                -0.5f, 0.0f, 1.0f,    //
-                                0.25f, 1.0f, 0.5f};   // [4, 3]
-const std::vector<float> kB1 = {-1.0f, -0.2f, -4.5f};  // [3]
-const std::vector<float> kW2 = {1.0f, -1.0f,         //
-                                0.5f, 0.5f,          //
-                                -1.0f, 2.0f};        // [3, 2]
-const std::vector<float> kB2 = {0.0f, 0.5f};          // [2]
-const std::vector<float> kX = {1.0f, 2.0f, 3.0f, 4.0f,     //
-                               -1.0f, 0.5f, 0.0f, 2.0f};   // [2, 4]
+const std::vector<float> kW1 = {0.5f,  -1.0f, 0.25f,      //
+                                1.0f,  0.5f,  -0.5f,      //
+                                -0.5f, 0.0f,  1.0f,       //
+                                0.25f, 1.0f,  0.5f};      // [4, 3]
+const std::vector<float> kB1 = {-1.0f, -0.2f, -4.5f};     // [3]
+const std::vector<float> kW2 = {1.0f,  -1.0f,             //
+                                0.5f,  0.5f,              //
+                                -1.0f, 2.0f};             // [3, 2]
+const std::vector<float> kB2 = {0.0f, 0.5f};              // [2]
+const std::vector<float> kX = {1.0f,  2.0f, 3.0f, 4.0f,   //
+                               -1.0f, 0.5f, 0.0f, 2.0f};  // [2, 4]
 
 // The graph; its first error (it names the node) if a builder failed.
 absl::StatusOr<GraphDef> BuildMlp() {
@@ -52,13 +52,15 @@ absl::StatusOr<GraphDef> BuildMlp() {
                       cc::PlaceholderAttrs().Shape(PartialShape({-1, kIn})));
 
   cc::Scope l1 = root.NewSubScope("layer1");
-  cc::Output w1 = cc::Const(l1.WithOpName("w"), kW1, TensorShape({kIn, kHidden}));
+  cc::Output w1 =
+      cc::Const(l1.WithOpName("w"), kW1, TensorShape({kIn, kHidden}));
   cc::Output b1 = cc::Const(l1.WithOpName("b"), kB1);
-  cc::Output hidden = cc::Relu(
-      root.WithOpName("hidden"), cc::BiasAdd(l1, cc::MatMul(l1, x, w1), b1));
+  cc::Output hidden = cc::Relu(root.WithOpName("hidden"),
+                               cc::BiasAdd(l1, cc::MatMul(l1, x, w1), b1));
 
   cc::Scope l2 = root.NewSubScope("layer2");
-  cc::Output w2 = cc::Const(l2.WithOpName("w"), kW2, TensorShape({kHidden, kOut}));
+  cc::Output w2 =
+      cc::Const(l2.WithOpName("w"), kW2, TensorShape({kHidden, kOut}));
   cc::Output b2 = cc::Const(l2.WithOpName("b"), kB2);
   cc::Softmax(root.WithOpName("probs"),
               cc::BiasAdd(l2, cc::MatMul(l2, hidden, w2), b2));
@@ -74,7 +76,8 @@ std::vector<float> Dense(const std::vector<float>& in, int rows, int in_dim,
   for (int r = 0; r < rows; ++r) {
     for (int c = 0; c < out_dim; ++c) {
       float sum = b[c];
-      for (int k = 0; k < in_dim; ++k) sum += in[r * in_dim + k] * w[k * out_dim + c];
+      for (int k = 0; k < in_dim; ++k)
+        sum += in[r * in_dim + k] * w[k * out_dim + c];
       out[r * out_dim + c] = relu && sum < 0 ? 0.0f : sum;
     }
   }
@@ -116,7 +119,8 @@ bool PrintAndCheck(const std::string& name, const Tensor& got,
     std::printf("\n");
     for (int c = 0; c < cols; ++c) {
       const int i = r * cols + c;
-      if (std::fabs(values[i] - want[i]) > 1e-5f * (1.0f + std::fabs(want[i]))) {
+      if (std::fabs(values[i] - want[i]) >
+          1e-5f * (1.0f + std::fabs(want[i]))) {
         std::printf("  MISMATCH at [%d,%d]: got %.7f, computed by hand %.7f\n",
                     r, c, values[i], want[i]);
         ok = false;
