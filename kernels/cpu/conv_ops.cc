@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/cpu_kernel_util.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -32,8 +33,8 @@ using op_shapes::Padding;
 constexpr int64_t kIntMax = std::numeric_limits<int>::max();
 // GEMMs doing more multiply-adds than this run on the intra-op pool.
 constexpr double kParallelGemmWork = 64.0 * 64.0 * 64.0;
-// Copies (im2col, casts, transposes) of more elements than this run on it.
-constexpr int64_t kParallelElements = 32 * 1024;
+// Copies (im2col, casts, transposes) of more than kParallelElements
+// (cpu_kernel_util.h) elements run on it too.
 // The im2col buffer holds at most this many elements (or one row).
 constexpr int64_t kMaxPatchElements = int64_t{4} << 20;
 
@@ -61,64 +62,10 @@ struct ComputeTypeFor<bfloat16> {
   using type = float;
 };
 
-// dst = expr, on the intra-op pool when `parallel`, else on this thread.
-template <typename Dst, typename Expr>
-void Assign(const OpKernelContext& ctx, bool parallel, Dst&& dst,
-            const Expr& expr) {
-  if (parallel) {
-    dst.device(ctx.eigen_cpu_device()) = expr;
-  } else {
-    Eigen::DefaultDevice device;
-    dst.device(device) = expr;
-  }
-}
-
-// One spatial dim of a windowed op, as TensorFlow's
-// GetWindowedOutputSizeVerboseV2 (same messages). For EXPLICIT the pads
-// come in through `window`.
-struct Window {
-  int64_t out = 0;
-  int64_t pad_before = 0;
-  int64_t pad_after = 0;
-};
-absl::Status ComputeWindow(int64_t input, int64_t filter, int64_t dilation,
-                           int64_t stride, Padding padding, Window* window) {
-  if (stride <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Stride must be > 0, but got ", stride));
-  }
-  if (dilation < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Dilation rate must be >= 1, but got ", dilation));
-  }
-  const int64_t effective = (filter - 1) * dilation + 1;
-  switch (padding) {
-    case Padding::kValid:
-      window->out = (input - effective + stride) / stride;
-      window->pad_before = window->pad_after = 0;
-      break;
-    case Padding::kExplicit:
-      window->out = (input + window->pad_before + window->pad_after -
-                     effective + stride) /
-                    stride;
-      break;
-    case Padding::kSame: {
-      window->out = (input + stride - 1) / stride;
-      const int64_t needed = std::max<int64_t>(
-          0, (window->out - 1) * stride + effective - input);
-      window->pad_before = needed / 2;
-      window->pad_after = needed - window->pad_before;
-      break;
-    }
-  }
-  if (window->out < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Computed output size would be negative: ", window->out,
-        " [input_size: ", input, ", effective_filter_size: ", effective,
-        ", stride: ", stride, "]"));
-  }
-  return absl::OkStatus();
-}
+using cpu::Assign;
+using cpu::ComputeWindow;
+using cpu::kParallelElements;
+using cpu::Window;
 
 // Everything Compute needs, in NHWC terms whatever the data format.
 struct ConvDims {

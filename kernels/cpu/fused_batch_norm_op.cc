@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/cpu_kernel_util.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -30,20 +31,9 @@ using Index = Eigen::Index;
 using Vec = Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor>>;
 using ConstVec = Eigen::TensorMap<Eigen::Tensor<const float, 1, Eigen::RowMajor>>;
 
-// Work over this many elements runs on the intra-op pool.
-constexpr int64_t kParallelElements = 32 * 1024;
+using cpu::kParallelElements;
 
-// dst = expr, on the intra-op pool when `parallel`, else on this thread.
-template <typename Dst, typename Expr>
-void Assign(const OpKernelContext& ctx, bool parallel, Dst&& dst,
-            const Expr& expr) {
-  if (parallel) {
-    dst.device(ctx.eigen_cpu_device()) = expr;
-  } else {
-    Eigen::DefaultDevice device;
-    dst.device(device) = expr;
-  }
-}
+using cpu::Assign;
 
 // x viewed as [outer, channels, inner]: inner == 1 when channels are last
 // (then x is a [outer, channels] matrix), outer == batch when first.

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/cpu_kernel_util.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -26,8 +27,7 @@ namespace {
 using op_shapes::Padding;
 using Index = Eigen::Index;
 
-// Work over this many elements runs on the intra-op pool.
-constexpr int64_t kParallelElements = 32 * 1024;
+using cpu::kParallelElements;
 
 template <typename T>
 using Tensor4 = Eigen::TensorMap<Eigen::Tensor<T, 4, Eigen::RowMajor>>;
@@ -35,58 +35,9 @@ template <typename T>
 using ConstTensor4 =
     Eigen::TensorMap<Eigen::Tensor<const T, 4, Eigen::RowMajor>>;
 
-// dst = expr, on the intra-op pool when `parallel`, else on this thread.
-template <typename Dst, typename Expr>
-void Assign(const OpKernelContext& ctx, bool parallel, Dst&& dst,
-            const Expr& expr) {
-  if (parallel) {
-    dst.device(ctx.eigen_cpu_device()) = expr;
-  } else {
-    Eigen::DefaultDevice device;
-    dst.device(device) = expr;
-  }
-}
-
-// One spatial dim of the window: TensorFlow's GetWindowedOutputSizeVerbose
-// (same messages). For EXPLICIT the pads come in through `window`.
-struct Window {
-  int64_t out = 0;
-  int64_t pad_before = 0;
-  int64_t pad_after = 0;
-};
-absl::Status ComputeWindow(int64_t input, int64_t ksize, int64_t stride,
-                           Padding padding, Window* window) {
-  if (stride <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Stride must be > 0, but got ", stride));
-  }
-  switch (padding) {
-    case Padding::kValid:
-      window->out = (input - ksize + stride) / stride;
-      window->pad_before = window->pad_after = 0;
-      break;
-    case Padding::kExplicit:
-      window->out =
-          (input + window->pad_before + window->pad_after - ksize + stride) /
-          stride;
-      break;
-    case Padding::kSame: {
-      window->out = (input + stride - 1) / stride;
-      const int64_t needed =
-          std::max<int64_t>(0, (window->out - 1) * stride + ksize - input);
-      window->pad_before = needed / 2;
-      window->pad_after = needed - window->pad_before;
-      break;
-    }
-  }
-  if (window->out < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Computed output size would be negative: ", window->out,
-        " [input_size: ", input, ", effective_filter_size: ", ksize,
-        ", stride: ", stride, "]"));
-  }
-  return absl::OkStatus();
-}
+using cpu::Assign;
+using cpu::ComputeWindow;
+using cpu::Window;
 
 enum class PoolKind { kMax, kAvg };
 
@@ -358,10 +309,10 @@ class PoolingOp : public OpKernel {
       d->out_cols.pad_before = explicit_paddings_[2 * w];
       d->out_cols.pad_after = explicit_paddings_[2 * w + 1];
     }
-    absl::Status s = ComputeWindow(d->rows, d->window_rows, d->stride_rows,
+    absl::Status s = ComputeWindow(d->rows, d->window_rows, /*dilation=*/1, d->stride_rows,
                                    padding_, &d->out_rows);
     if (!s.ok()) return s;
-    s = ComputeWindow(d->cols, d->window_cols, d->stride_cols, padding_,
+    s = ComputeWindow(d->cols, d->window_cols, /*dilation=*/1, d->stride_cols, padding_,
                       &d->out_cols);
     if (!s.ok()) return s;
     d->out_depth = d->depth;

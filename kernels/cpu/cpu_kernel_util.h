@@ -1,0 +1,87 @@
+// Pieces the CPU kernels share: where an Eigen expression runs (the intra-op
+// pool for big work, the calling thread for small work) and the geometry of
+// one spatial dimension of a windowed op (convolution, pooling).
+#ifndef GRAPHRUN_KERNELS_CPU_CPU_KERNEL_UTIL_H_
+#define GRAPHRUN_KERNELS_CPU_CPU_KERNEL_UTIL_H_
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "graph/ops/shape_helpers.h"
+#include "kernels/eigen.h"
+#include "kernels/op_kernel.h"
+
+namespace graphrun {
+namespace cpu {
+
+// Work over this many elements runs on the intra-op pool.
+inline constexpr int64_t kParallelElements = 32 * 1024;
+
+// dst = expr, on the intra-op pool when `parallel`, else on this thread.
+template <typename Dst, typename Expr>
+void Assign(const OpKernelContext& ctx, bool parallel, Dst&& dst,
+            const Expr& expr) {
+  if (parallel) {
+    dst.device(ctx.eigen_cpu_device()) = expr;
+  } else {
+    Eigen::DefaultDevice device;
+    dst.device(device) = expr;
+  }
+}
+
+// One spatial dim of a windowed op, as TensorFlow's
+// GetWindowedOutputSizeVerboseV2 (same messages). For EXPLICIT the pads
+// come in through `window`.
+struct Window {
+  int64_t out = 0;
+  int64_t pad_before = 0;
+  int64_t pad_after = 0;
+};
+
+inline absl::Status ComputeWindow(int64_t input, int64_t filter,
+                                  int64_t dilation, int64_t stride,
+                                  op_shapes::Padding padding, Window* window) {
+  using op_shapes::Padding;
+  if (stride <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Stride must be > 0, but got ", stride));
+  }
+  if (dilation < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Dilation rate must be >= 1, but got ", dilation));
+  }
+  const int64_t effective = (filter - 1) * dilation + 1;
+  switch (padding) {
+    case Padding::kValid:
+      window->out = (input - effective + stride) / stride;
+      window->pad_before = window->pad_after = 0;
+      break;
+    case Padding::kExplicit:
+      window->out = (input + window->pad_before + window->pad_after -
+                     effective + stride) /
+                    stride;
+      break;
+    case Padding::kSame: {
+      window->out = (input + stride - 1) / stride;
+      const int64_t needed = std::max<int64_t>(
+          0, (window->out - 1) * stride + effective - input);
+      window->pad_before = needed / 2;
+      window->pad_after = needed - window->pad_before;
+      break;
+    }
+  }
+  if (window->out < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Computed output size would be negative: ", window->out,
+        " [input_size: ", input, ", effective_filter_size: ", effective,
+        ", stride: ", stride, "]"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cpu
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_KERNELS_CPU_CPU_KERNEL_UTIL_H_
