@@ -190,6 +190,22 @@ void BM_MatMulDirect(benchmark::State& state) {
 }
 BENCHMARK(BM_MatMulDirect)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// One thread, no pool: the per-core figure the threaded runs are measured
+// against (parallel efficiency = threaded / (cores x this)).
+void BM_MatMulDirectOneThread(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  Tensor a = RandomMatrix(n), b = RandomMatrix(n);
+  Tensor c(DT_FLOAT, TensorShape({n, n}));
+  for (auto _ : state) {
+    Gemm<float>(nullptr, false, false, n, n, n, a.flat<float>().data(),
+                b.flat<float>().data(), c.flat<float>().data());
+    benchmark::DoNotOptimize(c.raw_data());
+  }
+  state.counters["GFLOPs"] = benchmark::Counter(
+      2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_MatMulDirectOneThread)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // x [1024,1024] -> 16 alternating Relu/Neg -> fetch: peak bytes of the step
 // against the sum of every tensor it made. Freed-after-last-use plus in-place
 // forwarding keep the peak near two tensors.

@@ -1,5 +1,6 @@
 #include "graph/tensor.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -62,9 +63,20 @@ absl::Status DecodeStrings(const std::string& content, absl::Span<std::string> o
 
 }  // namespace
 
+namespace {
+bool PoisonUninitialized() {
+  static const bool poison = [] {
+    const char* v = std::getenv("GRAPHRUN_POISON_TENSORS");
+    return v != nullptr && v[0] != '\0' && v[0] != '0';
+  }();
+  return poison;
+}
+}  // namespace
+
 std::shared_ptr<TensorBuffer> TensorBuffer::Create(Allocator* allocator,
                                                    DataType dtype,
-                                                   int64_t num_elements) {
+                                                   int64_t num_elements,
+                                                   Init init) {
   const size_t bytes = ElementBytes(dtype) * static_cast<size_t>(num_elements);
   void* data = allocator->AllocateRaw(kTensorAlignment, bytes);
   if (data == nullptr) return nullptr;
@@ -77,8 +89,10 @@ std::shared_ptr<TensorBuffer> TensorBuffer::Create(Allocator* allocator,
   if (dtype == DT_STRING) {
     auto* s = static_cast<std::string*>(data);
     for (int64_t i = 0; i < num_elements; ++i) new (s + i) std::string();
-  } else {
+  } else if (init == Init::kZero) {
     std::memset(data, 0, bytes);
+  } else if (PoisonUninitialized()) {
+    std::memset(data, 0xFF, bytes);
   }
   return buffer;
 }
@@ -98,7 +112,8 @@ Tensor::Tensor(DataType dtype, const TensorShape& shape) {
 }
 
 absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
-                                        const TensorShape& shape) {
+                                        const TensorShape& shape,
+                                        TensorBuffer::Init init) {
   if (!IsSupportedTensorType(dtype)) {
     return absl::UnimplementedError(absl::StrCat(
         "tensors of type ", DataTypeString(dtype), " are not supported"));
@@ -106,7 +121,7 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;
-  t.buffer_ = TensorBuffer::Create(allocator, dtype, shape.num_elements());
+  t.buffer_ = TensorBuffer::Create(allocator, dtype, shape.num_elements(), init);
   if (t.buffer_ == nullptr) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "out of memory allocating a ", DataTypeString(dtype), " tensor of shape ",

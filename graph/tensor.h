@@ -28,10 +28,18 @@ namespace graphrun {
 // Owns one allocation. For DT_STRING it holds constructed std::string objects.
 class TensorBuffer {
  public:
-  // Returns nullptr if the allocator has no memory left.
+  // Whether a new buffer's bytes are set. kUninitialized is for buffers
+  // the caller overwrites completely (kernel outputs); with the environment
+  // variable GRAPHRUN_POISON_TENSORS=1 (set for every test) they are filled
+  // with 0xFF bytes instead, so code that reads them before writing shows
+  // up as NaN / -1 rather than as a lucky zero.
+  enum class Init { kZero, kUninitialized };
+  // Returns nullptr if the allocator has no memory left. DT_STRING buffers
+  // always hold constructed empty strings.
   static std::shared_ptr<TensorBuffer> Create(Allocator* allocator,
                                               DataType dtype,
-                                              int64_t num_elements);
+                                              int64_t num_elements,
+                                              Init init = Init::kZero);
   ~TensorBuffer();
   TensorBuffer(const TensorBuffer&) = delete;
   TensorBuffer& operator=(const TensorBuffer&) = delete;
@@ -62,8 +70,9 @@ class Tensor {
   // Allocates a zero-initialized tensor from the host allocator; aborts if
   // the memory is not there. Use Allocate() when the size comes from input.
   Tensor(DataType dtype, const TensorShape& shape);
-  static absl::StatusOr<Tensor> Allocate(Allocator* allocator, DataType dtype,
-                                         const TensorShape& shape);
+  static absl::StatusOr<Tensor> Allocate(
+      Allocator* allocator, DataType dtype, const TensorShape& shape,
+      TensorBuffer::Init init = TensorBuffer::Init::kZero);
 
   // A scalar holding `value`.
   template <typename T>

@@ -66,8 +66,11 @@ OpKernelContext::OpKernelContext(Params* params)
 
 absl::Status OpKernelContext::allocate_output(int i, const TensorShape& shape,
                                               Tensor** out) {
+  // Kernels overwrite their outputs: no zero fill (a 16 MB output would
+  // otherwise cost a memset and its page faults on every step).
   auto t = Tensor::Allocate(params_->device->allocator(),
-                            expected_output_dtype(i), shape);
+                            expected_output_dtype(i), shape,
+                            TensorBuffer::Init::kUninitialized);
   if (!t.ok()) return t.status();
   outputs_[i] = *std::move(t);
   *out = &outputs_[i];
@@ -97,7 +100,8 @@ absl::Status OpKernelContext::forward_input_or_allocate_output(
 absl::Status OpKernelContext::allocate_temp(DataType dtype,
                                             const TensorShape& shape,
                                             Tensor* out) {
-  auto t = Tensor::Allocate(params_->device->allocator(), dtype, shape);
+  auto t = Tensor::Allocate(params_->device->allocator(), dtype, shape,
+                            TensorBuffer::Init::kUninitialized);
   if (!t.ok()) return t.status();
   *out = *std::move(t);
   return absl::OkStatus();

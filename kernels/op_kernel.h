@@ -208,6 +208,12 @@ class OpKernelContext {
   // Sets output i to an existing tensor (shares its buffer).
   void set_output(int i, Tensor tensor);
 
+  // Marks every output dead (control flow's untaken branch, or a dead
+  // tensor received from another device): consumers do not run, and their
+  // outputs are dead too.
+  void set_outputs_dead() { outputs_dead_ = true; }
+  bool outputs_dead() const { return outputs_dead_; }
+
   // The first error wins.
   void SetStatus(const absl::Status& status);
   const absl::Status& status() const { return status_; }
@@ -227,6 +233,7 @@ class OpKernelContext {
   Params* params_;
   absl::InlinedVector<Tensor, 4> outputs_;
   absl::Status status_;
+  bool outputs_dead_ = false;
 };
 
 // "kernel 'op_name' (Op) on device: message" context is added by the caller.

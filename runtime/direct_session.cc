@@ -1,6 +1,8 @@
 #include <atomic>
 #include <map>
+#include <cstdio>
 #include <set>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -12,16 +14,67 @@
 #include "graph/import.h"
 #include "graph/status_macros.h"
 #include "kernels/eigen.h"
+#include "graph/check.h"
+#include "partition/partition.h"
+#include "placer/cost_model.h"
+#include "placer/device_set.h"
+#include "placer/placer.h"
 #include "runtime/executor.h"
+#include "runtime/local_rendezvous.h"
 #include "runtime/session.h"
 
 namespace graphrun {
 namespace {
 
+// Float GEMM throughput of one core with -march=native, and memory
+// bandwidth per core (shared/reference/machine_measurements.md); the
+// placer's model of a CPU device.
+constexpr double kCpuFlopsPerCore = 1.3e11;
+constexpr double kCpuBytesPerSecondPerCore = 1.4e10;
+
+// The status of a step over several partitions. An error caused by another
+// partition's failure (the cancellation or the rendezvous abort it sets
+// off) must not hide the error that caused it, so a real error replaces a
+// Cancelled/Aborted one.
+class StepStatus {
+ public:
+  // Returns true if `s` became the step's status.
+  bool Update(const absl::Status& s) {
+    absl::MutexLock lock(&mu_);
+    const bool derived = s.code() == absl::StatusCode::kCancelled ||
+                         s.code() == absl::StatusCode::kAborted;
+    if (status_.ok() || (status_derived_ && !derived)) {
+      status_ = s;
+      status_derived_ = derived;
+      return true;
+    }
+    return false;
+  }
+  absl::Status Get() {
+    absl::MutexLock lock(&mu_);
+    return status_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  bool status_derived_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+
 // Everything one (feeds, fetches, targets) signature needs, built once.
-struct Plan {
+// One device's share of a plan.
+struct PartitionPlan {
   std::unique_ptr<Graph> graph;
   std::unique_ptr<Executor> executor;
+};
+
+struct Plan {
+  // The pruned graph with a device on every node.
+  std::unique_ptr<Graph> graph;
+  // One per device the placement uses (one in the common case: then no
+  // Send/Recv and no rendezvous).
+  std::vector<PartitionPlan> partitions;
   // Per feed, in the caller's order: what the fed tensor must look like.
   std::vector<DataType> feed_dtypes;
   std::vector<PartialShape> feed_shapes;
@@ -53,11 +106,38 @@ class DirectSession : public Session {
     for (int i = 0; i < n; ++i) {
       devices_.push_back(NewCpuDevice(options.device_prefix, i, cpu));
     }
+    // What the placer knows of them: each virtual CPU gets its share of the
+    // cores; tensors between them are handed over, not copied, but a
+    // Send/Recv pair still costs about a microsecond.
+    const double share = static_cast<double>(cores) / n;
+    for (const auto& d : devices_) {
+      placer::DeviceInfo info = placer::DefaultDeviceInfo("CPU");
+      info.name = d->name();
+      info.parsed = placer::ParseDeviceName(d->name()).value();
+      info.memory_bytes = 0;  // host memory: not modelled as a limit
+      info.peak_flops = kCpuFlopsPerCore * share;
+      info.memory_bandwidth = kCpuBytesPerSecondPerCore * share;
+      info.launch_overhead_s = 1e-7;
+      GR_CHECK(device_set_.AddDevice(info).ok());
+    }
+    placer::LinkRule cpu_link;
+    cpu_link.src = placer::ParseDeviceName("/device:CPU:*").value();
+    cpu_link.dst = cpu_link.src;
+    cpu_link.latency_s = 1e-6;
+    cpu_link.bandwidth = 0;
+    GR_CHECK(device_set_.AddLink(cpu_link).ok());
+    cost_model_ = std::make_unique<placer::CostModel>();
+    availability_ = placer::RegistryAvailability();
     const int inter = options.inter_op_threads > 0 ? options.inter_op_threads : cores;
-    inter_op_pool_ = std::make_unique<Eigen::ThreadPool>(inter);
+    inter_op_pool_ = std::make_unique<Eigen::ThreadPool>(inter, options.allow_thread_spinning);
   }
 
-  absl::Status Init(const GraphDef& graph) { return Extend(graph); }
+  absl::Status Init(const GraphDef& graph) {
+    if (!options_.cost_profile.empty()) {
+      GR_RETURN_IF_ERROR(cost_model_->LoadProfile(options_.cost_profile));
+    }
+    return Extend(graph);
+  }
 
   absl::Status Extend(const GraphDef& graph) override {
     absl::MutexLock lock(&mu_);
@@ -112,31 +192,53 @@ class DirectSession : public Session {
     args.cancellation = &cancellation;
     Eigen::ThreadPool* pool = inter_op_pool_.get();
     args.runner = [pool](std::function<void()> fn) { pool->Schedule(std::move(fn)); };
-    DeviceStepStats dev_stats;
-    std::unique_ptr<StepStatsCollector> collector;
-    if (metadata != nullptr && run_options.trace_level() > RunOptions::NO_TRACE) {
-      dev_stats.set_device(plan->executor->device()->name());
-      collector = std::make_unique<StepStatsCollector>(&dev_stats);
-      args.stats = collector.get();
-    }
+    const size_t num_parts = plan->partitions.size();
+    // A step over several devices meets at one rendezvous; the first real
+    // error aborts it, so partitions waiting in a Recv fail instead of
+    // hanging.
+    std::shared_ptr<Rendezvous> rendezvous;
+    if (num_parts > 1) rendezvous = NewLocalRendezvous();
+    args.rendezvous = rendezvous.get();
+    std::vector<DeviceStepStats> dev_stats(num_parts);
+    std::vector<std::unique_ptr<StepStatsCollector>> collectors(num_parts);
+    const bool trace = metadata != nullptr && run_options.trace_level() > RunOptions::NO_TRACE;
 
-    absl::Notification done;
+    StepStatus step_status;
+    std::atomic<int> remaining{static_cast<int>(num_parts)};
+    absl::Notification all_done;
+    for (size_t i = 0; i < num_parts; ++i) {
+      const PartitionPlan& part = plan->partitions[i];
+      Executor::Args part_args = args;
+      if (trace) {
+        dev_stats[i].set_device(part.executor->device()->name());
+        collectors[i] = std::make_unique<StepStatsCollector>(&dev_stats[i]);
+        part_args.stats = collectors[i].get();
+      }
+      part.executor->RunAsync(part_args, [&, rendezvous](const absl::Status& s) {
+        if (!s.ok() && step_status.Update(s) && rendezvous != nullptr) {
+          rendezvous->StartAbort(s);
+        }
+        // The last partition to finish wakes the caller; nothing here is
+        // touched after that.
+        if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) all_done.Notify();
+      });
+    }
     absl::Status status;
-    plan->executor->RunAsync(args, [&](const absl::Status& s) {
-      status = s;
-      done.Notify();
-    });
     if (run_options.timeout_in_ms() > 0) {
-      if (!done.WaitForNotificationWithTimeout(
+      if (!all_done.WaitForNotificationWithTimeout(
               absl::Milliseconds(run_options.timeout_in_ms()))) {
         cancellation.StartCancel();
-        done.WaitForNotification();
+        if (rendezvous != nullptr) {
+          rendezvous->StartAbort(absl::DeadlineExceededError("the step timed out"));
+        }
+        all_done.WaitForNotification();
         status = absl::DeadlineExceededError(absl::StrCat(
             "the step timed out after ", run_options.timeout_in_ms(), " ms"));
       }
     } else {
-      done.WaitForNotification();
+      all_done.WaitForNotification();
     }
+    if (status.ok()) status = step_status.Get();
     if (!status.ok()) return status;
 
     outputs->clear();
@@ -147,9 +249,13 @@ class DirectSession : public Session {
       }
       outputs->push_back(std::move(frame.retvals[i]));
     }
-    if (collector != nullptr) *metadata->mutable_step_stats()->add_dev_stats() = std::move(dev_stats);
+    if (trace) {
+      for (auto& d : dev_stats) *metadata->mutable_step_stats()->add_dev_stats() = std::move(d);
+    }
     if (metadata != nullptr && run_options.output_partition_graphs()) {
-      *metadata->add_partition_graphs() = plan->graph->ToGraphDef();
+      for (const PartitionPlan& part : plan->partitions) {
+        *metadata->add_partition_graphs() = part.graph->ToGraphDef();
+      }
     }
     return absl::OkStatus();
   }
@@ -288,13 +394,87 @@ class DirectSession : public Session {
     options.infer_shapes = false;  // done on the full graph already
     options.allow_internal_names = true;
     GR_ASSIGN_OR_RETURN(plan->graph, ImportGraphDef(out, options));
-    GR_ASSIGN_OR_RETURN(plan->executor, Executor::Create(plan->graph.get(), devices_[0].get()));
     plan->num_fetches = static_cast<int>(fetches.size());
+    // The placer's costs want shapes: the full graph's, and the fed
+    // tensors' own for the _Arg nodes.
+    for (const auto& node : plan->graph->nodes()) {
+      if (node->op() == "_Arg") {
+        int64_t index = 0;
+        if (node->attrs().Get("index", &index).ok() && index < static_cast<int64_t>(feeds.size())) {
+          plan->graph->set_output_shapes(node.get(), {PartialShape(feeds[index].second.shape())});
+        }
+        continue;
+      }
+      const Node* full = g.FindNode(node->name());
+      if (full == nullptr || full->num_outputs() != node->num_outputs()) continue;
+      std::vector<PartialShape> shapes;
+      for (int k = 0; k < full->num_outputs(); ++k) shapes.push_back(full->output_shape(k));
+      plan->graph->set_output_shapes(node.get(), std::move(shapes));
+    }
+    GR_RETURN_IF_ERROR(PlaceAndPartition(plan.get()));
     return plan;
+  }
+
+  // Places the plan's graph on this session's devices and builds one
+  // executor per device it uses, joined by Send/Recv pairs.
+  absl::Status PlaceAndPartition(Plan* plan) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Graph& graph = *plan->graph;
+    placer::PlacerOptions placer_options;
+    placer_options.allow_soft_placement = options_.allow_soft_placement;
+    placer_options.availability = availability_.get();
+    GR_ASSIGN_OR_RETURN(placer::Placement placement,
+                        placer::Place(graph, device_set_, *cost_model_, placer_options));
+    if (options_.log_device_placement) {
+      std::string log = placer::FormatPlacementLog(graph, device_set_, placement);
+      for (const std::string& w : placement.warnings) absl::StrAppend(&log, w, "\n");
+      std::fwrite(log.data(), 1, log.size(), stdout);
+      std::fflush(stdout);
+    }
+    std::set<int> used(placement.device.begin(), placement.device.end());
+    if (used.size() <= 1) {
+      const int d = used.empty() ? 0 : *used.begin();
+      PartitionPlan part;
+      GraphDef def = graph.ToGraphDef();
+      for (NodeDef& n : *def.mutable_node()) n.set_device(devices_[d]->name());
+      ImportOptions options;
+      options.infer_shapes = false;
+      options.allow_internal_names = true;
+      GR_ASSIGN_OR_RETURN(part.graph, ImportGraphDef(def, options));
+      GR_ASSIGN_OR_RETURN(part.executor, Executor::Create(part.graph.get(), devices_[d].get()));
+      plan->partitions.push_back(std::move(part));
+      return absl::OkStatus();
+    }
+    PartitionOptions popts;
+    popts.node_to_loc = [&](const Node& n) {
+      return device_set_.devices()[placement.device[n.id()]].name;
+    };
+    for (const auto& d : devices_) popts.devices.push_back(d->name());
+    GR_ASSIGN_OR_RETURN(auto parts, Partition(graph, popts));
+    for (auto& [device_name, def] : parts) {
+      Device* device = nullptr;
+      for (const auto& d : devices_) {
+        if (d->name() == device_name) device = d.get();
+      }
+      if (device == nullptr) {
+        return absl::InternalError(absl::StrCat("partition for unknown device ", device_name));
+      }
+      PartitionPlan part;
+      ImportOptions options;
+      options.infer_shapes = false;
+      options.allow_internal_names = true;
+      GR_ASSIGN_OR_RETURN(part.graph, ImportGraphDef(def, options));
+      GR_ASSIGN_OR_RETURN(part.executor, Executor::Create(part.graph.get(), device));
+      plan->partitions.push_back(std::move(part));
+    }
+    return absl::OkStatus();
   }
 
   const SessionOptions options_;
   std::vector<std::unique_ptr<Device>> devices_;
+  // The same devices as the placer sees them.
+  placer::DeviceSet device_set_;
+  std::unique_ptr<placer::CostModel> cost_model_;
+  std::unique_ptr<placer::KernelAvailability> availability_;
   std::unique_ptr<Eigen::ThreadPool> inter_op_pool_;
   std::atomic<int64_t> next_step_id_{1};
   absl::Mutex mu_;

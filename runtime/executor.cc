@@ -186,11 +186,15 @@ class ExecutorState {
       item.kernel->Compute(&ctx);
       if (stats != nullptr) stats->set_op_end_rel_nanos(absl::GetCurrentTimeNanos() - stats->all_start_nanos());
       absl::Status s = ctx.status();
-      if (s.ok()) s = CheckOutputs(item, ctx.mutable_outputs());
-      if (!s.ok()) {
-        Fail(NodeError(item, s));
+      if (s.ok() && ctx.outputs_dead()) {
+        PropagateDead(item, &ready);
       } else {
-        PropagateOutputs(item, ctx.mutable_outputs(), &ready);
+        if (s.ok()) s = CheckOutputs(item, ctx.mutable_outputs());
+        if (!s.ok()) {
+          Fail(NodeError(item, s));
+        } else {
+          PropagateOutputs(item, ctx.mutable_outputs(), &ready);
+        }
       }
       ClearInputs(item);
       if (stats != nullptr) FinishStats(item, ctx.mutable_outputs(), stats);
@@ -215,11 +219,15 @@ class ExecutorState {
       }
       ReadyList ready;
       absl::Status s = state->ctx->status();
-      if (s.ok()) s = CheckOutputs(item, state->ctx->mutable_outputs());
-      if (!s.ok()) {
-        Fail(NodeError(item, s));
+      if (s.ok() && state->ctx->outputs_dead()) {
+        PropagateDead(item, &ready);
       } else {
-        PropagateOutputs(item, state->ctx->mutable_outputs(), &ready);
+        if (s.ok()) s = CheckOutputs(item, state->ctx->mutable_outputs());
+        if (!s.ok()) {
+          Fail(NodeError(item, s));
+        } else {
+          PropagateOutputs(item, state->ctx->mutable_outputs(), &ready);
+        }
       }
       ClearInputs(item);
       if (args_.stats != nullptr) {

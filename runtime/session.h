@@ -6,8 +6,12 @@
 //   absl::Status s = (*session)->Run({{"x", x}}, {"probs:0"}, {}, &out);
 //
 // Run() prunes the graph to what the fetches and targets need (feeds cut
-// their producers off), builds executors once per (feeds, fetches, targets)
-// signature and caches them, so a repeated Run does no graph analysis.
+// their producers off), places the pruned graph on the session's devices
+// with the cost model (placer/), cuts it into one partition per device used
+// (Send/Recv pairs between them, partition/), and builds one executor per
+// partition -- once per (feeds, fetches, targets) signature, cached, so a
+// repeated Run does no graph analysis. A step over several devices aborts
+// every partition on the first error.
 // Run is thread-safe: many steps may run at once. Extend() adds nodes.
 #ifndef GRAPHRUN_RUNTIME_SESSION_H_
 #define GRAPHRUN_RUNTIME_SESSION_H_
@@ -34,6 +38,21 @@ struct SessionOptions {
   int inter_op_threads = 0;
   // Threads inside big kernels, per CPU device; 0 = cores / cpu_devices.
   int intra_op_threads = 0;
+  // Let idle inter-op threads spin before sleeping (TensorFlow's
+  // disable_thread_spinning, inverted). Spinning shortens wake-ups between
+  // tiny nodes but takes cores from the intra-op threads of big kernels, so
+  // it is off by default.
+  bool allow_thread_spinning = false;
+  // TensorFlow's ConfigProto.log_device_placement: when a plan is built,
+  // print one line per node to stdout, "name: (Op): /job:.../device:CPU:0",
+  // followed by "# " and why the node is there.
+  bool log_device_placement = false;
+  // TensorFlow's allow_soft_placement: a device request no device can meet
+  // falls back to another device instead of failing.
+  bool allow_soft_placement = false;
+  // Measured costs for the placer (a file written by `graphrun run
+  // --save_costs`); "" = the analytical model.
+  std::string cost_profile;
   // Device name prefix of this process.
   std::string device_prefix = "/job:localhost/replica:0/task:0";
 };

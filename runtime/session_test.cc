@@ -1,13 +1,38 @@
 #include "runtime/session.h"
 
+#include <atomic>
 #include <set>
 #include <thread>
 
+#include "absl/time/clock.h"
 #include "graph/graph_io.h"
+#include "graph/op_registry.h"
 #include "gtest/gtest.h"
+#include "kernels/kernel_registry.h"
 
 namespace graphrun {
 namespace {
+
+// An op that never finishes on its own: it waits for the step to be
+// cancelled, as a stuck Recv or a hung device would.
+REGISTER_OP("TestWaitForCancel").Input("x: float").Output("y: float");
+class WaitForCancelOp : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    CancellationManager* cm = ctx->cancellation();
+    const int64_t token = cm->NewToken();
+    if (!cm->Register(token, [ctx, done] {
+          ctx->SetStatus(absl::CancelledError("cancelled while waiting"));
+          done();
+        })) {
+      ctx->SetStatus(absl::CancelledError("already cancelled"));
+      done();
+    }
+  }
+};
+REGISTER_KERNEL(KernelDefBuilder("TestWaitForCancel").Device(kDeviceCpu),
+                WaitForCancelOp);
 
 // y = relu(x W + b), with W = [[1,2],[3,4],[5,6]], b = [0.5,-100]; and an
 // unrelated branch that must be pruned when not fetched.
@@ -165,6 +190,45 @@ TEST(SessionTest, VirtualCpuDevices) {
   auto session = MakeSession(options);
   ASSERT_EQ(session->devices().size(), 3u);
   EXPECT_EQ(session->devices()[2]->name(), "/job:localhost/replica:0/task:0/device:CPU:2");
+}
+
+TEST(SessionTest, TimeoutCancelsAStuckStepAndTheSessionStaysUsable) {
+  auto def = ParseGraphDef(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "stuck" op: "TestWaitForCancel" input: "x" }
+    node { name: "fine" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb", GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  auto session = Session::Create(*def);
+  ASSERT_TRUE(session.ok()) << session.status();
+  RunOptions options;
+  options.set_timeout_in_ms(50);
+  std::vector<Tensor> out;
+  const absl::Time start = absl::Now();
+  absl::Status s = (*session)->Run(options, {{"x", Tensor::Scalar<float>(1)}},
+                                   {"stuck:0"}, {}, &out, nullptr);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  EXPECT_NE(s.message().find("50 ms"), std::string::npos) << s;
+  // It returned because of the timeout, not after some unrelated wait.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+
+  // Several stuck steps at once all time out; other signatures still run.
+  std::vector<std::thread> threads;
+  std::atomic<int> timed_out{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      std::vector<Tensor> o;
+      if ((*session)->Run(options, {{"x", Tensor::Scalar<float>(1)}}, {"stuck:0"},
+                          {}, &o, nullptr).code() ==
+          absl::StatusCode::kDeadlineExceeded) {
+        ++timed_out;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(timed_out.load(), 4);
+  ASSERT_TRUE((*session)->Run({{"x", Tensor::Scalar<float>(2)}}, {"fine:0"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), -2.0f);
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 // graphrun: the command-line front end.
 //
+//   graphrun run GRAPH --fetch NAME ...     run it (see kUsage)
+//   graphrun place GRAPH [--devices=...]    where each node goes and why
+//   graphrun partition GRAPH --out=DIR      per-device GraphDefs
 //   graphrun inspect GRAPH [--format=text|binary --out=PATH]
 //
 // Exit status: 0 on success, 1 on a bad graph or failed command, 2 on a
@@ -21,7 +24,10 @@
 #include "graph/graph_io.h"
 #include "graph/import.h"
 #include "kernels/kernel_registry.h"
+#include "absl/strings/str_split.h"
 #include "tools/inspect.h"
+#include "tools/partition_command.h"
+#include "tools/place_command.h"
 #include "tools/run_command.h"
 
 ABSL_FLAG(std::string, format, "",
@@ -39,6 +45,29 @@ ABSL_FLAG(int, inter_op_threads, 0, "run: threads running ready nodes (0 = cores
 ABSL_FLAG(int, intra_op_threads, 0, "run: threads inside big kernels (0 = cores)");
 ABSL_FLAG(int64_t, timeout_ms, 0, "run: fail a step that takes longer (0 = no limit)");
 ABSL_FLAG(bool, quiet, false, "run: print nothing but errors");
+ABSL_FLAG(std::string, devices, "",
+          "place: cluster description (JSON, see placer/CLUSTER_FORMAT.md); "
+          "default: this machine's devices");
+ABSL_FLAG(std::string, costs, "",
+          "place, run: measured costs to place with (a file written by "
+          "run --save_costs, or by hand: placer/COST_PROFILE.md)");
+ABSL_FLAG(std::string, save_costs, "",
+          "run: write each node's median measured time over the steps here");
+ABSL_FLAG(bool, explain, false, "place: one line per node with the reason");
+ABSL_FLAG(std::string, dot, "", "place: write a Graphviz DOT picture of the placement");
+ABSL_FLAG(bool, allow_soft_placement, false,
+          "place, run: let a device request no device can meet fall back");
+ABSL_FLAG(bool, log_device_placement, false,
+          "run: print where each node runs and why (TensorFlow's format)");
+ABSL_FLAG(bool, respect_memory, true, "place: keep each device within its memory");
+ABSL_FLAG(std::string, gpus, "auto",
+          "place: GPUs to use on this machine: auto (idle ones), all, none, "
+          "or indices like 0,2 (CUDA_VISIBLE_DEVICES is honoured)");
+ABSL_FLAG(int, num_gpus, -1, "place: with --gpus=auto, how many (-1 = every idle one)");
+ABSL_FLAG(std::string, wire_compression, "none",
+          "partition: float32 edges between tasks travel as none, fp16 or bf16");
+ABSL_FLAG(std::string, cpu_only_ops, "",
+          "place: comma-separated ops assumed to have no kernel off the CPU");
 
 namespace graphrun {
 namespace {
@@ -51,6 +80,15 @@ Usage:
                                          run the graph; --feed, --fetch and
                                          --target repeat; fetched tensors are
                                          printed and written to DIR as .npy
+  graphrun place GRAPH [--devices=cluster.json] [--costs=profile.json]
+               [--explain] [--dot=placed.dot]
+                                         place the graph with the cost model:
+                                         per-device summary, predicted step
+                                         time, why each node goes where
+  graphrun partition GRAPH --out=DIR [--devices=cluster.json]
+               [--wire_compression=none|fp16|bf16]
+                                         place, then cut into one GraphDef per
+                                         device with _Send/_Recv pairs
   graphrun inspect GRAPH                 summary: ops, inputs, outputs, devices,
                                          ops this build cannot run, validation
   graphrun inspect GRAPH --format=text|binary [--out=PATH]
@@ -159,6 +197,25 @@ std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* ou
   return rest;
 }
 
+graphrun::PlaceCommandArgs PlaceArgsFromFlags(const std::string& graph) {
+  graphrun::PlaceCommandArgs place;
+  place.graph = graph;
+  place.devices_file = absl::GetFlag(FLAGS_devices);
+  place.costs_file = absl::GetFlag(FLAGS_costs);
+  place.dot_path = absl::GetFlag(FLAGS_dot);
+  place.explain = absl::GetFlag(FLAGS_explain);
+  place.allow_soft_placement = absl::GetFlag(FLAGS_allow_soft_placement);
+  place.respect_memory = absl::GetFlag(FLAGS_respect_memory);
+  place.cpu_devices = absl::GetFlag(FLAGS_cpu_devices);
+  place.gpus = absl::GetFlag(FLAGS_gpus);
+  place.num_gpus = absl::GetFlag(FLAGS_num_gpus);
+  for (absl::string_view op : absl::StrSplit(absl::GetFlag(FLAGS_cpu_only_ops), ',',
+                                             absl::SkipEmpty())) {
+    place.cpu_only_ops.emplace_back(op);
+  }
+  return place;
+}
+
 int main(int argc, char** argv) {
   // Under `bazel run`, paths on the command line are relative to where the
   // user typed the command, not to the runfiles tree.
@@ -198,7 +255,31 @@ int main(int argc, char** argv) {
     run.intra_op_threads = absl::GetFlag(FLAGS_intra_op_threads);
     run.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
     run.quiet = absl::GetFlag(FLAGS_quiet);
+    run.log_device_placement = absl::GetFlag(FLAGS_log_device_placement);
+    run.allow_soft_placement = absl::GetFlag(FLAGS_allow_soft_placement);
+    run.costs_file = absl::GetFlag(FLAGS_costs);
+    run.save_costs = absl::GetFlag(FLAGS_save_costs);
     return graphrun::RunCommand(run);
+  }
+  if (command == "place") {
+    if (args.size() != 1) {
+      std::fprintf(stderr, "graphrun place: expected one GRAPH argument\n\n%s", graphrun::kUsage);
+      return 2;
+    }
+    graphrun::PlaceCommandArgs place = PlaceArgsFromFlags(args[0]);
+    return graphrun::PlaceCommand(place);
+  }
+  if (command == "partition") {
+    if (args.size() != 1) {
+      std::fprintf(stderr, "graphrun partition: expected one GRAPH argument\n\n%s",
+                   graphrun::kUsage);
+      return 2;
+    }
+    graphrun::PartitionCommandArgs partition;
+    partition.place = PlaceArgsFromFlags(args[0]);
+    partition.out_dir = absl::GetFlag(FLAGS_out);
+    partition.wire_compression = absl::GetFlag(FLAGS_wire_compression);
+    return graphrun::PartitionCommand(partition);
   }
   if (command == "help") {
     std::fputs(graphrun::kUsage, stdout);

@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <iostream>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "graph/graph_io.h"
 #include "graph/import.h"
 #include "graph/npy.h"
+#include "placer/cost_model.h"
 #include "runtime/session.h"
 #include "runtime/trace.h"
 
@@ -57,6 +59,26 @@ std::string Summary(const Tensor& t, int max_values = 12) {
   return s + "]";
 }
 
+// Adds each graph node's measured time in this step (the runtime's own
+// _Arg/_Retval/_Send/_Recv nodes are skipped).
+void RecordCosts(const StepStats& stats,
+                 const absl::flat_hash_map<std::string, std::string>& op_of,
+                 placer::CostModel* costs) {
+  for (const DeviceStepStats& dev : stats.dev_stats()) {
+    for (const NodeExecStats& n : dev.node_stats()) {
+      auto it = op_of.find(n.node_name());
+      if (it == op_of.end()) continue;
+      std::vector<int64_t> bytes;
+      for (const NodeOutput& out : n.output()) {
+        bytes.push_back(out.tensor_description().allocation_description().requested_bytes());
+      }
+      const int64_t nanos = n.op_end_rel_nanos() - n.op_start_rel_nanos();
+      costs->AddMeasurement(n.node_name(), it->second, dev.device(),
+                            static_cast<double>(std::max<int64_t>(nanos, 0)) * 1e-9, bytes);
+    }
+  }
+}
+
 }  // namespace
 
 int RunCommand(const RunCommandArgs& args) {
@@ -96,8 +118,16 @@ int RunCommand(const RunCommandArgs& args) {
   options.cpu_devices = args.cpu_devices;
   options.inter_op_threads = args.inter_op_threads;
   options.intra_op_threads = args.intra_op_threads;
+  options.log_device_placement = args.log_device_placement;
+  options.allow_soft_placement = args.allow_soft_placement;
+  options.cost_profile = args.costs_file;
   auto session = Session::Create(*graph, options);
   if (!session.ok()) return Fail(session.status());
+
+  // Node name -> op, for the cost profile.
+  absl::flat_hash_map<std::string, std::string> op_of;
+  for (const NodeDef& n : graph->node()) op_of[n.name()] = n.op();
+  placer::CostModel measured;
 
   const bool tty = isatty(fileno(stderr));
   std::vector<double> step_ms;
@@ -109,10 +139,15 @@ int RunCommand(const RunCommandArgs& args) {
     RunOptions run_options;
     run_options.set_timeout_in_ms(args.timeout_ms);
     const bool last = step + 1 == args.steps;
-    if (last && !args.trace_path.empty()) run_options.set_trace_level(RunOptions::FULL_TRACE);
+    const bool measure = !args.save_costs.empty();
+    if ((last && !args.trace_path.empty()) || measure) {
+      run_options.set_trace_level(RunOptions::FULL_TRACE);
+    }
+    if (measure) metadata.Clear();
     const auto t0 = std::chrono::steady_clock::now();
     absl::Status s = (*session)->Run(run_options, feeds, args.fetches, args.targets, &outputs,
-                                     last ? &metadata : nullptr);
+                                     last || measure ? &metadata : nullptr);
+    if (s.ok() && measure) RecordCosts(metadata.step_stats(), op_of, &measured);
     const auto t1 = std::chrono::steady_clock::now();
     if (!s.ok()) {
       if (tty && args.steps > 1) std::fputc('\n', stderr);
@@ -148,6 +183,15 @@ int RunCommand(const RunCommandArgs& args) {
     std::cout << absl::StrFormat("%d steps in %.3f s: %.1f steps/s, median step %.3f ms\n",
                                  args.steps, total_s, args.steps / total_s,
                                  sorted[sorted.size() / 2]);
+  }
+  if (!args.save_costs.empty()) {
+    absl::Status s = measured.SaveProfile(
+        args.save_costs, absl::StrCat("graphrun run ", args.graph, ", ", args.steps,
+                                      " step(s); compute_us is the median"));
+    if (!s.ok()) return Fail(s);
+    if (!args.quiet) {
+      std::cout << "wrote costs " << args.save_costs << " (use with --costs)\n";
+    }
   }
   if (!args.trace_path.empty()) {
     absl::Status s = WriteFileAtomically(args.trace_path,

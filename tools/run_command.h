@@ -21,6 +21,11 @@ struct RunCommandArgs {
   int intra_op_threads = 0;
   int64_t timeout_ms = 0;
   bool quiet = false;
+  bool log_device_placement = false;
+  bool allow_soft_placement = false;
+  std::string costs_file;  // measured costs for the placer
+  std::string save_costs;  // write measured costs here
+
 };
 
 // Returns the process exit status (0 ok, 1 failure); messages go to

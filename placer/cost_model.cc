@@ -1,0 +1,268 @@
+#include "placer/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+#include "graph/graph_io.h"
+#include "graph/status_macros.h"
+#include "graph/types.h"
+
+namespace graphrun {
+namespace placer {
+namespace {
+
+std::string Key(absl::string_view a, absl::string_view b) {
+  return absl::StrCat(a, "\n", b);
+}
+
+// Ops that move or make no data worth timing (aliases, metadata, feeds).
+bool IsFree(absl::string_view op) {
+  static const auto* kFree = new absl::flat_hash_set<std::string>{
+      "Const",      "Placeholder", "PlaceholderWithDefault", "Identity",
+      "IdentityN",  "NoOp",        "StopGradient",           "Shape",
+      "Size",       "Rank",        "Reshape",                "Squeeze",
+      "ExpandDims", "_Arg",        "_Retval",                "_Send",
+      "_Recv",      "_HostSend",   "_HostRecv"};
+  return kFree->contains(op);
+}
+
+// Ops whose elementwise work is a transcendental function, ~10 flops each.
+bool IsTranscendental(absl::string_view op) {
+  static const auto* kOps = new absl::flat_hash_set<std::string>{
+      "Exp", "Log", "Tanh", "Sigmoid", "Pow", "Softmax", "LogSoftmax", "Elu",
+      "Rsqrt", "Sqrt"};
+  return kOps->contains(op);
+}
+
+}  // namespace
+
+int64_t CostModel::OutputBytes(const Node& node, int output) const {
+  auto it = output_bytes_.find(node.name());
+  if (it != output_bytes_.end() && output < static_cast<int>(it->second.size()) &&
+      it->second[output] >= 0) {
+    return it->second[output];
+  }
+  const PartialShape& shape = node.output_shape(output);
+  const DataType dtype = node.output_type(output);
+  const int64_t elem = std::max(1, DataTypeSize(dtype));
+  if (shape.unknown_rank()) return elem * options_.unknown_dim;
+  int64_t n = 1;
+  for (int64_t d : shape.dims()) {
+    n *= d < 0 ? options_.unknown_dim : d;
+    if (n > (int64_t{1} << 50)) break;  // absurd shapes stay finite
+  }
+  return n * elem;
+}
+
+int64_t CostModel::TotalOutputBytes(const Node& node) const {
+  int64_t total = 0;
+  for (int i = 0; i < node.num_outputs(); ++i) total += OutputBytes(node, i);
+  return total;
+}
+
+OpWork CostModel::Estimate(const Node& node) const {
+  OpWork w;
+  const std::string& op = node.op();
+  if (IsFree(op)) return w;
+  auto elems = [&](const PartialShape& s) -> double {
+    if (s.unknown_rank()) return static_cast<double>(options_.unknown_dim);
+    double n = 1;
+    for (int64_t d : s.dims()) n *= d < 0 ? options_.unknown_dim : d;
+    return n;
+  };
+  auto dim = [&](const PartialShape& s, int i) -> double {
+    if (s.unknown_rank() || i < 0 || i >= s.rank()) return options_.unknown_dim;
+    const int64_t d = s.dim(i);
+    return d < 0 ? options_.unknown_dim : static_cast<double>(d);
+  };
+  // Input shapes are the producers' output shapes.
+  std::vector<const PartialShape*> in(node.num_inputs(), nullptr);
+  static const PartialShape kUnknown;
+  for (const Edge* e : node.in_edges()) {
+    if (e->IsControl()) continue;
+    in[e->dst_input] = &e->src->output_shape(e->src_output);
+  }
+  for (auto& p : in) {
+    if (p == nullptr) p = &kUnknown;
+  }
+  double out_elems = 0;
+  for (int i = 0; i < node.num_outputs(); ++i) {
+    out_elems += elems(node.output_shape(i));
+    w.bytes += static_cast<double>(OutputBytes(node, i));
+  }
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    w.bytes += elems(*in[i]) * std::max(1, DataTypeSize(node.input_type(i)));
+  }
+
+  if (op == "MatMul" || op == "BatchMatMulV2" || op == "BatchMatMul") {
+    // out = [..., m, n]; k from a's last (or first, when transposed) dim.
+    const PartialShape& a = *in[0];
+    bool ta = false;
+    if (op == "MatMul") {
+      node.attrs().Get("transpose_a", &ta).IgnoreError();
+    } else {
+      node.attrs().Get("adj_x", &ta).IgnoreError();
+    }
+    const int r = a.unknown_rank() ? 2 : a.rank();
+    const double k = ta ? dim(a, r - 2) : dim(a, r - 1);
+    w.flops = 2.0 * out_elems * k;
+  } else if (op == "Conv2D") {
+    // filter [kh, kw, in, out]
+    const PartialShape& f = *in[1];
+    w.flops = 2.0 * out_elems * dim(f, 0) * dim(f, 1) * dim(f, 2);
+  } else if (op == "MaxPool" || op == "AvgPool") {
+    std::vector<int64_t> ksize;
+    double window = 1;
+    if (node.attrs().Get("ksize", &ksize).ok()) {
+      for (int64_t k : ksize) window *= static_cast<double>(k);
+    }
+    w.flops = out_elems * window;
+  } else if (op == "FusedBatchNorm" || op == "FusedBatchNormV3") {
+    w.flops = 5.0 * elems(*in[0]);
+  } else if (op == "Sum" || op == "Mean" || op == "Max" || op == "Min" ||
+             op == "Prod" || op == "ArgMax" || op == "ArgMin") {
+    w.flops = elems(*in[0]);
+  } else if (IsTranscendental(op)) {
+    w.flops = 10.0 * out_elems;
+  } else {
+    w.flops = out_elems;
+  }
+  return w;
+}
+
+const CostModel::Samples* CostModel::Find(
+    const absl::flat_hash_map<std::string, Samples>& map, absl::string_view key,
+    const DeviceInfo& device) const {
+  auto it = map.find(Key(key, device.name));
+  if (it != map.end()) return &it->second;
+  it = map.find(Key(key, device.type));
+  if (it != map.end()) return &it->second;
+  return nullptr;
+}
+
+double CostModel::ComputeTime(const Node& node, const DeviceInfo& device,
+                              bool* measured) const {
+  const Samples* s = Find(by_node_, node.name(), device);
+  if (s == nullptr) s = Find(by_op_, node.op(), device);
+  if (measured != nullptr) *measured = s != nullptr;
+  if (s != nullptr) return s->Median();
+  if (IsFree(node.op())) return 0;
+  const OpWork w = Estimate(node);
+  const double compute = device.peak_flops > 0 ? w.flops / device.peak_flops : 0;
+  const double memory =
+      device.memory_bandwidth > 0 ? w.bytes / device.memory_bandwidth : 0;
+  return device.launch_overhead_s + std::max(compute, memory);
+}
+
+double CostModel::Samples::Median() const {
+  if (seconds.empty()) return 0;
+  std::vector<double> v = seconds;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + mid, v.end());
+  if (v.size() % 2 == 1) return v[mid];
+  const double hi = v[mid];
+  return 0.5 * (hi + *std::max_element(v.begin(), v.begin() + mid));
+}
+
+void CostModel::AddMeasurement(absl::string_view node, absl::string_view op,
+                               absl::string_view device, double seconds,
+                               const std::vector<int64_t>& output_bytes) {
+  auto& map = node.empty() ? by_op_ : by_node_;
+  Samples& s = map[Key(node.empty() ? op : node, device)];
+  s.op = std::string(op);
+  s.seconds.push_back(seconds);
+  if (!output_bytes.empty()) {
+    s.output_bytes = output_bytes;
+    if (!node.empty()) output_bytes_[std::string(node)] = output_bytes;
+  }
+}
+
+absl::Status CostModel::AddProfile(const CostProfile& profile) {
+  for (int i = 0; i < profile.nodes_size(); ++i) {
+    const NodeCost& c = profile.nodes(i);
+    const std::string what = absl::StrCat("cost profile entry ", i, " (node '",
+                                          c.node(), "', op '", c.op(), "')");
+    if (c.node().empty() && c.op().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": needs a node or an op"));
+    }
+    if (c.device().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": needs a device name or type"));
+    }
+    if (!(c.compute_us() >= 0) || std::isinf(c.compute_us())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": compute_us must be a non-negative number"));
+    }
+    std::vector<int64_t> bytes(c.output_bytes().begin(), c.output_bytes().end());
+    AddMeasurement(c.node(), c.op(), c.device(), c.compute_us() * 1e-6, bytes);
+  }
+  return absl::OkStatus();
+}
+
+CostProfile CostModel::ToProfile() const {
+  CostProfile profile;
+  std::vector<std::pair<std::string, const Samples*>> entries;
+  for (const auto& kv : by_node_) entries.emplace_back(kv.first, &kv.second);
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [key, s] : entries) {
+    const size_t nl = key.find('\n');
+    NodeCost* c = profile.add_nodes();
+    c->set_node(key.substr(0, nl));
+    c->set_op(s->op);
+    c->set_device(key.substr(nl + 1));
+    c->set_compute_us(s->Median() * 1e6);
+    for (int64_t b : s->output_bytes) c->add_output_bytes(b);
+    c->set_samples(static_cast<int64_t>(s->seconds.size()));
+  }
+  std::vector<std::pair<std::string, const Samples*>> ops;
+  for (const auto& kv : by_op_) ops.emplace_back(kv.first, &kv.second);
+  std::sort(ops.begin(), ops.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [key, s] : ops) {
+    const size_t nl = key.find('\n');
+    NodeCost* c = profile.add_nodes();
+    c->set_op(key.substr(0, nl));
+    c->set_device(key.substr(nl + 1));
+    c->set_compute_us(s->Median() * 1e6);
+    c->set_samples(static_cast<int64_t>(s->seconds.size()));
+  }
+  return profile;
+}
+
+absl::Status CostModel::LoadProfile(const std::string& path) {
+  GR_ASSIGN_OR_RETURN(std::string json, ReadFileToString(path));
+  CostProfile profile;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  auto status = google::protobuf::util::JsonStringToMessage(json, &profile, options);
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cost profile ", path, " is not valid JSON for the profile format: ",
+        status.ToString()));
+  }
+  return WithContext(AddProfile(profile), absl::StrCat("cost profile ", path));
+}
+
+absl::Status CostModel::SaveProfile(const std::string& path,
+                                    absl::string_view description) const {
+  CostProfile profile = ToProfile();
+  profile.set_description(std::string(description));
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  auto status = google::protobuf::util::MessageToJsonString(profile, &json, options);
+  if (!status.ok()) {
+    return absl::InternalError(status.ToString());
+  }
+  return WriteFileAtomically(path, json);
+}
+
+}  // namespace placer
+}  // namespace graphrun

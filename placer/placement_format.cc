@@ -1,0 +1,183 @@
+#include "placer/placement_format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "placer/placer.h"
+
+namespace graphrun {
+namespace placer {
+
+std::string FormatSeconds(double s) {
+  if (!(s < kInfeasible)) return "inf";
+  if (s < 1e-6) return absl::StrFormat("%.0f ns", s * 1e9);
+  if (s < 1e-3) return absl::StrFormat("%.1f us", s * 1e6);
+  if (s < 1) return absl::StrFormat("%.2f ms", s * 1e3);
+  return absl::StrFormat("%.2f s", s);
+}
+
+std::string FormatBytes(int64_t b) {
+  const double x = static_cast<double>(b);
+  if (b < 1024) return absl::StrCat(b, " B");
+  if (b < (int64_t{1} << 20)) return absl::StrFormat("%.1f KiB", x / 1024);
+  if (b < (int64_t{1} << 30)) return absl::StrFormat("%.1f MiB", x / (1 << 20));
+  return absl::StrFormat("%.2f GiB", x / (1 << 30));
+}
+
+std::string ShortDeviceName(const DeviceInfo& device, bool one_task) {
+  if (!one_task) return device.name;
+  return absl::StrCat(device.type, ":", device.parsed.id);
+}
+
+namespace {
+
+bool OneTask(const DeviceSet& devices) {
+  for (int d = 1; d < devices.size(); ++d) {
+    if (!devices.SameTask(0, d)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string FormatPlacementLog(const Graph& graph, const DeviceSet& devices,
+                               const Placement& placement) {
+  std::string out;
+  for (const auto& node : graph.nodes()) {
+    const int d = placement.device[node->id()];
+    absl::StrAppend(&out, node->name(), ": (", node->op(),
+                    "): ", devices.devices()[d].name);
+    if (!placement.reason[node->id()].empty()) {
+      absl::StrAppend(&out, " # ", placement.reason[node->id()]);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string FormatPlacementSummary(const Graph& graph, const DeviceSet& devices,
+                                   const Placement& placement) {
+  const int q = devices.size();
+  const bool one_task = OneTask(devices);
+  std::vector<int> nodes(q, 0);
+  for (int d : placement.device) ++nodes[d];
+  // Cross-device tensors: one per (producer output, destination device).
+  int64_t edges = 0, bytes = 0;
+  for (const auto& node : graph.nodes()) {
+    std::vector<std::pair<int, int>> seen;  // (output, device)
+    for (const Edge* e : node->out_edges()) {
+      const int src = placement.device[node->id()];
+      const int dst = placement.device[e->dst->id()];
+      if (src == dst) continue;
+      const std::pair<int, int> key(e->src_output, dst);
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+      seen.push_back(key);
+      ++edges;
+    }
+  }
+  bytes = placement.schedule.transfer_bytes;
+  std::string out;
+  absl::StrAppend(&out, "placement of ", graph.num_nodes(), " nodes on ", q,
+                  " device", q == 1 ? "" : "s", " (plan: ",
+                  placement.schedule.plan, ")\n");
+  size_t width = 6;
+  for (int d = 0; d < q; ++d) {
+    width = std::max(width, ShortDeviceName(devices.devices()[d], one_task).size());
+  }
+  absl::StrAppend(&out, absl::StrFormat("  %-*s %8s %12s %12s %12s\n",
+                                        static_cast<int>(width), "device",
+                                        "nodes", "busy", "peak mem", "capacity"));
+  for (int d = 0; d < q; ++d) {
+    const DeviceInfo& info = devices.devices()[d];
+    absl::StrAppend(
+        &out, absl::StrFormat(
+                  "  %-*s %8d %12s %12s %12s\n", static_cast<int>(width),
+                  ShortDeviceName(info, one_task), nodes[d],
+                  FormatSeconds(placement.schedule.busy[d]),
+                  FormatBytes(placement.schedule.peak_memory[d]),
+                  info.memory_bytes > 0 ? FormatBytes(info.memory_bytes) : "-"));
+  }
+  absl::StrAppend(&out, "cross-device tensors per step: ", edges, " (",
+                  FormatBytes(bytes), " on the wire)\n");
+  const double lb = placement.lower_bound.best();
+  absl::StrAppend(&out, "predicted step time: ",
+                  FormatSeconds(placement.predicted_step_time), "\n");
+  absl::StrAppend(
+      &out, "lower bound: ", FormatSeconds(lb), " (critical path ",
+      FormatSeconds(placement.lower_bound.critical_path), ", work/devices ",
+      FormatSeconds(placement.lower_bound.area), "); predicted/bound = ",
+      lb > 0 ? absl::StrFormat("%.2f", placement.predicted_step_time / lb)
+             : std::string("n/a"),
+      "\n");
+  if (placement.best_single_device >= 0 &&
+      placement.best_single_device_time < kInfeasible) {
+    absl::StrAppend(
+        &out, "best single device: ",
+        ShortDeviceName(devices.devices()[placement.best_single_device], one_task),
+        " at ", FormatSeconds(placement.best_single_device_time), "; speedup ",
+        placement.predicted_step_time > 0
+            ? absl::StrFormat("%.2fx", placement.best_single_device_time /
+                                           placement.predicted_step_time)
+            : std::string("n/a"),
+        "\n");
+  } else {
+    absl::StrAppend(&out, "no single device can run the whole graph\n");
+  }
+  for (const std::string& w : placement.warnings) absl::StrAppend(&out, "note: ", w, "\n");
+  return out;
+}
+
+std::string PlacementToDot(const Graph& graph, const DeviceSet& devices,
+                           const Placement& placement, const CostModel& costs) {
+  static const char* kColours[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072",
+                                   "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
+                                   "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f"};
+  const bool one_task = OneTask(devices);
+  auto quote = [](const std::string& s) {
+    return absl::StrCat("\"", absl::StrReplaceAll(s, {{"\\", "\\\\"}, {"\"", "\\\""}}),
+                        "\"");
+  };
+  std::string out = "digraph placement {\n  rankdir=TB;\n  node [shape=box, style=filled, fontname=\"Helvetica\"];\n";
+  absl::StrAppend(&out, "  subgraph cluster_legend {\n    label=\"devices\";\n");
+  for (int d = 0; d < devices.size(); ++d) {
+    absl::StrAppend(&out, "    ", quote(absl::StrCat("legend_", d)), " [label=",
+                    quote(ShortDeviceName(devices.devices()[d], one_task)),
+                    ", fillcolor=\"", kColours[d % 12], "\"];\n");
+  }
+  absl::StrAppend(&out, "  }\n");
+  for (const auto& node : graph.nodes()) {
+    const int d = placement.device[node->id()];
+    const std::string name = quote(node->name()), op = quote(node->op());
+    absl::StrAppend(&out, "  ", name, " [label=",
+                    absl::StrCat(name.substr(0, name.size() - 1), "\\n", op.substr(1)),
+                    ", fillcolor=\"", kColours[d % 12], "\"];\n");
+  }
+  for (const auto& node : graph.nodes()) {
+    for (const Edge* e : node->out_edges()) {
+      const bool cross = placement.device[node->id()] != placement.device[e->dst->id()];
+      absl::StrAppend(&out, "  ", quote(node->name()), " -> ", quote(e->dst->name()));
+      std::vector<std::string> attrs;
+      if (e->IsControl()) attrs.push_back("style=dashed");
+      if (cross) {
+        attrs.push_back("color=red");
+        attrs.push_back("penwidth=2");
+        if (!e->IsControl()) {
+          attrs.push_back(absl::StrCat(
+              "label=", quote(FormatBytes(costs.OutputBytes(*node, e->src_output)))));
+        }
+      }
+      if (!attrs.empty()) absl::StrAppend(&out, " [", absl::StrJoin(attrs, ", "), "]");
+      out += ";\n";
+    }
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace placer
+}  // namespace graphrun

@@ -1,0 +1,25 @@
+// Text and picture output of a Placement: the log_device_placement lines,
+// the `graphrun place` summary and the Graphviz DOT picture (declared in
+// placer.h), plus the small formatting helpers they share.
+#ifndef GRAPHRUN_PLACER_PLACEMENT_FORMAT_H_
+#define GRAPHRUN_PLACER_PLACEMENT_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "placer/device_set.h"
+
+namespace graphrun {
+namespace placer {
+
+// "830 ns", "12.4 us", "3.21 ms", "1.50 s".
+std::string FormatSeconds(double seconds);
+// "512 B", "1.5 KiB", "3.0 MiB", "2.00 GiB".
+std::string FormatBytes(int64_t bytes);
+// "GPU:0" when every device is in one task, else the full name.
+std::string ShortDeviceName(const DeviceInfo& device, bool one_task);
+
+}  // namespace placer
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_PLACER_PLACEMENT_FORMAT_H_

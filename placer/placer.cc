@@ -1,0 +1,461 @@
+#include "placer/placer.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/numbers.h"
+#include "graph/status_macros.h"
+#include "graph/types.h"
+#include "kernels/kernel_registry.h"
+#include "placer/device_name.h"
+#include "placer/placement_format.h"
+
+namespace graphrun {
+namespace placer {
+
+std::string KernelAvailability::WhyNot(const Node& node,
+                                       absl::string_view device_type) const {
+  return absl::StrCat("no ", device_type, " kernel for '", node.op(), "'");
+}
+
+namespace {
+
+class RegistryKernelAvailability : public KernelAvailability {
+ public:
+  explicit RegistryKernelAvailability(RegistryAvailabilityOptions options)
+      : options_(std::move(options)) {}
+
+  bool Supports(const Node& node, absl::string_view type) const override {
+    if (type != "CPU" && std::find(options_.cpu_only_ops.begin(),
+                                   options_.cpu_only_ops.end(),
+                                   node.op()) != options_.cpu_only_ops.end()) {
+      return false;
+    }
+    if (node.op_def() == nullptr) return false;
+    const KernelRegistry* registry = KernelRegistry::Global();
+    if (options_.assume_unbuilt_types_run_everything && !TypeIsBuilt(type)) {
+      return true;
+    }
+    return registry->FindKernel(node.def(), node.op_def(), type).ok();
+  }
+
+  std::string WhyNot(const Node& node, absl::string_view type) const override {
+    if (node.op_def() == nullptr) {
+      return absl::StrCat("op '", node.op(), "' is unknown to this build");
+    }
+    auto found = KernelRegistry::Global()->FindKernel(node.def(), node.op_def(), type);
+    if (!found.ok()) return std::string(found.status().message());
+    return KernelAvailability::WhyNot(node, type);
+  }
+
+ private:
+  bool TypeIsBuilt(absl::string_view type) const {
+    // Any op with a kernel on `type` means the build has that device type.
+    for (const char* op : {"Identity", "NoOp", "Const", "AddV2", "MatMul"}) {
+      if (KernelRegistry::Global()->HasKernelForOp(op, type)) return true;
+    }
+    return false;
+  }
+  RegistryAvailabilityOptions options_;
+};
+
+class FnAvailability : public KernelAvailability {
+ public:
+  explicit FnAvailability(std::function<bool(const Node&, absl::string_view)> fn)
+      : fn_(std::move(fn)) {}
+  bool Supports(const Node& node, absl::string_view type) const override {
+    return fn_(node, type);
+  }
+
+ private:
+  std::function<bool(const Node&, absl::string_view)> fn_;
+};
+
+class UnionFind {
+ public:
+  explicit UnionFind(int n) : parent_(n) {
+    std::iota(parent_.begin(), parent_.end(), 0);
+  }
+  int Find(int x) {
+    while (parent_[x] != x) {
+      parent_[x] = parent_[parent_[x]];
+      x = parent_[x];
+    }
+    return x;
+  }
+  // The smaller id becomes the root, so roots are deterministic.
+  void Union(int a, int b) {
+    a = Find(a);
+    b = Find(b);
+    if (a == b) return;
+    if (a < b) std::swap(a, b);
+    parent_[a] = b;
+  }
+
+ private:
+  std::vector<int> parent_;
+};
+
+struct Group {
+  std::vector<int> members;  // node ids, ascending
+  DeviceName spec;           // merged request
+  std::string spec_source;   // node whose request set it, for messages
+  std::vector<int> feasible; // device indices
+  bool explicit_request = false;
+  bool no_kernel_somewhere = false;
+  std::string kernel_note;   // "no GPU kernel for 'X'"
+};
+
+// Colocation groups from `_class` attrs and reference/resource edges.
+std::vector<int> GroupOf(const Graph& graph) {
+  const int n = graph.num_nodes();
+  UnionFind uf(n);
+  for (const auto& node : graph.nodes()) {
+    auto it = node->def().attr().find("_class");
+    if (it != node->def().attr().end() && it->second.has_list()) {
+      for (const std::string& s : it->second.list().s()) {
+        if (!absl::StartsWith(s, "loc:@")) continue;
+        const Node* other = graph.FindNode(s.substr(5));
+        if (other != nullptr) uf.Union(node->id(), other->id());
+      }
+    }
+    for (const Edge* e : node->in_edges()) {
+      if (e->IsControl()) continue;
+      const DataType t = e->src->output_type(e->src_output);
+      if (IsRefType(t) || t == DT_RESOURCE) uf.Union(e->src->id(), node->id());
+    }
+  }
+  std::vector<int> root(n);
+  for (int i = 0; i < n; ++i) root[i] = uf.Find(i);
+  return root;
+}
+
+}  // namespace
+
+std::unique_ptr<KernelAvailability> RegistryAvailability(
+    RegistryAvailabilityOptions options) {
+  return std::make_unique<RegistryKernelAvailability>(std::move(options));
+}
+
+std::unique_ptr<KernelAvailability> FunctionAvailability(
+    std::function<bool(const Node&, absl::string_view)> fn) {
+  return std::make_unique<FnAvailability>(std::move(fn));
+}
+
+namespace {
+
+// Merges the device requests of a group's members and finds the devices
+// that satisfy the merged request and have kernels for every member.
+absl::Status SolveGroup(const Graph& graph, const DeviceSet& devices,
+                        const KernelAvailability& avail,
+                        const PlacerOptions& options, Group* g,
+                        std::vector<std::string>* warnings) {
+  const auto member_names = [&]() {
+    std::vector<std::string> names;
+    for (int id : g->members) {
+      if (names.size() == 8) {
+        names.push_back(absl::StrCat("... (", g->members.size(), " nodes)"));
+        break;
+      }
+      names.push_back(graph.node(id)->name());
+    }
+    return absl::StrJoin(names, ", ");
+  };
+  for (int id : g->members) {
+    const Node& node = *graph.node(id);
+    if (node.requested_device().empty()) continue;
+    auto parsed = ParseDeviceName(node.requested_device());
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node '", node.name(), "' (", node.op(), ") requests device '",
+          node.requested_device(), "': ", parsed.status().message()));
+    }
+    DeviceName merged = g->spec;
+    absl::Status s = MergeDeviceNames(&merged, *parsed);
+    if (!s.ok()) {
+      const bool task_conflict =
+          (merged.has_job && parsed->has_job && merged.job != parsed->job) ||
+          (g->spec.has_job && parsed->has_job && g->spec.job != parsed->job) ||
+          (g->spec.has_task && parsed->has_task && g->spec.task != parsed->task) ||
+          (g->spec.has_replica && parsed->has_replica &&
+           g->spec.replica != parsed->replica);
+      if (!options.allow_soft_placement || task_conflict) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cannot colocate node '", node.name(), "' (", node.op(),
+            ", requests '", node.requested_device(), "') with node '",
+            g->spec_source, "' (requests '", DeviceNameToString(g->spec),
+            "') in colocation group [", member_names(), "]: ", s.message()));
+      }
+      // Soft placement: keep job/replica/task, drop the device type and id.
+      warnings->push_back(absl::StrCat(
+          "soft placement: node '", node.name(), "' requests '",
+          node.requested_device(), "', which conflicts with '",
+          DeviceNameToString(g->spec), "' requested by '", g->spec_source,
+          "' in its colocation group [", member_names(),
+          "]; dropped the device type and id"));
+      g->spec.has_type = g->spec.has_id = false;
+      continue;
+    }
+    if (g->spec_source.empty()) g->spec_source = node.name();
+    g->spec = merged;
+  }
+
+  // Which device types can run every member.
+  absl::flat_hash_map<std::string, std::string> type_blocker;  // type -> why not
+  for (const std::string& type : devices.DeviceTypes()) {
+    for (int id : g->members) {
+      const Node& node = *graph.node(id);
+      if (!avail.Supports(node, type)) {
+        type_blocker[type] = absl::StrCat("node '", node.name(), "': ",
+                                          avail.WhyNot(node, type));
+        break;
+      }
+    }
+  }
+  auto collect = [&](const DeviceName& spec) {
+    std::vector<int> out;
+    for (int d = 0; d < devices.size(); ++d) {
+      if (!Matches(spec, devices.devices()[d].parsed)) continue;
+      if (type_blocker.contains(devices.devices()[d].type)) continue;
+      out.push_back(d);
+    }
+    return out;
+  };
+  g->feasible = collect(g->spec);
+  g->explicit_request = g->spec.has_type || g->spec.has_job || g->spec.has_task ||
+                        g->spec.has_replica;
+  if (!type_blocker.empty()) {
+    g->no_kernel_somewhere = true;
+    std::vector<std::string> types;
+    for (const auto& kv : type_blocker) types.push_back(kv.first);
+    std::sort(types.begin(), types.end());
+    g->kernel_note = absl::StrCat("no ", absl::StrJoin(types, "/"), " kernel");
+  }
+  if (g->feasible.empty() && options.allow_soft_placement && g->explicit_request) {
+    DeviceName relaxed = g->spec;
+    relaxed.has_type = relaxed.has_id = false;
+    g->feasible = collect(relaxed);
+    if (!g->feasible.empty()) {
+      warnings->push_back(absl::StrCat(
+          "soft placement: node '", g->spec_source, "' requests '",
+          DeviceNameToString(g->spec),
+          "', which no device with kernels for its group satisfies; placing it "
+          "on any device of ",
+          relaxed.has_job || relaxed.has_task ? DeviceNameToString(relaxed)
+                                              : std::string("this cluster")));
+      g->spec = relaxed;
+    }
+  }
+  if (g->feasible.empty()) {
+    std::vector<std::string> tried;
+    for (int d = 0; d < devices.size(); ++d) {
+      const DeviceInfo& info = devices.devices()[d];
+      std::string why;
+      if (!Matches(g->spec, info.parsed)) {
+        why = absl::StrCat("does not match the request '",
+                           DeviceNameToString(g->spec), "'");
+      } else {
+        why = type_blocker[info.type];
+      }
+      tried.push_back(absl::StrCat(info.name, " (", why, ")"));
+    }
+    const Node& blocker = *graph.node(g->members.front());
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot place node '", blocker.name(), "' (", blocker.op(),
+        "): no device satisfies its colocation group [", member_names(), "]",
+        g->spec_source.empty() ? ""
+                               : absl::StrCat(" requesting '",
+                                              DeviceNameToString(g->spec),
+                                              "' (from node '", g->spec_source, "')"),
+        ". Devices tried: ",
+        tried.empty() ? std::string("none") : absl::StrJoin(tried, "; "),
+        options.allow_soft_placement ? ""
+                                     : ". Set allow_soft_placement to let "
+                                       "graphrun fall back"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
+                                const CostModel& costs,
+                                const PlacerOptions& options) {
+  if (devices.size() == 0) {
+    return absl::InvalidArgumentError("no devices to place the graph on");
+  }
+  std::unique_ptr<KernelAvailability> default_avail;
+  const KernelAvailability* avail = options.availability;
+  if (avail == nullptr) {
+    default_avail = RegistryAvailability();
+    avail = default_avail.get();
+  }
+  const int n = graph.num_nodes();
+  const int q = devices.size();
+  Placement placement;
+
+  // 1. Constraints, per colocation group.
+  const std::vector<int> root = GroupOf(graph);
+  absl::flat_hash_map<int, int> group_index;  // root node id -> group
+  std::vector<Group> groups;
+  std::vector<int> group_of(n);
+  for (int i = 0; i < n; ++i) {
+    auto [it, inserted] = group_index.emplace(root[i], static_cast<int>(groups.size()));
+    if (inserted) groups.emplace_back();
+    groups[it->second].members.push_back(i);
+    group_of[i] = it->second;
+  }
+  for (Group& g : groups) {
+    GR_RETURN_IF_ERROR(SolveGroup(graph, devices, *avail, options, &g,
+                                  &placement.warnings));
+  }
+
+  // 2. The scheduling problem.
+  SchedProblem problem;
+  problem.num_devices = q;
+  problem.tasks.resize(n);
+  problem.memory_capacity.assign(q, 0);
+  if (options.respect_memory) {
+    for (int d = 0; d < q; ++d) {
+      problem.memory_capacity[d] = devices.devices()[d].memory_bytes;
+    }
+  }
+  problem.links.resize(static_cast<size_t>(q) * q);
+  for (int a = 0; a < q; ++a) {
+    for (int b = 0; b < q; ++b) {
+      const LinkInfo l = devices.Link(a, b);
+      problem.links[a * q + b] = SchedLink{l.latency_s, l.bandwidth, l.compresses};
+    }
+  }
+  std::vector<char> measured(n, 0);
+  for (int i = 0; i < n; ++i) {
+    const Node& node = *graph.node(i);
+    const Group& g = groups[group_of[i]];
+    SchedTask& t = problem.tasks[i];
+    t.cost.assign(q, kInfeasible);
+    for (int d : g.feasible) {
+      bool m = false;
+      t.cost[d] = costs.ComputeTime(node, devices.devices()[d], &m);
+      measured[i] |= m;
+    }
+    const int64_t bytes = costs.TotalOutputBytes(node);
+    if (node.op() == "Const") {
+      t.persistent_bytes = bytes;
+    } else {
+      t.output_bytes = bytes;
+    }
+    if (g.members.size() > 1) t.group = group_of[i];
+    for (const Edge* e : node.out_edges()) {
+      SchedEdge se;
+      se.src = i;
+      se.dst = e->dst->id();
+      if (!e->IsControl()) {
+        se.bytes = costs.OutputBytes(node, e->src_output);
+        se.compressible = node.output_type(e->src_output) == DT_FLOAT;
+        se.tensor = (static_cast<int64_t>(i) << 20) | e->src_output;
+      }
+      problem.edges.push_back(se);
+    }
+  }
+
+  // 3. Costs.
+  SchedOptions sched;
+  sched.respect_memory = options.respect_memory;
+  sched.single_device_candidates = options.single_device_candidates;
+  sched.record_candidate_finish = true;
+  absl::StatusOr<Schedule> schedule = ScheduleTasks(problem, sched);
+  if (!schedule.ok()) {
+    std::string msg(schedule.status().message());
+    // Name the node instead of the task index.
+    const size_t pos = msg.find("task ");
+    if (pos != std::string::npos) {
+      size_t end = pos + 5;
+      while (end < msg.size() && isdigit(static_cast<unsigned char>(msg[end]))) ++end;
+      int id = -1;
+      if (absl::SimpleAtoi(msg.substr(pos + 5, end - pos - 5), &id) && id >= 0 &&
+          id < n) {
+        msg = absl::StrCat(msg.substr(0, pos), "node '", graph.node(id)->name(),
+                           "' (", graph.node(id)->op(), ")", msg.substr(end));
+      }
+    }
+    for (int d = 0; d < q; ++d) {
+      msg = absl::StrReplaceAll(msg, {{absl::StrCat("device ", d, " "),
+                                       absl::StrCat(devices.devices()[d].name, " ")}});
+    }
+    return absl::Status(schedule.status().code(), absl::StrCat("placement: ", msg));
+  }
+  placement.schedule = *std::move(schedule);
+  placement.device = placement.schedule.device;
+  placement.predicted_step_time = placement.schedule.makespan;
+  placement.lower_bound = ComputeLowerBounds(problem);
+  placement.best_single_device_time =
+      BestSingleDeviceTime(problem, &placement.best_single_device);
+
+  // 4. Reasons.
+  placement.reason.resize(n);
+  const bool one_task = devices.size() <= 1 || [&] {
+    for (int d = 1; d < q; ++d) {
+      if (!devices.SameTask(0, d)) return false;
+    }
+    return true;
+  }();
+  auto short_name = [&](int d) {
+    return ShortDeviceName(devices.devices()[d], one_task);
+  };
+  for (int i = 0; i < n; ++i) {
+    const Group& g = groups[group_of[i]];
+    std::vector<std::string> parts;
+    const int leader = g.members.front();
+    if (g.members.size() > 1 && leader != i) {
+      parts.push_back(absl::StrCat("colocated with '", graph.node(leader)->name(), "'"));
+    }
+    if (g.explicit_request) {
+      parts.push_back(absl::StrCat("requested '", DeviceNameToString(g.spec), "'",
+                                   g.spec_source.empty() || g.spec_source ==
+                                           graph.node(i)->name()
+                                       ? ""
+                                       : absl::StrCat(" by '", g.spec_source, "'")));
+    }
+    if (g.no_kernel_somewhere) parts.push_back(g.kernel_note);
+    if (g.feasible.size() == 1) {
+      if (parts.empty()) parts.push_back("only device");
+    } else if (g.members.size() > 1 && leader != i) {
+      // The group's first member made the choice.
+    } else {
+      std::vector<std::pair<double, int>> finish;
+      const auto& cf = placement.schedule.candidate_finish;
+      if (!cf.empty()) {
+        for (int d : g.feasible) {
+          if (cf[i][d] < kInfeasible) finish.emplace_back(cf[i][d], d);
+        }
+      }
+      std::sort(finish.begin(), finish.end());
+      std::vector<std::string> cands;
+      for (size_t k = 0; k < finish.size() && k < 4; ++k) {
+        cands.push_back(absl::StrCat(short_name(finish[k].second), " ",
+                                     FormatSeconds(finish[k].first)));
+      }
+      if (finish.size() > 4) cands.push_back("...");
+      std::string cost = absl::StrCat(measured[i] ? "measured " : "", "cost: ",
+                                      "est. finish ", absl::StrJoin(cands, ", "));
+      if (placement.schedule.plan != "heft") {
+        cost = absl::StrCat(
+            "the one-device plan (", FormatSeconds(placement.predicted_step_time),
+            ") beats spreading the graph; ", cost);
+      }
+      parts.push_back(cost);
+    }
+    placement.reason[i] = absl::StrJoin(parts, "; ");
+  }
+  return placement;
+}
+
+}  // namespace placer
+}  // namespace graphrun

@@ -1,0 +1,115 @@
+// Place(): one device per node, with a reason for each.
+//
+// Input: a validated Graph (graph/graph.h) whose NodeDefs carry requested
+// device specs, a DeviceSet, a CostModel. Constraints are solved first:
+//   * colocation groups: `_class` = ["loc:@x"] and reference / resource
+//     edges (union-find); the group's requested specs merge (TensorFlow's
+//     MergeDevNames rules);
+//   * explicit device requests (hard; with allow_soft_placement a request
+//     that cannot be met falls back to any device of the same task, logged);
+//   * kernel availability per device type (KernelAvailability);
+//   * device memory capacity (outputs live until their last consumer).
+// An impossible constraint is InvalidArgument naming the blocking node, its
+// group and every device tried with why it was rejected.
+// Then costs: list scheduling with earliest finish time over the remaining
+// choices (placer/scheduler.h), never worse than the best single device in
+// the model. Deterministic.
+//
+// Nothing here runs a kernel. Thread-compatible.
+#ifndef GRAPHRUN_PLACER_PLACER_H_
+#define GRAPHRUN_PLACER_PLACER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "graph/graph.h"
+#include "placer/cost_model.h"
+#include "placer/device_set.h"
+#include "placer/scheduler.h"
+
+namespace graphrun {
+namespace placer {
+
+// "Can this node run on devices of this type?"
+class KernelAvailability {
+ public:
+  virtual ~KernelAvailability() = default;
+  virtual bool Supports(const Node& node, absl::string_view device_type) const = 0;
+  // A short description of why not ("no GPU kernel for 'Op'"), for errors.
+  virtual std::string WhyNot(const Node& node, absl::string_view device_type) const;
+};
+
+// Asks the KernelRegistry of this build. A device type this build has no
+// kernels for at all (GPU in a build without GPU kernels) is treated as
+// able to run every op when `assume_unbuilt_types_run_everything` (for
+// planning with `graphrun place` on hardware described by a file), and as
+// able to run nothing otherwise. `cpu_only_ops` lists ops assumed to have
+// no kernel on any other device type.
+struct RegistryAvailabilityOptions {
+  bool assume_unbuilt_types_run_everything = false;
+  std::vector<std::string> cpu_only_ops;
+};
+std::unique_ptr<KernelAvailability> RegistryAvailability(
+    RegistryAvailabilityOptions options = {});
+
+// For tests: a function decides.
+std::unique_ptr<KernelAvailability> FunctionAvailability(
+    std::function<bool(const Node&, absl::string_view)> fn);
+
+struct PlacerOptions {
+  // TensorFlow's allow_soft_placement: a request no device can satisfy
+  // falls back to any device of the requested task (job/replica/task
+  // kept), and conflicting colocated requests drop their device type/id.
+  bool allow_soft_placement = false;
+  // Respect each device's memory_bytes.
+  bool respect_memory = true;
+  // Keep the best single-device plan as a candidate (off only for
+  // comparisons).
+  bool single_device_candidates = true;
+  // Kernel availability; null = RegistryAvailability() with defaults.
+  const KernelAvailability* availability = nullptr;
+};
+
+struct Placement {
+  // Indexed by node id: index into the DeviceSet.
+  std::vector<int> device;
+  // Indexed by node id: why the node is there.
+  std::vector<std::string> reason;
+  // The model's step time and its parts (schedule.start/finish by node id).
+  Schedule schedule;
+  double predicted_step_time = 0;
+  LowerBounds lower_bound;
+  double best_single_device_time = 0;  // kInfeasible if no device runs all
+  int best_single_device = -1;
+  // Soft-placement fallbacks and other notes, one line each.
+  std::vector<std::string> warnings;
+};
+
+absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
+                                const CostModel& costs,
+                                const PlacerOptions& options = {});
+
+// TensorFlow's log_device_placement lines, one per node in node order:
+//   "name: (Op): /job:localhost/replica:0/task:0/device:CPU:0 # reason"
+std::string FormatPlacementLog(const Graph& graph, const DeviceSet& devices,
+                               const Placement& placement);
+
+// Per device: nodes, busy time, peak memory; cross-device edges and bytes
+// per step; predicted step time, lower bound and their ratio; the best
+// single device.
+std::string FormatPlacementSummary(const Graph& graph, const DeviceSet& devices,
+                                   const Placement& placement);
+
+// Graphviz DOT: nodes filled with one colour per device, cross-device edges
+// drawn bold red and labelled with their bytes, a legend.
+std::string PlacementToDot(const Graph& graph, const DeviceSet& devices,
+                           const Placement& placement, const CostModel& costs);
+
+}  // namespace placer
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_PLACER_PLACER_H_

@@ -1,0 +1,152 @@
+// The placement algorithm on an abstract scheduling problem.
+//
+// The placer (placer.h) turns a Graph, a DeviceSet and a CostModel into a
+// SchedProblem: one task per node with a run time on every device (infinite
+// where the node cannot run there), data edges with bytes, colocation
+// groups, device memory capacities and a link cost matrix. This file knows
+// nothing about graphs, so the algorithm is tested and benchmarked on
+// generated DAGs directly.
+//
+// ScheduleTasks() is list scheduling with earliest finish time (HEFT with
+// insertion, Topcuoglu et al. 2002) extended with colocation groups and
+// device memory (a task's outputs stay live until its last consumer has
+// been scheduled, Baechi-style), and it keeps the best single-device plan as
+// a candidate so the result is never worse than one device in the model.
+// Deterministic: when two devices give the same finish time, the one where
+// the task's consumers are cheaper wins (so a zero-cost constant follows its
+// consumers), then the lower device index.
+//
+// Thread-compatible: the functions are pure.
+#ifndef GRAPHRUN_PLACER_SCHEDULER_H_
+#define GRAPHRUN_PLACER_SCHEDULER_H_
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace graphrun {
+namespace placer {
+
+constexpr double kInfeasible = std::numeric_limits<double>::infinity();
+
+struct SchedTask {
+  // Run time in seconds on each device; kInfeasible where it cannot run
+  // (no kernel, pinned elsewhere).
+  std::vector<double> cost;
+  // Bytes of outputs, live from the task's start until its last consumer
+  // has run (the memory model frees them then).
+  int64_t output_bytes = 0;
+  // Bytes held for the whole step (constants, variables).
+  int64_t persistent_bytes = 0;
+  // Tasks with the same group id >= 0 must share a device.
+  int group = -1;
+};
+
+// A dependency. `bytes` > 0 is a data transfer when the two tasks land on
+// different devices; 0 is a pure ordering (control) edge.
+struct SchedEdge {
+  int src = 0;
+  int dst = 0;
+  int64_t bytes = 0;
+  // float32 data that travels as fp16 over links that compress.
+  bool compressible = false;
+  // Edges with the same tensor id >= 0 carry one tensor: it moves to a
+  // device once and every consumer there shares it (one Send per tensor
+  // and destination device, as the partitioner inserts them). -1: the edge
+  // is its own tensor.
+  int64_t tensor = -1;
+};
+
+struct SchedLink {
+  double latency_s = 0;
+  double bandwidth = 0;  // bytes/s; 0 = free (same device, shared memory)
+  bool compresses = false;  // compressible edges move half their bytes
+};
+
+struct SchedProblem {
+  int num_devices = 0;
+  std::vector<SchedTask> tasks;
+  std::vector<SchedEdge> edges;
+  // Per device; 0 = unlimited.
+  std::vector<int64_t> memory_capacity;
+  // num_devices x num_devices, row = source device. The diagonal is ignored
+  // (same device costs nothing).
+  std::vector<SchedLink> links;
+
+  const SchedLink& link(int src, int dst) const {
+    return links[static_cast<size_t>(src) * num_devices + dst];
+  }
+  // Seconds to move `edge` from device `src` to `dst` (0 on one device).
+  double TransferTime(const SchedEdge& edge, int src, int dst) const;
+};
+
+struct SchedOptions {
+  // Respect memory_capacity (Baechi-style memory checks).
+  bool respect_memory = true;
+  // Also evaluate every feasible single-device plan and keep the best.
+  bool single_device_candidates = true;
+  // Record each task's estimated finish time on every device (for the
+  // placement log's reasons). Costs num_tasks x num_devices doubles.
+  bool record_candidate_finish = false;
+};
+
+struct Schedule {
+  std::vector<int> device;   // per task
+  std::vector<double> start;  // per task, seconds from step start
+  std::vector<double> finish;
+  double makespan = 0;
+  // Per device: peak bytes under the free-after-last-consumer model.
+  std::vector<int64_t> peak_memory;
+  // Per device: sum of task run times.
+  std::vector<double> busy;
+  // Bytes moved between devices per step (after compression).
+  int64_t transfer_bytes = 0;
+  int num_transfers = 0;
+  // "heft" or "single-device" (which candidate won).
+  std::string plan;
+  // When record_candidate_finish: candidate_finish[task][device] is the
+  // estimated finish time considered when the task was placed (kInfeasible
+  // where it could not go). Empty otherwise.
+  std::vector<std::vector<double>> candidate_finish;
+};
+
+// Validates the problem (indices, sizes, acyclicity, every task feasible
+// somewhere, groups feasible somewhere). InvalidArgument names the task.
+absl::Status ValidateProblem(const SchedProblem& problem);
+
+// Tasks in non-increasing upward rank (a topological order).
+// rank_u(i) = mean cost(i) + max over successors (mean transfer + rank_u).
+std::vector<int> UpwardRankOrder(const SchedProblem& problem);
+
+// The full algorithm. ResourceExhausted when no device assignment fits in
+// memory; InvalidArgument when a task or group has no feasible device.
+absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
+                                       const SchedOptions& options = {});
+
+// Simulates a fixed assignment (device per task): list scheduling in upward
+// rank order with insertion, same cost and memory model. Used for the
+// single-device candidates and for baselines.
+absl::StatusOr<Schedule> EvaluateAssignment(const SchedProblem& problem,
+                                            const std::vector<int>& device);
+
+// Lower bounds (section 5 of the placement references):
+//   critical path with every task at its cheapest feasible device and free
+//   communication, and total cheapest work / number of devices.
+struct LowerBounds {
+  double critical_path = 0;
+  double area = 0;
+  double best() const { return critical_path > area ? critical_path : area; }
+};
+LowerBounds ComputeLowerBounds(const SchedProblem& problem);
+
+// min over devices d (where every task is feasible) of the sum of run times;
+// kInfeasible when no single device can run everything.
+double BestSingleDeviceTime(const SchedProblem& problem, int* best_device);
+
+}  // namespace placer
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_PLACER_SCHEDULER_H_

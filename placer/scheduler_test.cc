@@ -1,0 +1,325 @@
+#include "placer/scheduler.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace graphrun {
+namespace placer {
+namespace {
+
+// q devices joined by links of the given latency and bandwidth.
+SchedProblem Problem(int q, double latency = 0, double bandwidth = 0,
+                     bool compresses = false) {
+  SchedProblem p;
+  p.num_devices = q;
+  p.memory_capacity.assign(q, 0);
+  p.links.assign(q * q, SchedLink{latency, bandwidth, compresses});
+  return p;
+}
+
+int AddTask(SchedProblem* p, std::vector<double> cost, int64_t out_bytes = 0,
+            int group = -1) {
+  SchedTask t;
+  t.cost = std::move(cost);
+  t.output_bytes = out_bytes;
+  t.group = group;
+  p->tasks.push_back(t);
+  return static_cast<int>(p->tasks.size()) - 1;
+}
+
+void AddEdge(SchedProblem* p, int src, int dst, int64_t bytes,
+             int64_t tensor = -1) {
+  SchedEdge e;
+  e.src = src;
+  e.dst = dst;
+  e.bytes = bytes;
+  e.tensor = tensor;
+  p->edges.push_back(e);
+}
+
+TEST(SchedulerTest, ChainGoesToTheFasterDevice) {
+  SchedProblem p = Problem(2, 1e-3, 1e9);
+  int a = AddTask(&p, {2.0, 1.0});
+  int b = AddTask(&p, {2.0, 1.0});
+  int c = AddTask(&p, {2.0, 1.0});
+  AddEdge(&p, a, b, 1000);
+  AddEdge(&p, b, c, 1000);
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->device, (std::vector<int>{1, 1, 1}));
+  EXPECT_DOUBLE_EQ(s->makespan, 3.0);
+  EXPECT_EQ(s->num_transfers, 0);
+}
+
+TEST(SchedulerTest, IndependentTasksRunInParallel) {
+  SchedProblem p = Problem(2);  // free links
+  int root = AddTask(&p, {0, 0});
+  for (int i = 0; i < 4; ++i) AddEdge(&p, root, AddTask(&p, {1.0, 1.0}), 8);
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_DOUBLE_EQ(s->makespan, 2.0);
+  EXPECT_DOUBLE_EQ(s->busy[0], 2.0);
+  EXPECT_DOUBLE_EQ(s->busy[1], 2.0);
+  EXPECT_EQ(s->plan, "heft");
+}
+
+// The greedy choice splits two entry tasks, and their join then pays a big
+// transfer: plain HEFT is worse than one device.
+SchedProblem HeftFailure() {
+  SchedProblem p = Problem(2, 0, 1.0);  // 1 byte/s
+  int x = AddTask(&p, {1.0, 1.0});
+  int y = AddTask(&p, {1.0, 1.0});
+  int z = AddTask(&p, {1.0, 1.0});
+  AddEdge(&p, x, z, 10);
+  AddEdge(&p, y, z, 10);
+  return p;
+}
+
+TEST(SchedulerTest, PlainHeftCanLoseToOneDevice) {
+  SchedOptions plain;
+  plain.single_device_candidates = false;
+  auto heft = ScheduleTasks(HeftFailure(), plain);
+  ASSERT_TRUE(heft.ok());
+  EXPECT_DOUBLE_EQ(heft->makespan, 12.0);
+  EXPECT_EQ(heft->transfer_bytes, 10);
+}
+
+TEST(SchedulerTest, NeverWorseThanTheBestSingleDevice) {
+  SchedProblem p = HeftFailure();
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok());
+  int best = -1;
+  EXPECT_DOUBLE_EQ(s->makespan, BestSingleDeviceTime(p, &best));
+  EXPECT_DOUBLE_EQ(s->makespan, 3.0);
+  EXPECT_EQ(s->plan, "single-device");
+  EXPECT_EQ(s->transfer_bytes, 0);
+}
+
+TEST(SchedulerTest, GroupsShareADevice) {
+  SchedProblem p = Problem(2);
+  int a = AddTask(&p, {1.0, 1.0}, 0, /*group=*/0);
+  int b = AddTask(&p, {1.0, 1.0}, 0, /*group=*/0);
+  int c = AddTask(&p, {1.0, 1.0}, 0, /*group=*/0);
+  (void)a;
+  (void)b;
+  (void)c;
+  SchedOptions o;
+  o.single_device_candidates = false;
+  auto s = ScheduleTasks(p, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->device[0], s->device[1]);
+  EXPECT_EQ(s->device[1], s->device[2]);
+  EXPECT_DOUBLE_EQ(s->makespan, 3.0);
+}
+
+TEST(SchedulerTest, GroupFollowsItsPinnedMember) {
+  SchedProblem p = Problem(2);
+  AddTask(&p, {1.0, 1.0}, 0, 0);
+  AddTask(&p, {kInfeasible, 5.0}, 0, 0);  // only device 1
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->device, (std::vector<int>{1, 1}));
+}
+
+TEST(SchedulerTest, MemoryCapacityPushesWorkElsewhere) {
+  SchedProblem p = Problem(2);
+  p.memory_capacity = {100, 0};
+  int root = AddTask(&p, {0, 0});
+  // Device 0 is faster but holds only one 60-byte output at a time, and
+  // each output stays live until the sink runs.
+  int sink = AddTask(&p, {0.1, 0.1});
+  for (int i = 0; i < 3; ++i) {
+    int t = AddTask(&p, {1.0, 3.0}, 60);
+    AddEdge(&p, root, t, 0);
+    AddEdge(&p, t, sink, 60);
+  }
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_LE(s->peak_memory[0], 100);
+  int on0 = 0;
+  for (int i = 2; i < 5; ++i) on0 += s->device[i] == 0;
+  EXPECT_EQ(on0, 1);
+
+  SchedOptions ignore;
+  ignore.respect_memory = false;
+  auto unlimited = ScheduleTasks(p, ignore);
+  ASSERT_TRUE(unlimited.ok());
+  EXPECT_GT(unlimited->peak_memory[0], 100);
+}
+
+TEST(SchedulerTest, OutOfMemoryEverywhereIsResourceExhausted) {
+  SchedProblem p = Problem(2);
+  p.memory_capacity = {10, 10};
+  AddTask(&p, {1.0, 1.0}, 64);
+  auto s = ScheduleTasks(p);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(s.status().message().find("task 0"), std::string::npos);
+}
+
+TEST(SchedulerTest, PersistentBytesCountAgainstMemory) {
+  SchedProblem p = Problem(2);
+  p.memory_capacity = {100, 0};
+  SchedTask t;
+  t.cost = {1.0, 2.0};
+  t.persistent_bytes = 1000;
+  p.tasks.push_back(t);
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->device[0], 1);
+  EXPECT_EQ(s->peak_memory[0], 0);
+}
+
+TEST(SchedulerTest, ConstantFollowsItsConsumer) {
+  // A free source feeding a task that only device 1 can run: the tie at
+  // time 0 goes to device 1, so nothing moves.
+  SchedProblem p = Problem(2, 0, 1e6);
+  int c = AddTask(&p, {0, 0}, 1 << 20);
+  int use = AddTask(&p, {kInfeasible, 1.0});
+  AddEdge(&p, c, use, 1 << 20);
+  SchedOptions o;
+  o.single_device_candidates = false;
+  auto s = ScheduleTasks(p, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->device[c], 1);
+  EXPECT_EQ(s->transfer_bytes, 0);
+}
+
+TEST(SchedulerTest, OneTransferPerTensorAndDevice) {
+  SchedProblem p = Problem(2, 0, 1e9);
+  int src = AddTask(&p, {1.0, kInfeasible}, 400);
+  int a = AddTask(&p, {kInfeasible, 1.0});
+  int b = AddTask(&p, {kInfeasible, 1.0});
+  AddEdge(&p, src, a, 400, /*tensor=*/7);
+  AddEdge(&p, src, b, 400, /*tensor=*/7);
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->num_transfers, 1);
+  EXPECT_EQ(s->transfer_bytes, 400);
+}
+
+TEST(SchedulerTest, CompressedLinksMoveHalfTheBytes) {
+  SchedProblem p = Problem(2, 0, 100.0, /*compresses=*/true);
+  int src = AddTask(&p, {1.0, kInfeasible});
+  int dst = AddTask(&p, {kInfeasible, 1.0});
+  AddEdge(&p, src, dst, 400);
+  p.edges[0].compressible = true;
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->transfer_bytes, 200);
+  EXPECT_DOUBLE_EQ(s->makespan, 1.0 + 2.0 + 1.0);
+}
+
+TEST(SchedulerTest, InsertionFillsGaps) {
+  // Device 0 only. a(1) -> b waits for c's slow transfer... simpler: a long
+  // task scheduled first leaves a gap that a later short task fills.
+  SchedProblem p = Problem(1);
+  int a = AddTask(&p, {1.0});
+  int b = AddTask(&p, {1.0});
+  AddEdge(&p, a, b, 0);
+  auto order = UpwardRankOrder(p);
+  EXPECT_EQ(order, (std::vector<int>{a, b}));
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok());
+  EXPECT_DOUBLE_EQ(s->start[b], 1.0);
+}
+
+TEST(SchedulerTest, RankOrderIsTopologicalWithZeroCosts) {
+  SchedProblem p = Problem(2);
+  std::vector<int> ids;
+  for (int i = 0; i < 20; ++i) ids.push_back(AddTask(&p, {0, 0}));
+  for (int i = 19; i > 0; --i) AddEdge(&p, ids[i], ids[i - 1], 0);  // reverse chain
+  auto order = UpwardRankOrder(p);
+  std::vector<int> pos(20);
+  for (int i = 0; i < 20; ++i) pos[order[i]] = i;
+  for (const SchedEdge& e : p.edges) EXPECT_LT(pos[e.src], pos[e.dst]);
+}
+
+TEST(SchedulerTest, EvaluateAssignmentSerializesOneDevice) {
+  SchedProblem p = HeftFailure();
+  auto s = EvaluateAssignment(p, {0, 0, 0});
+  ASSERT_TRUE(s.ok());
+  EXPECT_DOUBLE_EQ(s->makespan, 3.0);
+  auto split = EvaluateAssignment(p, {0, 1, 0});
+  ASSERT_TRUE(split.ok());
+  EXPECT_DOUBLE_EQ(split->makespan, 12.0);
+  EXPECT_FALSE(EvaluateAssignment(p, {0, 1}).ok());
+  EXPECT_FALSE(EvaluateAssignment(p, {0, 1, 2}).ok());
+}
+
+TEST(SchedulerTest, LowerBounds) {
+  SchedProblem p = Problem(2);
+  int a = AddTask(&p, {2.0, 1.0});
+  int b = AddTask(&p, {3.0, 4.0});
+  int c = AddTask(&p, {1.0, 1.0});
+  AddEdge(&p, a, b, 0);
+  LowerBounds lb = ComputeLowerBounds(p);
+  EXPECT_DOUBLE_EQ(lb.critical_path, 4.0);  // 1 + 3
+  EXPECT_DOUBLE_EQ(lb.area, (1.0 + 3.0 + 1.0) / 2);
+  EXPECT_DOUBLE_EQ(lb.best(), 4.0);
+  (void)c;
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok());
+  EXPECT_GE(s->makespan, lb.best());
+}
+
+TEST(SchedulerTest, Deterministic) {
+  SchedProblem p = Problem(3, 1e-4, 1e8);
+  for (int i = 0; i < 200; ++i) {
+    AddTask(&p, {1e-3 * (1 + i % 3), 1e-3 * (1 + i % 5), 1e-3 * (1 + i % 7)}, 1000);
+    if (i > 0) AddEdge(&p, (i * 7919) % i, i, 1000 + i);
+    if (i > 2) AddEdge(&p, i - 2, i, 10);
+  }
+  auto s1 = ScheduleTasks(p);
+  auto s2 = ScheduleTasks(p);
+  ASSERT_TRUE(s1.ok());
+  ASSERT_TRUE(s2.ok());
+  EXPECT_EQ(s1->device, s2->device);
+  EXPECT_EQ(s1->makespan, s2->makespan);
+  // A plan obeys its precedence constraints.
+  for (const SchedEdge& e : p.edges) {
+    EXPECT_LE(s1->finish[e.src], s1->start[e.dst] + 1e-12);
+  }
+}
+
+TEST(SchedulerTest, RecordsCandidateFinishTimes) {
+  SchedProblem p = Problem(2);
+  AddTask(&p, {2.0, 1.0});
+  AddTask(&p, {kInfeasible, 1.0});
+  SchedOptions o;
+  o.record_candidate_finish = true;
+  auto s = ScheduleTasks(p, o);
+  ASSERT_TRUE(s.ok());
+  ASSERT_EQ(s->candidate_finish.size(), 2u);
+  EXPECT_DOUBLE_EQ(s->candidate_finish[0][0], 2.0);
+  EXPECT_DOUBLE_EQ(s->candidate_finish[0][1], 1.0);
+  EXPECT_EQ(s->candidate_finish[1][0], kInfeasible);
+}
+
+TEST(SchedulerTest, InvalidProblems) {
+  SchedProblem cyc = Problem(1);
+  AddTask(&cyc, {1.0});
+  AddTask(&cyc, {1.0});
+  AddEdge(&cyc, 0, 1, 0);
+  AddEdge(&cyc, 1, 0, 0);
+  EXPECT_NE(ScheduleTasks(cyc).status().message().find("cycle"), std::string::npos);
+
+  SchedProblem nowhere = Problem(2);
+  AddTask(&nowhere, {kInfeasible, kInfeasible});
+  EXPECT_EQ(ScheduleTasks(nowhere).status().code(), absl::StatusCode::kInvalidArgument);
+
+  SchedProblem split_group = Problem(2);
+  AddTask(&split_group, {1.0, kInfeasible}, 0, 0);
+  AddTask(&split_group, {kInfeasible, 1.0}, 0, 0);
+  EXPECT_NE(ScheduleTasks(split_group).status().message().find("group 0"),
+            std::string::npos);
+
+  SchedProblem bad_edge = Problem(1);
+  AddTask(&bad_edge, {1.0});
+  AddEdge(&bad_edge, 0, 3, 0);
+  EXPECT_FALSE(ScheduleTasks(bad_edge).ok());
+}
+
+}  // namespace
+}  // namespace placer
+}  // namespace graphrun

@@ -1,0 +1,105 @@
+#include "runtime/local_rendezvous.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+
+namespace graphrun {
+namespace {
+
+class LocalRendezvous : public Rendezvous {
+ public:
+  absl::Status Send(absl::string_view key, const Tensor& value, bool is_dead) override {
+    DoneCallback waiter;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!status_.ok()) return status_;
+      auto it = table_.find(key);
+      if (it == table_.end()) {
+        Item& item = table_[key];
+        item.has_value = true;
+        item.value = value;
+        item.is_dead = is_dead;
+        return absl::OkStatus();
+      }
+      if (it->second.has_value) {
+        return absl::InternalError(
+            absl::StrCat("rendezvous key '", key, "' was sent twice in one step"));
+      }
+      waiter = std::move(it->second.waiter);
+      table_.erase(it);
+    }
+    waiter(absl::OkStatus(), value, is_dead);
+    return absl::OkStatus();
+  }
+
+  void RecvAsync(absl::string_view key, DoneCallback done) override {
+    Tensor value;
+    bool is_dead = false;
+    absl::Status status;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!status_.ok()) {
+        status = status_;
+      } else {
+        auto it = table_.find(key);
+        if (it == table_.end()) {
+          Item& item = table_[key];
+          item.waiter = std::move(done);
+          return;
+        }
+        if (!it->second.has_value) {
+          status = absl::InternalError(
+              absl::StrCat("rendezvous key '", key, "' was received twice in one step"));
+        } else {
+          value = std::move(it->second.value);
+          is_dead = it->second.is_dead;
+          table_.erase(it);
+        }
+      }
+    }
+    done(status, value, is_dead);
+  }
+
+  void StartAbort(const absl::Status& status) override {
+    std::vector<DoneCallback> waiters;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!status_.ok()) return;
+      status_ = status.ok() ? absl::AbortedError("rendezvous aborted") : status;
+      for (auto& [key, item] : table_) {
+        if (!item.has_value) waiters.push_back(std::move(item.waiter));
+      }
+      table_.clear();
+    }
+    for (auto& w : waiters) w(status_copy(), Tensor(), false);
+  }
+
+ private:
+  struct Item {
+    bool has_value = false;
+    Tensor value;
+    bool is_dead = false;
+    DoneCallback waiter;
+  };
+  absl::Status status_copy() {
+    absl::MutexLock lock(&mu_);
+    return status_;
+  }
+
+  absl::Mutex mu_;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Item> table_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
+std::shared_ptr<Rendezvous> NewLocalRendezvous() {
+  return std::make_shared<LocalRendezvous>();
+}
+
+}  // namespace graphrun

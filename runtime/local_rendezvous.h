@@ -1,0 +1,21 @@
+// LocalRendezvous: the Rendezvous of one step inside one process.
+//
+// A table from key to either a sent value waiting for its Recv, or a Recv
+// waiting for its value. Tensors are handed over by reference (the buffer
+// is shared, never copied), so a transfer between two CPU devices of one
+// process costs a hash lookup and a callback. Callbacks run outside the
+// lock. Thread-safe.
+#ifndef GRAPHRUN_RUNTIME_LOCAL_RENDEZVOUS_H_
+#define GRAPHRUN_RUNTIME_LOCAL_RENDEZVOUS_H_
+
+#include <memory>
+
+#include "kernels/rendezvous.h"
+
+namespace graphrun {
+
+std::shared_ptr<Rendezvous> NewLocalRendezvous();
+
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_RUNTIME_LOCAL_RENDEZVOUS_H_

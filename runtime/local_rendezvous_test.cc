@@ -1,0 +1,104 @@
+#include "runtime/local_rendezvous.h"
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+
+namespace graphrun {
+namespace {
+
+TEST(RendezvousKeyTest, TensorFlowFormat) {
+  EXPECT_EQ(CreateRendezvousKey("/job:localhost/replica:0/task:0/device:CPU:0", 1,
+                                "/job:localhost/replica:0/task:0/device:GPU:0",
+                                "edge_5_MatMul", 0, 0),
+            "/job:localhost/replica:0/task:0/device:CPU:0;0000000000000001;"
+            "/job:localhost/replica:0/task:0/device:GPU:0;edge_5_MatMul;0:0");
+  auto parsed = ParseRendezvousKey(CreateRendezvousKey("/a", 0xabcdef, "/b", "t", 7, 3));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->send_device, "/a");
+  EXPECT_EQ(parsed->incarnation, 0xabcdefu);
+  EXPECT_EQ(parsed->recv_device, "/b");
+  EXPECT_EQ(parsed->tensor_name, "t");
+  EXPECT_EQ(parsed->frame_id, 7u);
+  EXPECT_EQ(parsed->iter_id, 3);
+  for (const char* bad : {"", "a;b;c;d", "/a;1;/b;t;0:0", "/a;000000000000000g;/b;t;0:0",
+                          "/a;0000000000000001;/b;t;0", "/a;0000000000000001;;t;0:0"}) {
+    EXPECT_FALSE(ParseRendezvousKey(bad).ok()) << bad;
+  }
+}
+
+TEST(LocalRendezvousTest, SendThenRecvSharesTheBuffer) {
+  auto r = NewLocalRendezvous();
+  Tensor t = Tensor::Scalar<float>(3);
+  ASSERT_TRUE(r->Send("k", t, false).ok());
+  bool called = false;
+  r->RecvAsync("k", [&](const absl::Status& s, const Tensor& v, bool dead) {
+    EXPECT_TRUE(s.ok());
+    EXPECT_FALSE(dead);
+    EXPECT_EQ(v.raw_data(), t.raw_data());  // no copy
+    called = true;
+  });
+  EXPECT_TRUE(called);
+}
+
+TEST(LocalRendezvousTest, RecvThenSendAndDuplicates) {
+  auto r = NewLocalRendezvous();
+  float got = 0;
+  r->RecvAsync("k", [&](const absl::Status& s, const Tensor& v, bool) {
+    ASSERT_TRUE(s.ok());
+    got = v.scalar<float>();
+  });
+  EXPECT_EQ(got, 0);
+  ASSERT_TRUE(r->Send("k", Tensor::Scalar<float>(5), true).ok());
+  EXPECT_EQ(got, 5);
+  ASSERT_TRUE(r->Send("twice", Tensor::Scalar<float>(1), false).ok());
+  EXPECT_EQ(r->Send("twice", Tensor::Scalar<float>(1), false).code(),
+            absl::StatusCode::kInternal);
+}
+
+TEST(LocalRendezvousTest, AbortFailsPendingAndLaterCalls) {
+  auto r = NewLocalRendezvous();
+  absl::Status pending;
+  r->RecvAsync("never", [&](const absl::Status& s, const Tensor&, bool) { pending = s; });
+  r->StartAbort(absl::CancelledError("stop"));
+  EXPECT_EQ(pending.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(r->Send("x", Tensor::Scalar<float>(1), false).code(), absl::StatusCode::kCancelled);
+  absl::Status later;
+  r->RecvAsync("y", [&](const absl::Status& s, const Tensor&, bool) { later = s; });
+  EXPECT_EQ(later.code(), absl::StatusCode::kCancelled);
+  r->StartAbort(absl::InternalError("second abort is ignored"));
+  r->RecvAsync("z", [&](const absl::Status& s, const Tensor&, bool) { later = s; });
+  EXPECT_EQ(later.code(), absl::StatusCode::kCancelled);
+}
+
+TEST(LocalRendezvousTest, ManyThreads) {
+  auto r = NewLocalRendezvous();
+  constexpr int kKeys = 2000;
+  std::atomic<int64_t> sum{0};
+  std::atomic<int> done{0};
+  std::thread sender([&] {
+    for (int i = 0; i < kKeys; ++i) {
+      ASSERT_TRUE(r->Send(absl::StrCat("k", i), Tensor::Scalar<int64_t>(i), false).ok());
+    }
+  });
+  std::thread receiver([&] {
+    for (int i = kKeys - 1; i >= 0; --i) {
+      r->RecvAsync(absl::StrCat("k", i), [&](const absl::Status& s, const Tensor& v, bool) {
+        ASSERT_TRUE(s.ok());
+        sum += v.scalar<int64_t>();
+        ++done;
+      });
+    }
+  });
+  sender.join();
+  receiver.join();
+  EXPECT_EQ(done.load(), kKeys);
+  EXPECT_EQ(sum.load(), int64_t{kKeys} * (kKeys - 1) / 2);
+}
+
+}  // namespace
+}  // namespace graphrun
