@@ -190,6 +190,46 @@ void BM_MatMulDirect(benchmark::State& state) {
 }
 BENCHMARK(BM_MatMulDirect)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Session and direct call alternating in one loop, so both see the same
+// machine: ratio = median direct time / median Session time (goal >= 0.95).
+void BM_MatMulSessionVsDirect(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  GraphDef g;
+  AddPlaceholder(&g, "a");
+  AddPlaceholder(&g, "b");
+  SetType(AddNode(&g, "mm", "MatMul", {"a", "b"}), "T", DT_FLOAT);
+  auto session = NewSession(g);
+  const int threads = NumSchedulableCpus();
+  Eigen::ThreadPool pool(threads);
+  Eigen::ThreadPoolDevice device(&pool, threads);
+  Tensor a = RandomMatrix(n), b = RandomMatrix(n);
+  std::vector<Tensor> out;
+  std::vector<double> session_s, direct_s;
+  for (auto _ : state) {
+    auto t0 = std::chrono::steady_clock::now();
+    if (!session->Run({{"a", a}, {"b", b}}, {"mm"}, {}, &out).ok()) state.SkipWithError("run failed");
+    auto t1 = std::chrono::steady_clock::now();
+    Tensor c(DT_FLOAT, TensorShape({n, n}));
+    auto t2 = std::chrono::steady_clock::now();
+    Gemm<float>(&device, false, false, n, n, n, a.flat<float>().data(), b.flat<float>().data(),
+                c.flat<float>().data());
+    benchmark::DoNotOptimize(c.raw_data());
+    auto t3 = std::chrono::steady_clock::now();
+    session_s.push_back(std::chrono::duration<double>(t1 - t0).count());
+    direct_s.push_back(std::chrono::duration<double>(t3 - t2).count());
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  const double ms = median(session_s), md = median(direct_s);
+  const double flops = 2.0 * n * n * n;
+  state.counters["session_GFLOPs"] = flops / ms * 1e-9;
+  state.counters["direct_GFLOPs"] = flops / md * 1e-9;
+  state.counters["ratio"] = md / ms;
+}
+BENCHMARK(BM_MatMulSessionVsDirect)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // One thread, no pool: the per-core figure the threaded runs are measured
 // against (parallel efficiency = threaded / (cores x this)).
 void BM_MatMulDirectOneThread(benchmark::State& state) {

@@ -1,20 +1,76 @@
 #include "graph/allocator.h"
 
 #include <cstdlib>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
 
 namespace graphrun {
 namespace {
 
+// Host memory, 64-byte aligned. Large blocks are kept for reuse after they
+// are freed: a step that allocates the same big tensors as the step before
+// gets the same, already-mapped pages back instead of paying for fresh
+// mmap()ed memory and its page faults every time (glibc serves blocks this
+// size with mmap). The cache is bounded; blocks of other sizes are freed.
 class AlignedHostAllocator : public Allocator {
  public:
   std::string Name() const override { return "host"; }
+
   void* AllocateRaw(size_t alignment, size_t num_bytes) override {
     // aligned_alloc wants a size that is a multiple of the alignment.
     size_t rounded = (num_bytes + alignment - 1) / alignment * alignment;
     if (rounded == 0) rounded = alignment;
+    if (rounded >= kMinCachedBytes && alignment <= kCacheAlignment) {
+      absl::MutexLock lock(&mu_);
+      for (size_t i = 0; i < cache_.size(); ++i) {
+        if (cache_[i].second == rounded) {
+          void* p = cache_[i].first;
+          cached_bytes_ -= rounded;
+          cache_.erase(cache_.begin() + static_cast<long>(i));
+          return p;
+        }
+      }
+    }
+    if (rounded >= kMinCachedBytes && alignment <= kCacheAlignment) {
+      alignment = kCacheAlignment;
+      rounded = (rounded + alignment - 1) / alignment * alignment;
+    }
     return std::aligned_alloc(alignment, rounded);
   }
-  void DeallocateRaw(void* ptr, size_t) override { std::free(ptr); }
+
+  void DeallocateRaw(void* ptr, size_t num_bytes) override {
+    if (ptr == nullptr) return;
+    size_t rounded = (num_bytes + kCacheAlignment - 1) / kCacheAlignment * kCacheAlignment;
+    if (rounded >= kMinCachedBytes && rounded <= kMaxCachedBytes) {
+      std::vector<void*> evicted;
+      {
+        absl::MutexLock lock(&mu_);
+        cache_.emplace_back(ptr, rounded);
+        cached_bytes_ += rounded;
+        // Oldest first out.
+        while (cached_bytes_ > kMaxCachedBytes || cache_.size() > kMaxCachedBlocks) {
+          evicted.push_back(cache_.front().first);
+          cached_bytes_ -= cache_.front().second;
+          cache_.erase(cache_.begin());
+        }
+      }
+      for (void* p : evicted) std::free(p);
+      return;
+    }
+    std::free(ptr);
+  }
+
+ private:
+  static constexpr size_t kCacheAlignment = 64;
+  static constexpr size_t kMinCachedBytes = size_t{1} << 20;
+  static constexpr size_t kMaxCachedBytes = size_t{256} << 20;
+  static constexpr size_t kMaxCachedBlocks = 64;
+
+  absl::Mutex mu_;
+  std::vector<std::pair<void*, size_t>> cache_ ABSL_GUARDED_BY(mu_);
+  size_t cached_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace

@@ -171,14 +171,15 @@ absl::Status Partitioner::LocateNodes() {
     if (it == locations_.end()) {
       const std::string type = DeviceTypeOfFullName(loc);
       if (type.empty()) {
-        return NodeError(*node, absl::StrCat(
-            "is assigned to '", loc, "', which is not a complete device name "
-            "(/job:J/replica:R/task:T/device:TYPE:ID)"));
+        return NodeError(
+            *node, absl::StrCat("is assigned to '", loc,
+                                "', which is not a complete device name "
+                                "(/job:J/replica:R/task:T/device:TYPE:ID)"));
       }
       if (!known.empty() && known.count(loc) == 0) {
-        return NodeError(*node, absl::StrCat(
-            "is assigned to '", loc, "', which is not one of the ",
-            known.size(), " known devices"));
+        return NodeError(*node, absl::StrCat("is assigned to '", loc,
+                                             "', which is not one of the ",
+                                             known.size(), " known devices"));
       }
       Location l;
       l.task = options_.task_of ? options_.task_of(loc) : DefaultTaskOf(loc);
@@ -227,8 +228,8 @@ NodeDef* Partitioner::AddSend(const std::string& src_loc,
                               const std::string& prefix,
                               const std::string& tensor_name, bool on_host,
                               const std::string& input, DataType type) {
-  NodeDef* send = AddNode(src_loc, NewName(prefix),
-                          on_host ? "_HostSend" : "_Send");
+  NodeDef* send =
+      AddNode(src_loc, NewName(prefix), on_host ? "_HostSend" : "_Send");
   send->add_input(input);
   SetType(send, "T", type);
   auto& attr = *send->mutable_attr();
@@ -245,8 +246,8 @@ NodeDef* Partitioner::AddRecv(const std::string& src_loc,
                               const std::string& prefix,
                               const std::string& tensor_name, bool on_host,
                               DataType type) {
-  NodeDef* recv = AddNode(dst_loc, NewName(prefix),
-                          on_host ? "_HostRecv" : "_Recv");
+  NodeDef* recv =
+      AddNode(dst_loc, NewName(prefix), on_host ? "_HostRecv" : "_Recv");
   SetType(recv, "tensor_type", type);
   auto& attr = *recv->mutable_attr();
   attr["tensor_name"].set_s(tensor_name);
@@ -257,8 +258,7 @@ NodeDef* Partitioner::AddRecv(const std::string& src_loc,
   return recv;
 }
 
-NodeDef* Partitioner::AddCast(const std::string& loc,
-                              const std::string& prefix,
+NodeDef* Partitioner::AddCast(const std::string& loc, const std::string& prefix,
                               const std::string& input, DataType from,
                               DataType to, bool truncate) {
   NodeDef* cast = AddNode(loc, NewName(prefix), "Cast");
@@ -283,11 +283,14 @@ absl::StatusOr<std::string> Partitioner::TransferData(
                                        "', whose type is unknown"));
   }
   const DataType src_type = src.output_type(e.src_output);
-  if (e.dst_input < dst.num_inputs() && IsRefType(dst.input_type(e.dst_input))) {
-    return NodeError(dst, absl::StrCat(
-        "ref input ", e.dst_input, " cannot be fed across devices or memory "
-        "spaces (from '", TensorName(src, e.src_output), "' on ", src_loc,
-        ")"));
+  if (e.dst_input < dst.num_inputs() &&
+      IsRefType(dst.input_type(e.dst_input))) {
+    return NodeError(
+        dst,
+        absl::StrCat("ref input ", e.dst_input,
+                     " cannot be fed across devices or memory "
+                     "spaces (from '",
+                     TensorName(src, e.src_output), "' on ", src_loc, ")"));
   }
   const bool is_ref = IsRefType(src_type);
   const DupKey key{src.id(), e.src_output, dst_loc, dst_on_host};
@@ -374,15 +377,16 @@ void DropForeignColocation(const Graph& graph,
   auto it = def->mutable_attr()->find("_class");
   if (it == def->mutable_attr()->end() || !it->second.has_list()) return;
   auto* entries = it->second.mutable_list()->mutable_s();
-  entries->erase(
-      std::remove_if(entries->begin(), entries->end(),
-                     [&](const std::string& s) {
-                       absl::string_view target = s;
-                       if (!absl::ConsumePrefix(&target, "loc:@")) return false;
-                       const Node* n = graph.FindNode(target);
-                       return n == nullptr || node_loc[n->id()] != loc;
-                     }),
-      entries->end());
+  entries->erase(std::remove_if(entries->begin(), entries->end(),
+                                [&](const std::string& s) {
+                                  absl::string_view target = s;
+                                  if (!absl::ConsumePrefix(&target, "loc:@"))
+                                    return false;
+                                  const Node* n = graph.FindNode(target);
+                                  return n == nullptr ||
+                                         node_loc[n->id()] != loc;
+                                }),
+                 entries->end());
   if (entries->empty()) def->mutable_attr()->erase(it);
 }
 
@@ -460,8 +464,8 @@ std::string RendezvousKey(absl::string_view send_device, uint64_t incarnation,
                           absl::string_view recv_device,
                           absl::string_view tensor_name, uint64_t frame_id,
                           int64_t iter_id) {
-  return CreateRendezvousKey(send_device, incarnation, recv_device,
-                             tensor_name, frame_id, iter_id);
+  return CreateRendezvousKey(send_device, incarnation, recv_device, tensor_name,
+                             frame_id, iter_id);
 }
 
 }  // namespace graphrun

@@ -5,16 +5,14 @@
 #include <random>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "graph/graph_io.h"
-#include "graph/import.h"
 #include "graph/op_registry.h"
 #include "graph/shape_inference.h"
+#include "gtest/gtest.h"
+#include "partition/partition_test_util.h"
 
 namespace graphrun {
 
@@ -27,105 +25,20 @@ REGISTER_OP("PartitionTestRefVar")
 
 namespace {
 
+using partition_testing::AddConst;
+using partition_testing::AddOp;
+using partition_testing::Evaluate;
+using partition_testing::Find;
+using partition_testing::Import;
+using partition_testing::Inputs;
+using partition_testing::PartitionOk;
+using partition_testing::WithOp;
+
 constexpr char kCpu[] = "/job:localhost/replica:0/task:0/device:CPU:0";
 constexpr char kGpu[] = "/job:localhost/replica:0/task:0/device:GPU:0";
 constexpr char kGpu1[] = "/job:localhost/replica:0/task:0/device:GPU:1";
 constexpr char kW1Cpu[] = "/job:worker/replica:0/task:1/device:CPU:0";
 constexpr char kW1Gpu[] = "/job:worker/replica:0/task:1/device:GPU:0";
-
-NodeDef* AddConst(GraphDef* g, const std::string& name,
-                  const std::string& device, float value,
-                  DataType dtype = DT_FLOAT) {
-  NodeDef* n = g->add_node();
-  n->set_name(name);
-  n->set_op("Const");
-  n->set_device(device);
-  (*n->mutable_attr())["dtype"].set_type(dtype);
-  TensorProto* t = (*n->mutable_attr())["value"].mutable_tensor();
-  t->set_dtype(dtype);
-  if (dtype == DT_FLOAT) {
-    t->add_float_val(value);
-  } else {
-    t->add_int_val(static_cast<int>(value));
-  }
-  return n;
-}
-
-NodeDef* AddOp(GraphDef* g, const std::string& name, const std::string& op,
-               const std::vector<std::string>& inputs,
-               const std::string& device, DataType type = DT_FLOAT) {
-  NodeDef* n = g->add_node();
-  n->set_name(name);
-  n->set_op(op);
-  n->set_device(device);
-  for (const std::string& in : inputs) n->add_input(in);
-  (*n->mutable_attr())["T"].set_type(type);
-  return n;
-}
-
-std::unique_ptr<Graph> Import(const GraphDef& def) {
-  ImportOptions options;
-  options.allow_internal_names = true;
-  auto graph = ImportGraphDef(def, options);
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  return graph.ok() ? *std::move(graph) : nullptr;
-}
-
-// Partitions and checks what every result must satisfy: each partition
-// re-imports, and each Recv has exactly one Send with the same key.
-std::map<std::string, GraphDef> PartitionOk(const GraphDef& def,
-                                            const PartitionOptions& options = {},
-                                            PartitionStats* stats = nullptr) {
-  std::unique_ptr<Graph> graph = Import(def);
-  if (graph == nullptr) return {};
-  auto parts = Partition(*graph, options, stats);
-  EXPECT_TRUE(parts.ok()) << parts.status();
-  if (!parts.ok()) return {};
-  std::map<std::string, int> sends, recvs;  // by rendezvous key
-  for (const auto& [loc, part] : *parts) {
-    ImportOptions import_options;
-    import_options.allow_internal_names = true;
-    auto reimported = ImportGraphDef(part, import_options);
-    EXPECT_TRUE(reimported.ok()) << loc << ": " << reimported.status();
-    for (const NodeDef& n : part.node()) {
-      EXPECT_EQ(n.device(), loc) << n.name();
-      const bool send = n.op() == "_Send" || n.op() == "_HostSend";
-      const bool recv = n.op() == "_Recv" || n.op() == "_HostRecv";
-      if (!send && !recv) continue;
-      const auto& a = n.attr();
-      const std::string key = RendezvousKey(
-          a.at("send_device").s(), a.at("send_device_incarnation").i(),
-          a.at("recv_device").s(), a.at("tensor_name").s(), 0, 0);
-      EXPECT_EQ(loc, send ? a.at("send_device").s() : a.at("recv_device").s());
-      EXPECT_FALSE(a.at("client_terminated").b());
-      ++(send ? sends : recvs)[key];
-    }
-  }
-  EXPECT_EQ(sends, recvs);
-  for (const auto& [key, count] : sends) EXPECT_EQ(count, 1) << key;
-  return *std::move(parts);
-}
-
-const NodeDef* Find(const GraphDef& g, const std::string& name) {
-  for (const NodeDef& n : g.node()) {
-    if (n.name() == name) return &n;
-  }
-  return nullptr;
-}
-
-std::vector<const NodeDef*> WithOp(const GraphDef& g, const std::string& op) {
-  std::vector<const NodeDef*> out;
-  for (const NodeDef& n : g.node()) {
-    if (n.op() == op) out.push_back(&n);
-  }
-  return out;
-}
-
-std::vector<std::string> Inputs(const NodeDef* n) {
-  return n == nullptr ? std::vector<std::string>()
-                      : std::vector<std::string>(n->input().begin(),
-                                                 n->input().end());
-}
 
 TEST(PartitionTest, TwoDevices) {
   GraphDef def;
@@ -238,8 +151,7 @@ TEST(PartitionTest, ControlEdgesCrossWithDummyTensor) {
 }
 
 TEST(RendezvousKeyTest, TensorFlowFormatAndRoundTrip) {
-  const std::string key =
-      RendezvousKey(kCpu, 1, kGpu, "edge_5_MatMul", 0, 0);
+  const std::string key = RendezvousKey(kCpu, 1, kGpu, "edge_5_MatMul", 0, 0);
   EXPECT_EQ(key,
             "/job:localhost/replica:0/task:0/device:CPU:0;0000000000000001;"
             "/job:localhost/replica:0/task:0/device:GPU:0;edge_5_MatMul;0:0");
@@ -252,8 +164,8 @@ TEST(RendezvousKeyTest, TensorFlowFormatAndRoundTrip) {
   EXPECT_EQ(parsed->frame_id, 0u);
   EXPECT_EQ(parsed->iter_id, 0);
 
-  const std::string big = RendezvousKey(kW1Cpu, 0xfedcba9876543210u, kCpu,
-                                        "t", 0x8000000000000001u, 42);
+  const std::string big = RendezvousKey(kW1Cpu, 0xfedcba9876543210u, kCpu, "t",
+                                        0x8000000000000001u, 42);
   EXPECT_EQ(big, absl::StrCat(kW1Cpu, ";fedcba9876543210;", kCpu,
                               ";t;9223372036854775809:42"));
   parsed = ParseRendezvousKey(big);
@@ -267,12 +179,12 @@ TEST(RendezvousKeyTest, ParseErrors) {
   const std::string cpu = kCpu;
   for (const std::string& bad : {
            std::string(""),
-           cpu + ";0000000000000001;" + cpu + ";t",           // 4 parts
-           cpu + ";0000000000000001;" + cpu + ";t;0:0;x",     // 6 parts
-           cpu + ";1;" + cpu + ";t;0:0",                      // short hex
-           cpu + ";000000000000000g;" + cpu + ";t;0:0",       // not hex
-           cpu + ";0000000000000001;" + cpu + ";t;0",         // no iter
-           cpu + ";0000000000000001;" + cpu + ";t;a:0",       // bad frame
+           cpu + ";0000000000000001;" + cpu + ";t",        // 4 parts
+           cpu + ";0000000000000001;" + cpu + ";t;0:0;x",  // 6 parts
+           cpu + ";1;" + cpu + ";t;0:0",                   // short hex
+           cpu + ";000000000000000g;" + cpu + ";t;0:0",    // not hex
+           cpu + ";0000000000000001;" + cpu + ";t;0",      // no iter
+           cpu + ";0000000000000001;" + cpu + ";t;a:0",    // bad frame
        }) {
     auto parsed = ParseRendezvousKey(bad);
     EXPECT_FALSE(parsed.ok()) << bad;
@@ -293,10 +205,9 @@ TEST(PartitionTest, AttrsSpellTheKeyWithIncarnation) {
   auto parts = PartitionOk(def, options);
   const NodeDef* recv = WithOp(parts[kGpu], "_Recv")[0];
   const auto& a = recv->attr();
-  EXPECT_EQ(RendezvousKey(a.at("send_device").s(),
-                          a.at("send_device_incarnation").i(),
-                          a.at("recv_device").s(), a.at("tensor_name").s(), 0,
-                          0),
+  EXPECT_EQ(RendezvousKey(
+                a.at("send_device").s(), a.at("send_device_incarnation").i(),
+                a.at("recv_device").s(), a.at("tensor_name").s(), 0, 0),
             absl::StrCat(kCpu, ";fedcba9876543210;", kGpu, ";edge_0_a;0:0"));
 }
 
@@ -337,7 +248,8 @@ TEST(PartitionTest, CompressesOnlyFloatEdgesBetweenTasks) {
       if (send->attr().at("recv_device").s() == kW1Cpu &&
           send->attr().at("T").type() == wire) {
         ++compressed_sends;
-        EXPECT_EQ(Inputs(send), std::vector<std::string>{send_casts[0]->name()});
+        EXPECT_EQ(Inputs(send),
+                  std::vector<std::string>{send_casts[0]->name()});
       } else {
         EXPECT_NE(send->attr().at("T").type(), wire);
       }
@@ -355,7 +267,8 @@ TEST(PartitionTest, CompressesOnlyFloatEdgesBetweenTasks) {
     EXPECT_EQ(recv->attr().at("tensor_type").type(), wire);
     const std::string& cast = back[0]->name();
     EXPECT_EQ(Inputs(Find(w1, "f_w1")), std::vector<std::string>{cast});
-    EXPECT_EQ(Inputs(Find(w1, "f_w1b")), (std::vector<std::string>{cast, cast}));
+    EXPECT_EQ(Inputs(Find(w1, "f_w1b")),
+              (std::vector<std::string>{cast, cast}));
     // Same task: plain float; int32: plain even across tasks.
     EXPECT_EQ(WithOp(parts[kGpu], "_Recv")[0]->attr().at("tensor_type").type(),
               DT_FLOAT);
@@ -368,7 +281,8 @@ TEST(PartitionTest, NoCompressionByDefaultOrWithinATask) {
   PartitionStats stats;
   auto parts = PartitionOk(CompressionGraph(), {}, &stats);
   EXPECT_EQ(stats.compressed_edges, 0);
-  for (const auto& [loc, part] : parts) EXPECT_TRUE(WithOp(part, "Cast").empty());
+  for (const auto& [loc, part] : parts)
+    EXPECT_TRUE(WithOp(part, "Cast").empty());
 
   // A task_of that puts every device in one task: nothing to compress.
   PartitionOptions options;
@@ -380,7 +294,7 @@ TEST(PartitionTest, NoCompressionByDefaultOrWithinATask) {
 
 TEST(PartitionTest, HostMemoryEndsUseHostSendAndRecv) {
   GraphDef def;
-  AddConst(&def, "shape", kGpu, 2, DT_INT32);    // output in host memory
+  AddConst(&def, "shape", kGpu, 2, DT_INT32);  // output in host memory
   AddOp(&def, "on_cpu", "Identity", {"shape"}, kCpu, DT_INT32);
   AddOp(&def, "on_gpu1", "Identity", {"shape"}, kGpu1, DT_INT32);  // host in
   AddOp(&def, "same_dev", "Identity", {"shape"}, kGpu, DT_INT32);  // device in
@@ -452,7 +366,8 @@ TEST(PartitionTest, DropsColocationWithOtherPartitions) {
   NodeDef* c = AddOp(&def, "c", "Identity", {"a"}, kGpu);
   (*c->mutable_attr())["_class"].mutable_list()->add_s("loc:@a");
   auto parts = PartitionOk(def);
-  const auto& b_classes = Find(parts[kGpu], "b")->attr().at("_class").list().s();
+  const auto& b_classes =
+      Find(parts[kGpu], "b")->attr().at("_class").list().s();
   EXPECT_EQ(std::vector<std::string>(b_classes.begin(), b_classes.end()),
             std::vector<std::string>{"loc:@k"});
   EXPECT_EQ(Find(parts[kGpu], "c")->attr().count("_class"), 0u);
@@ -537,67 +452,14 @@ TEST(PartitionTest, Deterministic) {
   }
 }
 
-// Evaluates a set of GraphDefs of Const (float scalar or empty), Identity,
-// AddV2, Cast, _Send and _Recv: sends post into a shared rendezvous that
-// recvs read. Returns every node's value by name; nodes that never became
-// ready are missing.
-std::map<std::string, float> Evaluate(const std::vector<const GraphDef*>& gs) {
-  std::map<std::string, float> value;
-  std::map<std::string, float> rendezvous;
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (const GraphDef* g : gs) {
-      for (const NodeDef& n : g->node()) {
-        if (value.count(n.name())) continue;
-        std::vector<float> in;
-        bool ready = true;
-        for (const std::string& i : n.input()) {
-          const std::string src = i[0] == '^' ? i.substr(1) : i;
-          auto it = value.find(src);
-          if (it == value.end()) {
-            ready = false;
-            break;
-          }
-          if (i[0] != '^') in.push_back(it->second);
-        }
-        if (!ready) continue;
-        const auto& a = n.attr();
-        std::string key;
-        if (absl::StartsWith(n.op(), "_")) {
-          key = RendezvousKey(a.at("send_device").s(),
-                              a.at("send_device_incarnation").i(),
-                              a.at("recv_device").s(), a.at("tensor_name").s(),
-                              0, 0);
-        }
-        if (n.op() == "Const") {
-          const TensorProto& t = a.at("value").tensor();
-          value[n.name()] = t.float_val_size() ? t.float_val(0) : 0;
-        } else if (n.op() == "Identity" || n.op() == "Cast") {
-          value[n.name()] = in.at(0);
-        } else if (n.op() == "AddV2") {
-          value[n.name()] = in.at(0) + in.at(1);
-        } else if (n.op() == "_Send") {
-          rendezvous[key] = in.at(0);
-          value[n.name()] = 0;
-        } else if (n.op() == "_Recv" && rendezvous.count(key)) {
-          value[n.name()] = rendezvous[key];
-        } else {
-          continue;
-        }
-        progress = true;
-      }
-    }
-  }
-  return value;
-}
-
 TEST(PartitionTest, RandomDagsSendOncePerTensorAndDestination) {
   const std::vector<std::string> devices = {kCpu, kGpu, kW1Cpu, kW1Gpu};
   for (uint32_t seed = 1; seed <= 5; ++seed) {
     SCOPED_TRACE(seed);
     std::mt19937 rng(seed);
     auto pick = [&](int n) {
-      return static_cast<int>(std::uniform_int_distribution<int>(0, n - 1)(rng));
+      return static_cast<int>(
+          std::uniform_int_distribution<int>(0, n - 1)(rng));
     };
     GraphDef def;
     std::vector<std::string> device_of;
