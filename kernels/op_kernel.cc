@@ -19,19 +19,14 @@ void AsyncOpKernel::Compute(OpKernelContext* ctx) {
 bool CancellationManager::Register(int64_t token, Callback cb) {
   absl::MutexLock lock(&mu_);
   if (cancelled_.load(std::memory_order_relaxed)) return false;
-  callbacks_.emplace_back(token, std::move(cb));
+  callbacks_.emplace(token, std::move(cb));
   return true;
 }
 
 void CancellationManager::Deregister(int64_t token) {
   {
     absl::MutexLock lock(&mu_);
-    for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
-      if (it->first == token) {
-        callbacks_.erase(it);
-        return;
-      }
-    }
+    if (callbacks_.erase(token) > 0) return;
     if (!cancelled_.load(std::memory_order_relaxed)) return;
   }
   // Not found and cancelling: the callback may be running right now.
@@ -40,16 +35,11 @@ void CancellationManager::Deregister(int64_t token) {
 
 void CancellationManager::TryDeregister(int64_t token) {
   absl::MutexLock lock(&mu_);
-  for (auto it = callbacks_.begin(); it != callbacks_.end(); ++it) {
-    if (it->first == token) {
-      callbacks_.erase(it);
-      return;
-    }
-  }
+  callbacks_.erase(token);
 }
 
 void CancellationManager::StartCancel() {
-  std::vector<std::pair<int64_t, Callback>> callbacks;
+  absl::flat_hash_map<int64_t, Callback> callbacks;
   {
     absl::MutexLock lock(&mu_);
     if (cancelled_.exchange(true, std::memory_order_acq_rel)) return;

@@ -148,6 +148,11 @@ double CostModel::ComputeTime(const Node& node, const DeviceInfo& device,
                               bool* measured) const {
   const Samples* s = Find(by_node_, node.name(), device);
   if (s == nullptr) s = Find(by_op_, node.op(), device);
+  if (s == nullptr) {
+    auto it = by_type_fallback_.find(Key(node.name(), device.type));
+    if (it == by_type_fallback_.end()) it = by_type_fallback_.find(Key(node.op(), device.type));
+    if (it != by_type_fallback_.end()) s = &it->second;
+  }
   if (measured != nullptr) *measured = s != nullptr;
   if (s != nullptr) return s->Median();
   if (IsFree(node.op())) return 0;
@@ -175,6 +180,19 @@ void CostModel::AddMeasurement(absl::string_view node, absl::string_view op,
   Samples& s = map[Key(node.empty() ? op : node, device)];
   s.op = std::string(op);
   s.seconds.push_back(seconds);
+  // A time measured on one device of a type stands for the others of that
+  // type (a profile from CPU:0 also prices CPU:1), unless they have their
+  // own entries.
+  const size_t at = device.rfind("/device:");
+  if (at != absl::string_view::npos) {
+    absl::string_view type = device.substr(at + 8);
+    type = type.substr(0, type.find(':'));
+    if (!type.empty()) {
+      Samples& by_type = by_type_fallback_[Key(node.empty() ? op : node, type)];
+      by_type.op = std::string(op);
+      by_type.seconds.push_back(seconds);
+    }
+  }
   if (!output_bytes.empty()) {
     s.output_bytes = output_bytes;
     if (!node.empty()) output_bytes_[std::string(node)] = output_bytes;

@@ -5,7 +5,8 @@
 //   * measured costs from earlier runs (a cost profile, placer/protos/
 //     cost_profile.proto, saved by `graphrun run --save_costs` and loaded by
 //     `--costs`), by node name and device (exact name, then device type), or
-//     by op and device for hand-written profiles;
+//     by op and device for hand-written profiles; a time measured on one
+//     device also prices the other devices of its type;
 //   * an analytical roofline estimate: FLOPs and bytes touched from the
 //     inferred shapes, time = launch overhead + max(FLOPs / peak FLOP/s,
 //     bytes / memory bandwidth).
@@ -91,6 +92,9 @@ class CostModel {
   // Keyed by "node\ndevice" and "op\ndevice"; device is a full name or type.
   absl::flat_hash_map<std::string, Samples> by_node_;
   absl::flat_hash_map<std::string, Samples> by_op_;
+  // Measurements taken on a full device name, again under "key\ntype":
+  // the last resort for other devices of the type.
+  absl::flat_hash_map<std::string, Samples> by_type_fallback_;
   // Node name -> measured output bytes.
   absl::flat_hash_map<std::string, std::vector<int64_t>> output_bytes_;
 };

@@ -369,6 +369,7 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
   SchedOptions sched;
   sched.respect_memory = options.respect_memory;
   sched.single_device_candidates = options.single_device_candidates;
+  sched.min_spread_gain = options.min_spread_gain;
   sched.record_candidate_finish = true;
   absl::StatusOr<Schedule> schedule = ScheduleTasks(problem, sched);
   if (!schedule.ok()) {
@@ -448,7 +449,11 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
       if (placement.schedule.plan != "heft") {
         cost = absl::StrCat(
             "the one-device plan (", FormatSeconds(placement.predicted_step_time),
-            ") beats spreading the graph; ", cost);
+            ") beats spreading the graph",
+            options.min_spread_gain > 0
+                ? absl::StrCat(" by the required margin (", options.min_spread_gain * 100, "%)")
+                : std::string(),
+            "; ", cost);
       }
       parts.push_back(cost);
     }

@@ -70,6 +70,9 @@ struct PlacerOptions {
   // Keep the best single-device plan as a candidate (off only for
   // comparisons).
   bool single_device_candidates = true;
+  // Keep the best single-device plan unless spreading is predicted faster
+  // by more than this fraction (see SchedOptions::min_spread_gain).
+  double min_spread_gain = 0;
   // Kernel availability; null = RegistryAvailability() with defaults.
   const KernelAvailability* availability = nullptr;
 };

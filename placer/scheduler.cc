@@ -507,6 +507,16 @@ absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
   }
   SchedOptions eval = options;
   eval.record_candidate_finish = false;
+  // A candidate wins against the spread plan unless the spread plan is
+  // faster by more than min_spread_gain; among candidates, the fastest.
+  const double heft_time = best.ok() ? best->makespan : kInfeasible;
+  const double bar = heft_time * (1 + std::max(0.0, options.min_spread_gain));
+  bool have_candidate = false;
+  auto beats = [&](double makespan) {
+    if (!best.ok()) return true;
+    if (have_candidate) return makespan < best->makespan;
+    return options.min_spread_gain > 0 ? makespan <= bar : makespan < heft_time;
+  };
   for (int d = 0; d < q; ++d) {
     std::vector<int> assign(n);
     bool all_here = true;
@@ -532,10 +542,11 @@ absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
     for (int i = 0; i < n; ++i) {
       if (assign[i] == d) serial += problem.tasks[i].cost[d];
     }
-    if (best.ok() && serial >= best->makespan) continue;
+    if (!beats(serial)) continue;
     absl::StatusOr<Schedule> cand = ListSchedule(problem, tb, order, &assign, eval);
     if (!cand.ok()) continue;  // does not fit in memory
-    if (!best.ok() || cand->makespan < best->makespan) {
+    if (beats(cand->makespan)) {
+      have_candidate = true;
       cand->plan = all_here ? "single-device" : "mostly-one-device";
       if (best.ok()) cand->candidate_finish = std::move(best->candidate_finish);
       best = std::move(cand);

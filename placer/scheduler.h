@@ -88,6 +88,11 @@ struct SchedOptions {
   bool respect_memory = true;
   // Also evaluate every feasible single-device plan and keep the best.
   bool single_device_candidates = true;
+  // Keep the best single-device plan unless the spread plan is predicted
+  // faster by more than this fraction (0.1 = 10%). Splitting has costs the
+  // model may not see (devices that share cores, cache traffic), so a
+  // small predicted gain is not worth it. 0 = take any gain.
+  double min_spread_gain = 0;
   // Record each task's estimated finish time on every device (for the
   // placement log's reasons). Costs num_tasks x num_devices doubles.
   bool record_candidate_finish = false;

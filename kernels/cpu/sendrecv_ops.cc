@@ -65,6 +65,8 @@ class SendOp : public OpKernel {
 class RecvOp : public AsyncOpKernel {
  public:
   explicit RecvOp(OpKernelConstruction* c) : AsyncOpKernel(c) {
+    // ComputeAsync only registers a callback: not worth a thread hop.
+    set_expensive(false);
     auto prefix = KeyPrefix(c);
     if (!prefix.ok()) {
       c->SetStatus(prefix.status());

@@ -1,0 +1,329 @@
+// A Session over several devices: placement + partition + one executor per
+// device joined by Send/Recv through a per-step rendezvous.
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "graph/graph_io.h"
+#include "graph/op_registry.h"
+#include "gtest/gtest.h"
+#include "kernels/kernel_registry.h"
+#include "runtime/session.h"
+
+namespace graphrun {
+namespace {
+
+std::string Dev(int k) { return absl::StrCat("/job:localhost/replica:0/task:0/device:CPU:", k); }
+
+// Waits until the step is cancelled, as a hung device would.
+REGISTER_OP("MdWaitForCancel").Input("x: float").Output("y: float");
+class MdWaitForCancel : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    CancellationManager* cm = ctx->cancellation();
+    if (!cm->Register(cm->NewToken(), [ctx, done] {
+          ctx->SetStatus(absl::CancelledError("cancelled while waiting"));
+          done();
+        })) {
+      ctx->SetStatus(absl::CancelledError("already cancelled"));
+      done();
+    }
+  }
+};
+REGISTER_KERNEL(KernelDefBuilder("MdWaitForCancel").Device(kDeviceCpu), MdWaitForCancel);
+
+// Fails after a delay, so other partitions are already waiting in Recvs.
+REGISTER_OP("MdFailLater").Input("x: float").Output("y: float");
+class MdFailLater : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    absl::SleepFor(absl::Milliseconds(30));
+    ctx->SetStatus(absl::InvalidArgumentError("MdFailLater always fails"));
+  }
+};
+REGISTER_KERNEL(KernelDefBuilder("MdFailLater").Device(kDeviceCpu), MdFailLater);
+
+// A random DAG of float ops on [4] vectors, each node pinned to a random
+// device among `devices` (or unpinned when devices == 0), with random
+// control edges. Returns the GraphDef and the names of the sinks.
+struct RandomGraph {
+  GraphDef def;
+  std::vector<std::string> fetches;
+};
+
+RandomGraph MakeRandomGraph(uint64_t seed, int num_nodes, int devices) {
+  std::mt19937_64 rng(seed);
+  auto uniform = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  RandomGraph g;
+  std::vector<int> uses(num_nodes, 0);
+  static const char* kUnary[] = {"Neg", "Relu", "Identity", "Tanh", "Square"};
+  static const char* kBinary[] = {"AddV2", "Mul", "Sub", "Maximum"};
+  for (int i = 0; i < num_nodes; ++i) {
+    NodeDef* n = g.def.add_node();
+    n->set_name(absl::StrCat("n", i));
+    if (devices > 0) n->set_device(Dev(uniform(devices)));
+    AttrValue t;
+    t.set_type(DT_FLOAT);
+    const int kind = i < 3 ? 0 : uniform(10);
+    if (kind == 0) {
+      n->set_op("Const");
+      (*n->mutable_attr())["dtype"] = t;
+      TensorProto* v = (*n->mutable_attr())["value"].mutable_tensor();
+      v->set_dtype(DT_FLOAT);
+      v->mutable_tensor_shape()->add_dim()->set_size(4);
+      for (int k = 0; k < 4; ++k) v->add_float_val(0.25f * static_cast<float>(uniform(9)) - 1);
+    } else if (kind < 5) {
+      n->set_op(kUnary[uniform(5)]);
+      (*n->mutable_attr())["T"] = t;
+      const int a = uniform(i);
+      n->add_input(absl::StrCat("n", a));
+      ++uses[a];
+    } else {
+      n->set_op(kBinary[uniform(4)]);
+      (*n->mutable_attr())["T"] = t;
+      const int a = uniform(i), b = uniform(i);
+      n->add_input(absl::StrCat("n", a));
+      n->add_input(absl::StrCat("n", b));
+      ++uses[a];
+      ++uses[b];
+    }
+    if (i > 3 && uniform(5) == 0) {
+      const int c = uniform(i);
+      n->add_input(absl::StrCat("^n", c));
+      ++uses[c];
+    }
+  }
+  for (int i = 0; i < num_nodes; ++i) {
+    if (uses[i] == 0) g.fetches.push_back(absl::StrCat("n", i));
+  }
+  return g;
+}
+
+TEST(MultiDeviceTest, RandomGraphsOnRandomDevicesMatchOneDevice) {
+  int graphs_with_transfers = 0;
+  for (uint64_t seed = 1; seed <= 120; ++seed) {
+    const int devices = 2 + static_cast<int>(seed % 7);  // 2..8
+    RandomGraph pinned = MakeRandomGraph(seed, 12 + static_cast<int>(seed % 40), devices);
+    RandomGraph single = pinned;
+    for (NodeDef& n : *single.def.mutable_node()) n.clear_device();
+    SessionOptions one;
+    auto s1 = Session::Create(single.def, one);
+    ASSERT_TRUE(s1.ok()) << s1.status();
+    std::vector<Tensor> want;
+    ASSERT_TRUE((*s1)->Run({}, single.fetches, {}, &want).ok());
+
+    SessionOptions many;
+    many.cpu_devices = devices;
+    auto s2 = Session::Create(pinned.def, many);
+    ASSERT_TRUE(s2.ok()) << s2.status();
+    RunOptions options;
+    options.set_output_partition_graphs(true);
+    RunMetadata metadata;
+    std::vector<Tensor> got;
+    absl::Status st = (*s2)->Run(options, {}, pinned.fetches, {}, &got, &metadata);
+    ASSERT_TRUE(st.ok()) << "seed " << seed << ": " << st;
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(got[i].NumElements(), want[i].NumElements());
+      for (int64_t k = 0; k < want[i].NumElements(); ++k) {
+        // Same kernels on both sides: bit-identical results.
+        ASSERT_EQ(got[i].flat<float>()[k], want[i].flat<float>()[k])
+            << "seed " << seed << " fetch " << pinned.fetches[i];
+      }
+    }
+
+    // Every node runs where it was pinned; Sends equal the deduplicated
+    // crossings of the placed graph.
+    std::map<std::string, std::string> device_of;
+    std::map<std::string, const NodeDef*> by_name;
+    for (const GraphDef& part : metadata.partition_graphs()) {
+      for (const NodeDef& n : part.node()) {
+        device_of[n.name()] = n.device();
+        by_name[n.name()] = &n;
+      }
+    }
+    for (const NodeDef& n : pinned.def.node()) {
+      ASSERT_EQ(device_of[n.name()], n.device()) << n.name();
+    }
+    std::set<std::pair<std::string, std::string>> data_cross, control_cross;
+    for (const NodeDef& n : pinned.def.node()) {
+      for (const std::string& in : n.input()) {
+        const bool ctl = in[0] == '^';
+        const std::string src = ctl ? in.substr(1) : in;
+        if (device_of[src] == n.device()) continue;
+        (ctl ? control_cross : data_cross).insert({src, n.device()});
+      }
+    }
+    for (const auto& [name, n] : by_name) {
+      if (n->op() != "_Retval") continue;
+      // Its input was rewritten to the Recv when it crosses; recover the
+      // source from the fetch order.
+      int64_t index = n->attr().at("index").i();
+      const std::string& src = pinned.fetches[index];
+      if (device_of[src] != n->device()) data_cross.insert({src, n->device()});
+    }
+    int data_sends = 0, control_sends = 0;
+    for (const GraphDef& part : metadata.partition_graphs()) {
+      for (const NodeDef& n : part.node()) {
+        if (n.op() != "_Send") continue;
+        const NodeDef* src = by_name[n.input(0)];
+        // A control transfer sends a dummy Const fed by ^src.
+        if (src != nullptr && src->op() == "Const" && src->input_size() == 1 &&
+            src->input(0)[0] == '^' && absl::StrContains(src->name(), "/_")) {
+          ++control_sends;
+        } else {
+          ++data_sends;
+        }
+      }
+    }
+    EXPECT_EQ(data_sends, static_cast<int>(data_cross.size())) << "seed " << seed;
+    EXPECT_EQ(control_sends, static_cast<int>(control_cross.size())) << "seed " << seed;
+    graphs_with_transfers += data_sends > 0;
+  }
+  EXPECT_GT(graphs_with_transfers, 100);
+}
+
+// b (cheap, CPU:1) must wait for a (slow, CPU:0) only because of ^a.
+TEST(MultiDeviceTest, ControlEdgeAcrossDevicesOrdersExecution) {
+  auto def = ParseGraphDef(absl::StrCat(R"pb(
+    node { name: "m" op: "Const" device: ")pb", Dev(0), R"pb("
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT
+             tensor_shape { dim { size: 512 } dim { size: 512 } } float_val: 0.5 } } } }
+    node { name: "a" op: "MatMul" input: "m" input: "m" device: ")pb", Dev(0), R"pb("
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "c" op: "Const" device: ")pb", Dev(1), R"pb("
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+    node { name: "b" op: "Neg" input: "c" input: "^a" device: ")pb", Dev(1), R"pb("
+           attr { key: "T" value { type: DT_FLOAT } } }
+  )pb"), GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  SessionOptions options;
+  options.cpu_devices = 2;
+  auto session = Session::Create(*def, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  for (int rep = 0; rep < 5; ++rep) {
+    RunOptions run;
+    run.set_trace_level(RunOptions::FULL_TRACE);
+    RunMetadata metadata;
+    std::vector<Tensor> out;
+    ASSERT_TRUE((*session)->Run(run, {}, {"b", "a"}, {}, &out, &metadata).ok());
+    int64_t a_end = -1, b_start = -1;
+    for (const DeviceStepStats& dev : metadata.step_stats().dev_stats()) {
+      for (const NodeExecStats& n : dev.node_stats()) {
+        if (n.node_name() == "a") a_end = n.all_start_nanos() + n.op_end_rel_nanos();
+        if (n.node_name() == "b") b_start = n.all_start_nanos();
+      }
+    }
+    ASSERT_GE(a_end, 0);
+    ASSERT_GE(b_start, 0);
+    EXPECT_GE(b_start, a_end);
+    EXPECT_EQ(out[0].scalar<float>(), -1.0f);
+  }
+}
+
+// A partition fails while another waits in a Recv for its output: the step
+// ends with the failing node's error, not a hang, and not "cancelled".
+TEST(MultiDeviceTest, ErrorInOnePartitionAbortsTheOthers) {
+  auto def = ParseGraphDef(absl::StrCat(R"pb(
+    node { name: "x" op: "Const" device: ")pb", Dev(0), R"pb("
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+    node { name: "bad" op: "MdFailLater" input: "x" device: ")pb", Dev(0), R"pb(" }
+    node { name: "waits" op: "Neg" input: "bad" device: ")pb", Dev(1), R"pb("
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "other" op: "Neg" input: "x" device: ")pb", Dev(2), R"pb("
+           attr { key: "T" value { type: DT_FLOAT } } }
+  )pb"), GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  SessionOptions options;
+  options.cpu_devices = 3;
+  auto session = Session::Create(*def, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  for (int rep = 0; rep < 3; ++rep) {
+    std::vector<Tensor> out;
+    absl::Status s = (*session)->Run({}, {"waits", "other"}, {}, &out);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "node 'bad' (MdFailLater) on " + Dev(0))) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "always fails")) << s;
+  }
+  // The session still runs what does not fail.
+  std::vector<Tensor> out;
+  ASSERT_TRUE((*session)->Run({}, {"other"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), -1.0f);
+}
+
+// A step stuck on one device while others wait in Recvs: the timeout
+// cancels it everywhere; concurrent steps are independent.
+TEST(MultiDeviceTest, TimeoutCancelsEveryPartition) {
+  auto def = ParseGraphDef(absl::StrCat(R"pb(
+    node { name: "x" op: "Placeholder" device: ")pb", Dev(0), R"pb("
+           attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "stuck" op: "MdWaitForCancel" input: "x" device: ")pb", Dev(1), R"pb(" }
+    node { name: "after" op: "Neg" input: "stuck" device: ")pb", Dev(0), R"pb("
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "fine" op: "Neg" input: "x" device: ")pb", Dev(1), R"pb("
+           attr { key: "T" value { type: DT_FLOAT } } }
+  )pb"), GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  SessionOptions options;
+  options.cpu_devices = 2;
+  auto session = Session::Create(*def, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  RunOptions run;
+  run.set_timeout_in_ms(50);
+  std::atomic<int> timed_out{0}, fine{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&, i] {
+      std::vector<Tensor> out;
+      if (i % 2 == 0) {
+        absl::Status s = (*session)->Run(run, {{"x", Tensor::Scalar<float>(1)}}, {"after"},
+                                         {}, &out, nullptr);
+        if (s.code() == absl::StatusCode::kDeadlineExceeded) ++timed_out;
+      } else {
+        absl::Status s = (*session)->Run({{"x", Tensor::Scalar<float>(2)}}, {"fine"}, {}, &out);
+        if (s.ok() && out[0].scalar<float>() == -2.0f) ++fine;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(timed_out.load(), 3);
+  EXPECT_EQ(fine.load(), 3);
+}
+
+TEST(MultiDeviceTest, RequestForAMissingDeviceNamesTheNode) {
+  auto def = ParseGraphDef(absl::StrCat(R"pb(
+    node { name: "x" op: "Const" device: ")pb", Dev(5), R"pb("
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
+  )pb"), GraphFormat::kText);
+  ASSERT_TRUE(def.ok());
+  SessionOptions options;
+  options.cpu_devices = 2;
+  auto session = Session::Create(*def, options);
+  ASSERT_TRUE(session.ok());
+  std::vector<Tensor> out;
+  absl::Status s = (*session)->Run({}, {"x"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "cannot place node 'x' (Const)")) << s;
+  options.allow_soft_placement = true;
+  auto soft = Session::Create(*def, options);
+  ASSERT_TRUE(soft.ok());
+  ASSERT_TRUE((*soft)->Run({}, {"x"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), 1.0f);
+}
+
+}  // namespace
+}  // namespace graphrun
