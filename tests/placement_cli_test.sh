@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# End-to-end tests of placement and partitioning through the graphrun CLI:
+# run --log_device_placement / --save_costs / --cpu_devices, place, partition.
+set -uo pipefail
+GRAPHRUN="$1"
+EXAMPLE="$2"
+ALLCLOSE="$3"
+EXAMPLE_X="$4"
+EXAMPLE_EXPECTED="$5"
+CLUSTER_2GPU="$6"
+CLUSTER_2WORKERS="$7"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+passes=0
+check() {  # check NAME COMMAND... ; the command must succeed
+  local name="$1"; shift
+  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; failures=$((failures + 1)); fi
+}
+CPU0=/job:localhost/replica:0/task:0/device:CPU:0
+
+# log_device_placement: TensorFlow's line per node, plus the reason.
+out="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --log_device_placement)"
+check "placement line format" grep -qE "^probs: \(Softmax\): $CPU0 # " <<<"$out"
+check "placement line for every graph node" test "$(grep -cE '^[^ ]+: \([A-Za-z_]+\): /job:' <<<"$out")" -ge 11
+check "result still printed" grep -q '^probs: float \[2,3\]' <<<"$out"
+
+# Several virtual CPU devices give TensorFlow's answer too.
+check "cpu_devices=4 run" "$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs \
+  --cpu_devices=4 --out "$tmp/four" --quiet
+check "cpu_devices=4 matches TensorFlow" "$ALLCLOSE" "$tmp/four/probs.npy" "$EXAMPLE_EXPECTED" 1e-5
+
+# A graph pinned across two CPU devices runs through Send/Recv and matches.
+sed -e 's#name: "dense1/MatMul"#name: "dense1/MatMul" device: "/device:CPU:1"#' \
+    -e 's#name: "probs"#name: "probs" device: "/device:CPU:0"#' "$EXAMPLE" > "$tmp/pinned.pbtxt"
+check "pinned graph differs" bash -c "! cmp -s '$EXAMPLE' '$tmp/pinned.pbtxt'"
+out="$("$GRAPHRUN" run "$tmp/pinned.pbtxt" --feed "x=$EXAMPLE_X" --fetch probs --cpu_devices=2 \
+  --log_device_placement --out "$tmp/pinned_out")"
+check "pinned node on CPU:1" grep -q "^dense1/MatMul: (MatMul): /job:localhost/replica:0/task:0/device:CPU:1 # requested '/device:CPU:1'" <<<"$out"
+check "pinned run matches TensorFlow" "$ALLCLOSE" "$tmp/pinned_out/probs.npy" "$EXAMPLE_EXPECTED" 1e-5
+err="$("$GRAPHRUN" run "$tmp/pinned.pbtxt" --feed "x=$EXAMPLE_X" --fetch probs 2>&1)"; rc=$?
+check "pin to a missing device fails" test $rc -eq 1
+check "missing device error names node and devices" grep -q "cannot place node 'dense1/MatMul' (MatMul).*Devices tried: $CPU0 (does not match the request '/device:CPU:1')" <<<"$err"
+out="$("$GRAPHRUN" run "$tmp/pinned.pbtxt" --feed "x=$EXAMPLE_X" --fetch probs --allow_soft_placement --log_device_placement 2>&1)"; rc=$?
+check "soft placement runs" test $rc -eq 0
+check "soft placement logged" grep -q "soft placement: node 'dense1/MatMul'" <<<"$out"
+
+# Measured costs: saved by run, used by place.
+check "save costs" "$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --steps 5 \
+  --save_costs "$tmp/costs.json" --quiet
+check "cost profile has nodes" grep -q '"node": "dense1/MatMul"' "$tmp/costs.json"
+check "cost profile has medians" grep -q '"samples": "5"' "$tmp/costs.json"
+out="$("$GRAPHRUN" place "$EXAMPLE" --costs "$tmp/costs.json" --cpu_devices=2 --gpus=none --explain)"
+check "place uses measured costs" grep -q "^dense1/MatMul: (MatMul): .*measured cost" <<<"$out"
+printf '{"nodes": [{"node": "a", "device": "CPU", "compute_us": -1}]}' > "$tmp/bad_costs.json"
+err="$("$GRAPHRUN" place "$EXAMPLE" --costs "$tmp/bad_costs.json" 2>&1)"; rc=$?
+check "bad cost profile fails" test $rc -eq 1
+check "bad cost profile named" grep -q "cost profile $tmp/bad_costs.json: cost profile entry 0 (node 'a'" <<<"$err"
+
+# place on a described cluster: a big product goes to a GPU, with reasons,
+# a summary and a picture.
+cat > "$tmp/big.pbtxt" <<'PB'
+node { name: "a" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+  attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 2048 } dim { size: 2048 } } float_val: 1 } } } }
+node { name: "mm" op: "MatMul" input: "a" input: "a" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "neg" op: "Neg" input: "mm" attr { key: "T" value { type: DT_FLOAT } } }
+PB
+out="$("$GRAPHRUN" place "$tmp/big.pbtxt" --devices "$CLUSTER_2GPU" --explain --dot "$tmp/placed.dot")"
+check "product on a GPU" grep -qE "^mm: \(MatMul\): /job:localhost/replica:0/task:0/device:GPU:[01] # .*cost: est. finish GPU" <<<"$out"
+check "summary has the prediction" grep -q "^predicted step time: " <<<"$out"
+check "summary has the bound" grep -q "^lower bound: .*predicted/bound = " <<<"$out"
+check "summary per device" grep -qE "^  GPU:0 +[0-9]+ " <<<"$out"
+check "dot written" grep -q "^digraph placement {" "$tmp/placed.dot"
+check "build note about GPU kernels" grep -q "this build has no GPU kernels" <<<"$out"
+out="$("$GRAPHRUN" place "$tmp/big.pbtxt" --devices "$CLUSTER_2GPU" --explain --cpu_only_ops=MatMul)"
+check "cpu-only op stays on CPU" grep -q "^mm: (MatMul): $CPU0 # no GPU kernel" <<<"$out"
+sed -e 's#name: "mm"#name: "mm" device: "/device:GPU:7"#' "$tmp/big.pbtxt" > "$tmp/big_pinned.pbtxt"
+err="$("$GRAPHRUN" place "$tmp/big_pinned.pbtxt" --devices "$CLUSTER_2GPU" 2>&1)"; rc=$?
+check "impossible request fails" test $rc -eq 1
+check "impossible request names node, group, devices" grep -q "cannot place node 'mm' (MatMul): no device satisfies its colocation group \[mm\] requesting '/device:GPU:7'.*Devices tried: " <<<"$err"
+printf '{"devices": [{"name": "/gpu:0", "memory_bytes": -5}]}' > "$tmp/bad_cluster.json"
+err="$("$GRAPHRUN" place "$tmp/big.pbtxt" --devices "$tmp/bad_cluster.json" 2>&1)"; rc=$?
+check "bad cluster fails" test $rc -eq 1
+check "bad cluster names file and device" grep -q "$tmp/bad_cluster.json: devices\[0\]" <<<"$err"
+
+# partition: one valid GraphDef per device, Send/Recv pairs, compression
+# between tasks.
+sed -e 's#name: "mm"#name: "mm" device: "/job:worker/replica:0/task:1/device:GPU:0"#' \
+    -e 's#name: "neg"#name: "neg" device: "/job:worker/replica:0/task:0/device:CPU:0"#' \
+    "$tmp/big.pbtxt" > "$tmp/two_tasks.pbtxt"
+out="$("$GRAPHRUN" partition "$tmp/two_tasks.pbtxt" --devices "$CLUSTER_2WORKERS" --out "$tmp/parts" --wire_compression=fp16)"; rc=$?
+check "partition runs" test $rc -eq 0
+check "partition files" test "$(ls "$tmp/parts"/*.pbtxt | wc -l)" -ge 2
+check "compressed edge reported" grep -q "compressed (fp16)" <<<"$out"
+check "send in a partition" grep -q 'op: "_Send"' "$tmp/parts/job_worker_replica_0_task_1_device_GPU_0.pbtxt"
+check "recv of half" bash -c "grep -A60 'op: \"_Recv\"' '$tmp/parts/job_worker_replica_0_task_0_device_CPU_0.pbtxt' | grep -q DT_HALF"
+for f in "$tmp/parts"/*.pbtxt; do
+  check "partition $(basename "$f") inspects" bash -c "'$GRAPHRUN' inspect '$f' | grep -q '^Validation: OK'"
+done
+check "partition picture" grep -q "color=red" "$tmp/parts/placement.dot"
+
+echo "$passes passed, $failures failed"
+[ "$failures" -eq 0 ]
