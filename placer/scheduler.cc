@@ -177,7 +177,8 @@ std::vector<std::vector<char>> GroupFeasibility(const SchedProblem& p,
 absl::StatusOr<Schedule> ListSchedule(const SchedProblem& p, const Tables& tb,
                                       const std::vector<int>& order,
                                       const std::vector<int>* fixed,
-                                      const SchedOptions& options) {
+                                      const SchedOptions& options,
+                                      bool lookahead = false) {
   const int n = static_cast<int>(p.tasks.size());
   const int q = p.num_devices;
   int num_groups = 0;
@@ -277,6 +278,29 @@ absl::StatusOr<Schedule> ListSchedule(const SchedProblem& p, const Tables& tb,
       const double eft = start + w;
       if (options.record_candidate_finish) s.candidate_finish[t][d] = eft;
       double metric = eft;
+      if (lookahead && fixed == nullptr && forced < 0) {
+        // One level of lookahead (Bittencourt et al. 2010): how early could
+        // each consumer finish if this task ran on d? The worst of those
+        // decides, so a choice that would strand a consumer behind a big
+        // transfer loses even when its own finish is early.
+        for (int k = tb.adj.out_begin[t]; k < tb.adj.out_begin[t + 1]; ++k) {
+          const SchedEdge& e = p.edges[tb.adj.out_edges[k]];
+          const SchedTask& child = p.tasks[e.dst];
+          double child_best = kInfeasible;
+          for (int c = 0; c < q; ++c) {
+            const double wc = child.cost[c];
+            if (!Finite(wc)) continue;
+            double r = eft + p.TransferTime(e, d, c);
+            for (int j = tb.adj.in_begin[e.dst]; j < tb.adj.in_begin[e.dst + 1]; ++j) {
+              const SchedEdge& in = p.edges[tb.adj.in_edges[j]];
+              if (in.src == t || s.device[in.src] < 0) continue;
+              r = std::max(r, s.finish[in.src] + p.TransferTime(in, s.device[in.src], c));
+            }
+            child_best = std::min(child_best, timelines[c].EarliestStart(r, wc) + wc);
+          }
+          if (child_best < kInfeasible) metric = std::max(metric, child_best);
+        }
+      }
       // A group's first member decides for the whole group: count the
       // group's remaining work on this device too.
       if (task.group >= 0 && !group_rest_work.empty()) {
@@ -487,6 +511,18 @@ absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
   const std::vector<int> order = RankOrder(problem, tb);
   absl::StatusOr<Schedule> best = ListSchedule(problem, tb, order, nullptr, options);
   if (best.ok()) best->plan = "heft";
+  // HEFT with one level of lookahead as a second spread plan, on graphs
+  // small enough for its O(e * q^2 * indegree) cost.
+  if (options.lookahead_max_tasks > 0 &&
+      static_cast<int>(problem.tasks.size()) <= options.lookahead_max_tasks &&
+      problem.num_devices > 1) {
+    absl::StatusOr<Schedule> ahead =
+        ListSchedule(problem, tb, order, nullptr, options, /*lookahead=*/true);
+    if (ahead.ok() && (!best.ok() || ahead->makespan < best->makespan)) {
+      ahead->plan = "heft";
+      best = std::move(ahead);
+    }
+  }
   if (!options.single_device_candidates) return best;
 
   // Single-device candidates: everything on device d where it can run

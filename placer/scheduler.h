@@ -88,6 +88,10 @@ struct SchedOptions {
   bool respect_memory = true;
   // Also evaluate every feasible single-device plan and keep the best.
   bool single_device_candidates = true;
+  // Also run HEFT with one level of lookahead (each choice judged by how
+  // early its consumers could finish) on problems with at most this many
+  // tasks, and keep the better plan. 0 = never.
+  int lookahead_max_tasks = 5000;
   // Keep the best single-device plan unless the spread plan is predicted
   // faster by more than this fraction (0.1 = 10%). Splitting has costs the
   // model may not see (devices that share cores, cache traffic), so a
