@@ -79,15 +79,29 @@ SchedProblem HeftFailure() {
 TEST(SchedulerTest, PlainHeftCanLoseToOneDevice) {
   SchedOptions plain;
   plain.single_device_candidates = false;
+  plain.lookahead_max_tasks = 0;
   auto heft = ScheduleTasks(HeftFailure(), plain);
   ASSERT_TRUE(heft.ok());
   EXPECT_DOUBLE_EQ(heft->makespan, 12.0);
   EXPECT_EQ(heft->transfer_bytes, 10);
 }
 
+TEST(SchedulerTest, LookaheadSeesTheJoin) {
+  // Judging each choice by its consumer's earliest finish keeps y with x.
+  SchedOptions ahead;
+  ahead.single_device_candidates = false;
+  auto s = ScheduleTasks(HeftFailure(), ahead);
+  ASSERT_TRUE(s.ok());
+  EXPECT_DOUBLE_EQ(s->makespan, 3.0);
+  EXPECT_EQ(s->transfer_bytes, 0);
+  EXPECT_EQ(s->plan, "heft");
+}
+
 TEST(SchedulerTest, NeverWorseThanTheBestSingleDevice) {
   SchedProblem p = HeftFailure();
-  auto s = ScheduleTasks(p);
+  SchedOptions no_lookahead;
+  no_lookahead.lookahead_max_tasks = 0;
+  auto s = ScheduleTasks(p, no_lookahead);
   ASSERT_TRUE(s.ok());
   int best = -1;
   EXPECT_DOUBLE_EQ(s->makespan, BestSingleDeviceTime(p, &best));
