@@ -46,6 +46,16 @@ class RegistryKernelAvailability : public KernelAvailability {
     return registry->FindKernel(node.def(), node.op_def(), type).ok();
   }
 
+  bool InputInHostMemory(const Node& node, int input,
+                         absl::string_view type) const override {
+    if (type == "CPU" || node.op_def() == nullptr) return false;
+    auto kernel = KernelRegistry::Global()->FindKernel(node.def(), node.op_def(), type);
+    if (!kernel.ok()) return false;
+    auto types = GetMemoryTypes(**kernel, node.def(), *node.op_def());
+    return types.ok() && input < static_cast<int>(types->input_on_host.size()) &&
+           types->input_on_host[input];
+  }
+
   std::string WhyNot(const Node& node, absl::string_view type) const override {
     if (node.op_def() == nullptr) {
       return absl::StrCat("op '", node.op(), "' is unknown to this build");
@@ -68,14 +78,20 @@ class RegistryKernelAvailability : public KernelAvailability {
 
 class FnAvailability : public KernelAvailability {
  public:
-  explicit FnAvailability(std::function<bool(const Node&, absl::string_view)> fn)
-      : fn_(std::move(fn)) {}
+  FnAvailability(std::function<bool(const Node&, absl::string_view)> fn,
+                 std::function<bool(const Node&, int, absl::string_view)> host)
+      : fn_(std::move(fn)), host_(std::move(host)) {}
   bool Supports(const Node& node, absl::string_view type) const override {
     return fn_(node, type);
+  }
+  bool InputInHostMemory(const Node& node, int input,
+                         absl::string_view type) const override {
+    return host_ != nullptr && host_(node, input, type);
   }
 
  private:
   std::function<bool(const Node&, absl::string_view)> fn_;
+  std::function<bool(const Node&, int, absl::string_view)> host_;
 };
 
 class UnionFind {
@@ -145,8 +161,9 @@ std::unique_ptr<KernelAvailability> RegistryAvailability(
 }
 
 std::unique_ptr<KernelAvailability> FunctionAvailability(
-    std::function<bool(const Node&, absl::string_view)> fn) {
-  return std::make_unique<FnAvailability>(std::move(fn));
+    std::function<bool(const Node&, absl::string_view)> fn,
+    std::function<bool(const Node&, int, absl::string_view)> host_memory) {
+  return std::make_unique<FnAvailability>(std::move(fn), std::move(host_memory));
 }
 
 namespace {
@@ -334,6 +351,26 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
       problem.links[a * q + b] = SchedLink{l.latency_s, l.bandwidth, l.compresses};
     }
   }
+  // Host memory: each device's host CPU (a CPU device of the same task).
+  problem.host_device.assign(q, -1);
+  std::vector<std::string> non_cpu_types;
+  for (int d = 0; d < q; ++d) {
+    const DeviceInfo& info = devices.devices()[d];
+    if (info.type == "CPU") {
+      problem.host_device[d] = d;
+      continue;
+    }
+    if (std::find(non_cpu_types.begin(), non_cpu_types.end(), info.type) ==
+        non_cpu_types.end()) {
+      non_cpu_types.push_back(info.type);
+    }
+    for (int c = 0; c < q; ++c) {
+      if (devices.devices()[c].type == "CPU" && devices.SameTask(c, d)) {
+        problem.host_device[d] = c;
+        break;
+      }
+    }
+  }
   std::vector<char> measured(n, 0);
   for (int i = 0; i < n; ++i) {
     const Node& node = *graph.node(i);
@@ -360,6 +397,12 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
         se.bytes = costs.OutputBytes(node, e->src_output);
         se.compressible = node.output_type(e->src_output) == DT_FLOAT;
         se.tensor = (static_cast<int64_t>(i) << 20) | e->src_output;
+        // Host-memory argument on every non-CPU type the consumer may use.
+        bool host = !non_cpu_types.empty();
+        for (const std::string& type : non_cpu_types) {
+          host = host && avail->InputInHostMemory(*e->dst, e->dst_input, type);
+        }
+        se.dst_host_memory = host;
       }
       problem.edges.push_back(se);
     }

@@ -41,6 +41,12 @@ class KernelAvailability {
   virtual bool Supports(const Node& node, absl::string_view device_type) const = 0;
   // A short description of why not ("no GPU kernel for 'Op'"), for errors.
   virtual std::string WhyNot(const Node& node, absl::string_view device_type) const;
+  // Whether the node's kernel on `device_type` keeps input `input` in host
+  // memory (KernelDefBuilder::HostMemory). Default: no.
+  virtual bool InputInHostMemory(const Node& node, int input,
+                                 absl::string_view device_type) const {
+    return false;
+  }
 };
 
 // Asks the KernelRegistry of this build. A device type this build has no
@@ -56,9 +62,10 @@ struct RegistryAvailabilityOptions {
 std::unique_ptr<KernelAvailability> RegistryAvailability(
     RegistryAvailabilityOptions options = {});
 
-// For tests: a function decides.
+// For tests: functions decide (host_memory may be null).
 std::unique_ptr<KernelAvailability> FunctionAvailability(
-    std::function<bool(const Node&, absl::string_view)> fn);
+    std::function<bool(const Node&, absl::string_view)> fn,
+    std::function<bool(const Node&, int, absl::string_view)> host_memory = nullptr);
 
 struct PlacerOptions {
   // TensorFlow's allow_soft_placement: a request no device can satisfy

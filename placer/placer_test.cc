@@ -131,6 +131,34 @@ TEST_F(Fixture, LargeConstantFeedingCpuOnlyConsumerMovesNoBytes) {
   EXPECT_EQ(q->schedule.transfer_bytes, 0);
 }
 
+TEST_F(Fixture, HostMemoryArgumentsMoveNoBytes) {
+  // The GPU kernel of Reshape keeps its shape argument in host memory: the
+  // shape computed on the CPU reaches it without a device transfer.
+  auto host = FunctionAvailability(
+      [](const Node&, absl::string_view) { return true; },
+      [](const Node& n, int input, absl::string_view type) {
+        return n.op() == "Reshape" && input == 1 && type == "GPU";
+      });
+  options_.availability = host.get();
+  auto g = Import(FloatConst("a", 2048, 2048, R"(device: "/device:GPU:0")") +
+                  R"(node { name: "shape" op: "Const" device: "/device:CPU:0"
+                       attr { key: "dtype" value { type: DT_INT32 } }
+                       attr { key: "value" value { tensor { dtype: DT_INT32
+                         tensor_shape { dim { size: 1 } } int_val: -1 } } } }
+                     node { name: "r" op: "Reshape" input: "a" input: "shape"
+                       device: "/device:GPU:0"
+                       attr { key: "T" value { type: DT_FLOAT } }
+                       attr { key: "Tshape" value { type: DT_INT32 } } })");
+  DeviceSet d = LocalDeviceSet(1, 1);
+  auto p = PlaceOn(*g, d);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->schedule.num_transfers, 0);
+  options_.availability = avail_.get();
+  auto q = PlaceOn(*g, d);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->schedule.num_transfers, 1);
+}
+
 TEST_F(Fixture, ExplicitRequestIsHard) {
   auto g = Import(FloatConst("a", 2048, 2048) +
                   MatMul("m", "a", "a", R"(device: "/device:CPU:0")"));

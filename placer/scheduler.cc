@@ -17,8 +17,16 @@
 namespace graphrun {
 namespace placer {
 
+int SchedProblem::Destination(const SchedEdge& edge, int dst) const {
+  if (edge.dst_host_memory && !host_device.empty() && host_device[dst] >= 0) {
+    return host_device[dst];
+  }
+  return dst;
+}
+
 double SchedProblem::TransferTime(const SchedEdge& edge, int src,
                                   int dst) const {
+  dst = Destination(edge, dst);
   if (src == dst) return 0;
   const SchedLink& l = link(src, dst);
   double bytes = static_cast<double>(edge.bytes);
@@ -229,9 +237,10 @@ absl::StatusOr<Schedule> ListSchedule(const SchedProblem& p, const Tables& tb,
       for (int k = tb.adj.in_begin[t]; k < tb.adj.in_begin[t + 1]; ++k) {
         const SchedEdge& e = p.edges[tb.adj.in_edges[k]];
         const int src_dev = s.device[e.src];
-        if (src_dev != d) {
+        const int to = p.Destination(e, d);
+        if (src_dev != to) {
           double arrive;
-          auto it = e.tensor >= 0 ? arrivals.find({e.tensor, d}) : arrivals.end();
+          auto it = e.tensor >= 0 ? arrivals.find({e.tensor, to}) : arrivals.end();
           if (it != arrivals.end()) {
             arrive = it->second;
           } else {
@@ -368,15 +377,16 @@ absl::StatusOr<Schedule> ListSchedule(const SchedProblem& p, const Tables& tb,
     for (int k = tb.adj.in_begin[t]; k < tb.adj.in_begin[t + 1]; ++k) {
       const SchedEdge& e = p.edges[tb.adj.in_edges[k]];
       const int src_dev = s.device[e.src];
-      if (src_dev == best) continue;
+      const int to = p.Destination(e, best);
+      if (src_dev == to) continue;
       if (e.tensor >= 0) {
         auto inserted = arrivals.emplace(
-            std::make_pair(e.tensor, best),
+            std::make_pair(e.tensor, to),
             s.finish[e.src] + p.TransferTime(e, src_dev, best));
         if (!inserted.second) continue;
       }
       ++s.num_transfers;
-      const SchedLink& l = p.link(src_dev, best);
+      const SchedLink& l = p.link(src_dev, to);
       s.transfer_bytes += (e.compressible && l.compresses) ? e.bytes / 2 : e.bytes;
     }
     // Memory: this task's outputs and persistent bytes become live; inputs

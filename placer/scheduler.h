@@ -58,6 +58,10 @@ struct SchedEdge {
   // and destination device, as the partitioner inserts them). -1: the edge
   // is its own tensor.
   int64_t tensor = -1;
+  // The consumer's kernel keeps this input in host memory when it runs on
+  // a non-CPU device (a shape argument of a GPU kernel): the tensor goes to
+  // that device's host CPU (SchedProblem::host_device), not to the device.
+  bool dst_host_memory = false;
 };
 
 struct SchedLink {
@@ -76,9 +80,15 @@ struct SchedProblem {
   // (same device costs nothing).
   std::vector<SchedLink> links;
 
+  // Per device: the CPU device whose memory is this device's host memory
+  // (itself for a CPU), or -1. Empty = no host-memory modelling.
+  std::vector<int> host_device;
+
   const SchedLink& link(int src, int dst) const {
     return links[static_cast<size_t>(src) * num_devices + dst];
   }
+  // Where `edge`'s tensor lands when its consumer runs on `dst`.
+  int Destination(const SchedEdge& edge, int dst) const;
   // Seconds to move `edge` from device `src` to `dst` (0 on one device).
   double TransferTime(const SchedEdge& edge, int src, int dst) const;
 };

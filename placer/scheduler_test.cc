@@ -225,6 +225,27 @@ TEST(SchedulerTest, ConstantFollowsItsConsumer) {
   EXPECT_EQ(s->transfer_bytes, 0);
 }
 
+TEST(SchedulerTest, HostMemoryInputsGoToTheHostCpu) {
+  // Device 0 is the CPU, device 1 a GPU on the same host. The consumer on
+  // the GPU keeps its input in host memory: the CPU producer's tensor
+  // does not move.
+  SchedProblem p = Problem(2, 1e-3, 1e3);
+  p.host_device = {0, 0};
+  int src = AddTask(&p, {1.0, kInfeasible}, 1000);
+  int dst = AddTask(&p, {kInfeasible, 1.0});
+  AddEdge(&p, src, dst, 1000);
+  p.edges[0].dst_host_memory = true;
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->num_transfers, 0);
+  EXPECT_DOUBLE_EQ(s->makespan, 2.0);
+  p.edges[0].dst_host_memory = false;
+  auto moved = ScheduleTasks(p);
+  ASSERT_TRUE(moved.ok());
+  EXPECT_EQ(moved->num_transfers, 1);
+  EXPECT_DOUBLE_EQ(moved->makespan, 2.0 + 1e-3 + 1.0);
+}
+
 TEST(SchedulerTest, OneTransferPerTensorAndDevice) {
   SchedProblem p = Problem(2, 0, 1e9);
   int src = AddTask(&p, {1.0, kInfeasible}, 400);
