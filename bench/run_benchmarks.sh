@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./bazelw build //bench:all
-for b in import_benchmark runtime_benchmark placer_benchmark; do
+for b in import_benchmark runtime_benchmark multi_device_benchmark placer_benchmark; do
   echo "== $b"
   "bazel-bin/bench/$b" --benchmark_repetitions=5 \
     --benchmark_report_aggregates_only=true "$@" | grep -E 'median|^Benchmark|^-'

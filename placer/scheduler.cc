@@ -556,6 +556,7 @@ absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
   // A candidate wins against the spread plan unless the spread plan is
   // faster by more than min_spread_gain; among candidates, the fastest.
   const double heft_time = best.ok() ? best->makespan : kInfeasible;
+  const std::vector<int> heft_device = best.ok() ? best->device : std::vector<int>();
   const double bar = heft_time * (1 + std::max(0.0, options.min_spread_gain));
   bool have_candidate = false;
   auto beats = [&](double makespan) {
@@ -593,7 +594,10 @@ absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
     if (!cand.ok()) continue;  // does not fit in memory
     if (beats(cand->makespan)) {
       have_candidate = true;
-      cand->plan = all_here ? "single-device" : "mostly-one-device";
+      // The same assignment as the spread plan is still the spread plan.
+      cand->plan = cand->device == heft_device ? "heft"
+                   : all_here                  ? "single-device"
+                                               : "mostly-one-device";
       if (best.ok()) cand->candidate_finish = std::move(best->candidate_finish);
       best = std::move(cand);
     }
