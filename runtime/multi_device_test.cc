@@ -13,9 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "graph/graph_io.h"
-#include "graph/op_registry.h"
 #include "gtest/gtest.h"
-#include "kernels/kernel_registry.h"
 #include "runtime/session.h"
 
 namespace graphrun {
@@ -23,35 +21,7 @@ namespace {
 
 std::string Dev(int k) { return absl::StrCat("/job:localhost/replica:0/task:0/device:CPU:", k); }
 
-// Waits until the step is cancelled, as a hung device would.
-REGISTER_OP("MdWaitForCancel").Input("x: float").Output("y: float");
-class MdWaitForCancel : public AsyncOpKernel {
- public:
-  using AsyncOpKernel::AsyncOpKernel;
-  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    CancellationManager* cm = ctx->cancellation();
-    if (!cm->Register(cm->NewToken(), [ctx, done] {
-          ctx->SetStatus(absl::CancelledError("cancelled while waiting"));
-          done();
-        })) {
-      ctx->SetStatus(absl::CancelledError("already cancelled"));
-      done();
-    }
-  }
-};
-REGISTER_KERNEL(KernelDefBuilder("MdWaitForCancel").Device(kDeviceCpu), MdWaitForCancel);
-
-// Fails after a delay, so other partitions are already waiting in Recvs.
-REGISTER_OP("MdFailLater").Input("x: float").Output("y: float");
-class MdFailLater : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  void Compute(OpKernelContext* ctx) override {
-    absl::SleepFor(absl::Milliseconds(30));
-    ctx->SetStatus(absl::InvalidArgumentError("MdFailLater always fails"));
-  }
-};
-REGISTER_KERNEL(KernelDefBuilder("MdFailLater").Device(kDeviceCpu), MdFailLater);
+// TestWaitForCancel and TestFailLater: runtime/testing/test_ops.cc.
 
 // A random DAG of float ops on [4] vectors, each node pinned to a random
 // device among `devices` (or unpinned when devices == 0), with random
@@ -240,7 +210,7 @@ TEST(MultiDeviceTest, ErrorInOnePartitionAbortsTheOthers) {
     node { name: "x" op: "Const" device: ")pb", Dev(0), R"pb("
            attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
-    node { name: "bad" op: "MdFailLater" input: "x" device: ")pb", Dev(0), R"pb(" }
+    node { name: "bad" op: "TestFailLater" input: "x" device: ")pb", Dev(0), R"pb(" }
     node { name: "waits" op: "Neg" input: "bad" device: ")pb", Dev(1), R"pb("
            attr { key: "T" value { type: DT_FLOAT } } }
     node { name: "other" op: "Neg" input: "x" device: ")pb", Dev(2), R"pb("
@@ -255,7 +225,7 @@ TEST(MultiDeviceTest, ErrorInOnePartitionAbortsTheOthers) {
     std::vector<Tensor> out;
     absl::Status s = (*session)->Run({}, {"waits", "other"}, {}, &out);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    EXPECT_TRUE(absl::StrContains(s.message(), "node 'bad' (MdFailLater) on " + Dev(0))) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "node 'bad' (TestFailLater) on " + Dev(0))) << s;
     EXPECT_TRUE(absl::StrContains(s.message(), "always fails")) << s;
   }
   // The session still runs what does not fail.
@@ -270,7 +240,7 @@ TEST(MultiDeviceTest, TimeoutCancelsEveryPartition) {
   auto def = ParseGraphDef(absl::StrCat(R"pb(
     node { name: "x" op: "Placeholder" device: ")pb", Dev(0), R"pb("
            attr { key: "dtype" value { type: DT_FLOAT } } }
-    node { name: "stuck" op: "MdWaitForCancel" input: "x" device: ")pb", Dev(1), R"pb(" }
+    node { name: "stuck" op: "TestWaitForCancel" input: "x" device: ")pb", Dev(1), R"pb(" }
     node { name: "after" op: "Neg" input: "stuck" device: ")pb", Dev(0), R"pb("
            attr { key: "T" value { type: DT_FLOAT } } }
     node { name: "fine" op: "Neg" input: "x" device: ")pb", Dev(1), R"pb("

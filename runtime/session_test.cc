@@ -6,33 +6,12 @@
 
 #include "absl/time/clock.h"
 #include "graph/graph_io.h"
-#include "graph/op_registry.h"
 #include "gtest/gtest.h"
-#include "kernels/kernel_registry.h"
 
 namespace graphrun {
 namespace {
 
-// An op that never finishes on its own: it waits for the step to be
-// cancelled, as a stuck Recv or a hung device would.
-REGISTER_OP("TestWaitForCancel").Input("x: float").Output("y: float");
-class WaitForCancelOp : public AsyncOpKernel {
- public:
-  using AsyncOpKernel::AsyncOpKernel;
-  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    CancellationManager* cm = ctx->cancellation();
-    const int64_t token = cm->NewToken();
-    if (!cm->Register(token, [ctx, done] {
-          ctx->SetStatus(absl::CancelledError("cancelled while waiting"));
-          done();
-        })) {
-      ctx->SetStatus(absl::CancelledError("already cancelled"));
-      done();
-    }
-  }
-};
-REGISTER_KERNEL(KernelDefBuilder("TestWaitForCancel").Device(kDeviceCpu),
-                WaitForCancelOp);
+// TestWaitForCancel comes from runtime/testing/test_ops.cc.
 
 // y = relu(x W + b), with W = [[1,2],[3,4],[5,6]], b = [0.5,-100]; and an
 // unrelated branch that must be pruned when not fetched.
