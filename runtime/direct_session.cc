@@ -6,6 +6,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -20,6 +22,7 @@
 #include "placer/device_set.h"
 #include "placer/placer.h"
 #include "runtime/executor.h"
+#include "kernels/rendezvous.h"
 #include "runtime/local_rendezvous.h"
 #include "runtime/session.h"
 
@@ -81,6 +84,10 @@ struct Plan {
   std::vector<std::string> feed_labels;  // "node 'x' (Placeholder)"
   int num_fetches = 0;
   PlacementSummary placement;
+  // With SessionOptions::feeds_through_rendezvous: the client-terminated
+  // keys the step sends each feed to and receives each fetch from.
+  std::vector<std::string> feed_keys;
+  std::vector<std::string> fetch_keys;
 };
 
 std::string PlanKey(const std::vector<std::pair<std::string, Tensor>>& feeds,
@@ -201,8 +208,15 @@ class DirectSession : public Session {
     // error aborts it, so partitions waiting in a Recv fail instead of
     // hanging.
     std::shared_ptr<Rendezvous> rendezvous;
-    if (num_parts > 1) rendezvous = NewLocalRendezvous();
+    const bool client_rendezvous = options_.feeds_through_rendezvous;
+    if (num_parts > 1 || client_rendezvous) rendezvous = NewLocalRendezvous();
     args.rendezvous = rendezvous.get();
+    if (client_rendezvous) {
+      // The client side: feeds are sent before the step starts.
+      for (size_t i = 0; i < feeds.size(); ++i) {
+        GR_RETURN_IF_ERROR(rendezvous->Send(plan->feed_keys[i], feeds[i].second, false));
+      }
+    }
     std::vector<DeviceStepStats> dev_stats(num_parts);
     std::vector<std::unique_ptr<StepStatsCollector>> collectors(num_parts);
     const bool trace = metadata != nullptr && run_options.trace_level() > RunOptions::NO_TRACE;
@@ -245,6 +259,19 @@ class DirectSession : public Session {
     if (status.ok()) status = step_status.Get();
     if (!status.ok()) return status;
 
+    if (client_rendezvous) {
+      // The client side: each fetch was sent by the step's _Send; the
+      // values are already there, so these callbacks run at once.
+      for (int i = 0; i < plan->num_fetches; ++i) {
+        absl::Status fetch_status;
+        rendezvous->RecvAsync(plan->fetch_keys[i],
+                              [&](const absl::Status& s, const Tensor& v, bool is_dead) {
+                                fetch_status = s;
+                                if (s.ok() && !is_dead) frame.retvals[i] = v;
+                              });
+        if (!fetch_status.ok()) return fetch_status;
+      }
+    }
     outputs->clear();
     outputs->reserve(plan->num_fetches);
     for (int i = 0; i < plan->num_fetches; ++i) {
@@ -326,10 +353,21 @@ class DirectSession : public Session {
       plan->feed_labels.push_back(NodeLabel(*t.first));
       NodeDef* n = out.add_node();
       n->set_name(arg);
-      n->set_op("_Arg");
-      n->set_device(t.first->requested_device());
-      (*n->mutable_attr())["T"].set_type(plan->feed_dtypes.back());
-      (*n->mutable_attr())["index"].set_i(static_cast<int64_t>(i));
+      if (options_.feeds_through_rendezvous) {
+        // TensorFlow's client-terminated feed: a _Recv on the client
+        // device that the client's Send satisfies.
+        const std::string tensor = absl::StrCat(t.first->name(), ":", t.second);
+        n->set_op("_Recv");
+        n->set_device(ClientDevice());
+        SetClientSendRecvAttrs(n, tensor);
+        (*n->mutable_attr())["tensor_type"].set_type(plan->feed_dtypes.back());
+        plan->feed_keys.push_back(ClientKey(tensor));
+      } else {
+        n->set_op("_Arg");
+        n->set_device(t.first->requested_device());
+        (*n->mutable_attr())["T"].set_type(plan->feed_dtypes.back());
+        (*n->mutable_attr())["index"].set_i(static_cast<int64_t>(i));
+      }
     }
     std::vector<const Node*> roots;
     std::vector<std::string> retval_inputs;
@@ -389,11 +427,23 @@ class DirectSession : public Session {
     }
     for (size_t i = 0; i < retval_inputs.size(); ++i) {
       NodeDef* n = out.add_node();
-      n->set_name(absl::StrCat("_retval_", i));
-      n->set_op("_Retval");
       n->add_input(retval_inputs[i]);
-      (*n->mutable_attr())["index"].set_i(static_cast<int64_t>(i));
-      (*n->mutable_attr())["T"].set_type(retval_dtypes[i]);
+      if (options_.feeds_through_rendezvous) {
+        // The client-terminated fetch: a _Send on the client device.
+        n->set_name(absl::StrCat("_send_", i));
+        n->set_op("_Send");
+        n->set_device(ClientDevice());
+        // A fetch named twice is sent twice: give each its own key.
+        const std::string tensor = absl::StrCat(fetches[i], "#", i);
+        SetClientSendRecvAttrs(n, tensor);
+        (*n->mutable_attr())["T"].set_type(retval_dtypes[i]);
+        plan->fetch_keys.push_back(ClientKey(tensor));
+      } else {
+        n->set_name(absl::StrCat("_retval_", i));
+        n->set_op("_Retval");
+        (*n->mutable_attr())["index"].set_i(static_cast<int64_t>(i));
+        (*n->mutable_attr())["T"].set_type(retval_dtypes[i]);
+      }
     }
     ImportOptions options;
     options.infer_shapes = false;  // done on the full graph already
@@ -403,9 +453,12 @@ class DirectSession : public Session {
     // The placer's costs want shapes: the full graph's, and the fed
     // tensors' own for the _Arg nodes.
     for (const auto& node : plan->graph->nodes()) {
-      if (node->op() == "_Arg") {
+      if (node->op() == "_Arg" || (node->op() == "_Recv" && absl::StartsWith(node->name(), "_arg_"))) {
+        // "_arg_<node>_<output>_<feed index>"
         int64_t index = 0;
-        if (node->attrs().Get("index", &index).ok() && index < static_cast<int64_t>(feeds.size())) {
+        const std::string& name = node->name();
+        if (absl::SimpleAtoi(name.substr(name.rfind('_') + 1), &index) && index >= 0 &&
+            index < static_cast<int64_t>(feeds.size())) {
           plan->graph->set_output_shapes(node.get(), {PartialShape(feeds[index].second.shape())});
         }
         continue;
@@ -418,6 +471,20 @@ class DirectSession : public Session {
     }
     GR_RETURN_IF_ERROR(PlaceAndPartition(plan.get()));
     return plan;
+  }
+
+  // The client's device for client-terminated feeds and fetches.
+  std::string ClientDevice() const { return devices_[0]->name(); }
+  std::string ClientKey(const std::string& tensor) const {
+    return CreateRendezvousKey(ClientDevice(), 1, ClientDevice(), tensor, 0, 0);
+  }
+  void SetClientSendRecvAttrs(NodeDef* n, const std::string& tensor) const {
+    auto& attr = *n->mutable_attr();
+    attr["tensor_name"].set_s(tensor);
+    attr["send_device"].set_s(ClientDevice());
+    attr["recv_device"].set_s(ClientDevice());
+    attr["send_device_incarnation"].set_i(1);
+    attr["client_terminated"].set_b(true);
   }
 
   // Places the plan's graph on this session's devices and builds one

@@ -94,6 +94,9 @@ TEST(MultiDeviceTest, RandomGraphsOnRandomDevicesMatchOneDevice) {
 
     SessionOptions many;
     many.cpu_devices = devices;
+    // Every other graph fetches through the client side of the rendezvous.
+    const bool client = seed % 2 == 1;
+    many.feeds_through_rendezvous = client;
     auto s2 = Session::Create(pinned.def, many);
     ASSERT_TRUE(s2.ok()) << s2.status();
     RunOptions options;
@@ -134,18 +137,24 @@ TEST(MultiDeviceTest, RandomGraphsOnRandomDevicesMatchOneDevice) {
         (ctl ? control_cross : data_cross).insert({src, n.device()});
       }
     }
+    auto is_client = [](const NodeDef& n) {
+      auto it = n.attr().find("client_terminated");
+      return it != n.attr().end() && it->second.b();
+    };
     for (const auto& [name, n] : by_name) {
-      if (n->op() != "_Retval") continue;
+      const bool fetch_node = client ? (n->op() == "_Send" && is_client(*n))
+                                     : n->op() == "_Retval";
+      if (!fetch_node) continue;
       // Its input was rewritten to the Recv when it crosses; recover the
-      // source from the fetch order.
-      int64_t index = n->attr().at("index").i();
+      // source from the fetch order ("_retval_<i>" / "_send_<i>").
+      int64_t index = std::stoll(name.substr(name.rfind('_') + 1));
       const std::string& src = pinned.fetches[index];
       if (device_of[src] != n->device()) data_cross.insert({src, n->device()});
     }
     int data_sends = 0, control_sends = 0;
     for (const GraphDef& part : metadata.partition_graphs()) {
       for (const NodeDef& n : part.node()) {
-        if (n.op() != "_Send") continue;
+        if (n.op() != "_Send" || is_client(n)) continue;
         const NodeDef* src = by_name[n.input(0)];
         // A control transfer sends a dummy Const fed by ^src.
         if (src != nullptr && src->op() == "Const" && src->input_size() == 1 &&
@@ -271,6 +280,60 @@ TEST(MultiDeviceTest, TimeoutCancelsEveryPartition) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(timed_out.load(), 3);
   EXPECT_EQ(fine.load(), 3);
+}
+
+// Feeds and fetches through the client side of the rendezvous give the
+// same results as the call frame, on one device and across three.
+TEST(MultiDeviceTest, FeedsAndFetchesThroughTheClientRendezvous) {
+  auto def = ParseGraphDef(absl::StrCat(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "a" op: "Neg" input: "x" device: ")pb", Dev(1), R"pb("
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "b" op: "Square" input: "a" device: ")pb", Dev(2), R"pb("
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "c" op: "AddV2" input: "a" input: "b"
+           attr { key: "T" value { type: DT_FLOAT } } }
+  )pb"), GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  const Tensor x = Tensor::FromVector<float>({1, 2, 3}, TensorShape({3}));
+  for (bool through_rendezvous : {false, true}) {
+    SessionOptions options;
+    options.cpu_devices = 3;
+    options.feeds_through_rendezvous = through_rendezvous;
+    auto session = Session::Create(*def, options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    RunOptions run;
+    run.set_output_partition_graphs(true);
+    RunMetadata metadata;
+    std::vector<Tensor> out;
+    absl::Status s = (*session)->Run(run, {{"x", x}}, {"c", "a", "c"}, {}, &out, &metadata);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(out.size(), 3u);
+    for (int i = 0; i < 3; ++i) {
+      const float v = static_cast<float>(i + 1);
+      EXPECT_EQ(out[0].flat<float>()[i], -v + v * v);
+      EXPECT_EQ(out[1].flat<float>()[i], -v);
+      EXPECT_EQ(out[2].flat<float>()[i], -v + v * v);
+    }
+    int client_recvs = 0, client_sends = 0;
+    for (const GraphDef& part : metadata.partition_graphs()) {
+      for (const NodeDef& n : part.node()) {
+        const auto it = n.attr().find("client_terminated");
+        if (it == n.attr().end() || !it->second.b()) continue;
+        if (n.op() == "_Recv") {
+          ++client_recvs;
+          EXPECT_EQ(n.attr().at("tensor_name").s(), "x:0");
+          EXPECT_EQ(n.device(), Dev(0));
+        }
+        client_sends += n.op() == "_Send";
+      }
+    }
+    EXPECT_EQ(client_recvs, through_rendezvous ? 1 : 0);
+    EXPECT_EQ(client_sends, through_rendezvous ? 3 : 0);
+    // A wrong feed is still caught before the step starts.
+    s = (*session)->Run({{"x", Tensor::Scalar<int32_t>(1)}}, {"c"}, {}, &out);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  }
 }
 
 TEST(MultiDeviceTest, RequestForAMissingDeviceNamesTheNode) {

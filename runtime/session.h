@@ -53,6 +53,11 @@ struct SessionOptions {
   // Measured costs for the placer (a file written by `graphrun run
   // --save_costs`); "" = the analytical model.
   std::string cost_profile;
+  // Feeds and fetches travel through the client side of the step's
+  // rendezvous, as TensorFlow's client-terminated _Recv/_Send nodes (the
+  // way a remote client talks to workers), instead of the in-process call
+  // frame (_Arg/_Retval, TensorFlow's DirectSession default and faster).
+  bool feeds_through_rendezvous = false;
   // Device name prefix of this process.
   std::string device_prefix = "/job:localhost/replica:0/task:0";
 };
