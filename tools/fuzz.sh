@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of the GraphDef importer with libFuzzer + ASan.
+# Coverage-guided fuzzing with libFuzzer + ASan.
 #
-#   tools/fuzz.sh [SECONDS]     (default 60)
+#   tools/fuzz.sh [SECONDS] [graphdef|placer]     (default 60, graphdef)
 #
-# Builds //graph/fuzz:graphdef_fuzzer with clang in its own Bazel output base
-# (so the main gcc build cache is untouched), then fuzzes from the committed
-# corpus. New crashes land in fuzz-out/ (crash-*), with the input that
-# triggered them; add fixed ones to graph/fuzz/corpus/.
+# graphdef: the GraphDef parsers and importer (//graph/fuzz:graphdef_fuzzer);
+# placer: device specs, cluster files, cost profiles and rendezvous keys
+# (//placer/fuzz:placer_inputs_fuzzer). Builds the target with clang in its
+# own Bazel output base (so the main gcc build cache is untouched), then
+# fuzzes from the committed corpus. New crashes land in fuzz-out/<target>/
+# (crash-*), with the input that triggered them; add fixed ones to the
+# corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
+which="${2:-graphdef}"
+case "$which" in
+  graphdef) target=//graph/fuzz:graphdef_fuzzer; corpus=graph/fuzz/corpus ;;
+  placer) target=//placer/fuzz:placer_inputs_fuzzer; corpus=placer/fuzz/corpus ;;
+  *) echo "fuzz.sh: unknown target '$which' (graphdef or placer)" >&2; exit 2 ;;
+esac
 
 if ! command -v clang >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "ok installed"; then
   echo "fuzz.sh: installing clang and its fuzzer runtime" >&2
@@ -18,12 +27,13 @@ fi
 ./bazelw --version >/dev/null  # installs the build's packages if missing
 
 out_base="${TMPDIR:-/tmp}/graphrun-fuzz-bazel"
-CC=clang CXX=clang++ bazel --output_base="$out_base" build --config=fuzz \
-  //graph/fuzz:graphdef_fuzzer
-bin="$(bazel --output_base="$out_base" info --config=fuzz bazel-bin)/graph/fuzz/graphdef_fuzzer"
+CC=clang CXX=clang++ bazel --output_base="$out_base" build --config=fuzz "$target"
+bin="$(bazel --output_base="$out_base" info --config=fuzz bazel-bin)/${target#//}"
+bin="${bin/://}"
 
-mkdir -p fuzz-out/corpus
-cp -n graph/fuzz/corpus/* fuzz-out/corpus/ 2>/dev/null || true
+out="fuzz-out/$which"
+mkdir -p "$out/corpus"
+cp -n "$corpus"/* "$out/corpus/" 2>/dev/null || true
 # rss_limit: the importer must not need more than this for any input.
 "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-  -artifact_prefix=fuzz-out/ -print_final_stats=1 fuzz-out/corpus
+  -artifact_prefix="$out/" -print_final_stats=1 "$out/corpus"
