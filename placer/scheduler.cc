@@ -6,6 +6,7 @@
 #include <iterator>
 #include <map>
 #include <numeric>
+#include <queue>
 #include <utility>
 #include <vector>
 
@@ -186,7 +187,8 @@ absl::StatusOr<Schedule> ListSchedule(const SchedProblem& p, const Tables& tb,
                                       const std::vector<int>& order,
                                       const std::vector<int>* fixed,
                                       const SchedOptions& options,
-                                      bool lookahead = false) {
+                                      bool lookahead = false,
+                                      const std::vector<double>* oct = nullptr) {
   const int n = static_cast<int>(p.tasks.size());
   const int q = p.num_devices;
   int num_groups = 0;
@@ -287,6 +289,10 @@ absl::StatusOr<Schedule> ListSchedule(const SchedProblem& p, const Tables& tb,
       const double eft = start + w;
       if (options.record_candidate_finish) s.candidate_finish[t][d] = eft;
       double metric = eft;
+      if (oct != nullptr && fixed == nullptr && forced < 0) {
+        // PEFT: add the optimistic cost of the rest of the graph from here.
+        metric += (*oct)[static_cast<size_t>(t) * q + d];
+      }
       if (lookahead && fixed == nullptr && forced < 0) {
         // One level of lookahead (Bittencourt et al. 2010): how early could
         // each consumer finish if this task ran on d? The worst of those
@@ -402,6 +408,73 @@ absl::StatusOr<Schedule> ListSchedule(const SchedProblem& p, const Tables& tb,
     }
   }
   return s;
+}
+
+// PEFT's optimistic cost table (Arabnejad & Barbosa, TPDS 2014):
+// oct[t][d] = max over successors c of min over devices e of
+// (oct[c][e] + cost(c, e) + (e == d ? 0 : mean transfer)). Fills `oct` and
+// returns a topological order that always takes the ready task with the
+// highest mean OCT (PEFT's priority).
+std::vector<int> PeftOrder(const SchedProblem& p, const Tables& tb,
+                           std::vector<double>* oct) {
+  const int n = static_cast<int>(p.tasks.size());
+  const int q = p.num_devices;
+  const MeanLinks links(p);
+  oct->assign(static_cast<size_t>(n) * q, 0);
+  std::vector<double> rank(n, 0);
+  for (auto it = tb.topo.rbegin(); it != tb.topo.rend(); ++it) {
+    const int t = *it;
+    double* row = oct->data() + static_cast<size_t>(t) * q;
+    for (int k = tb.adj.out_begin[t]; k < tb.adj.out_begin[t + 1]; ++k) {
+      const SchedEdge& e = p.edges[tb.adj.out_edges[k]];
+      const double* child = oct->data() + static_cast<size_t>(e.dst) * q;
+      const double comm = links.Time(e);
+      // min over e of child[e] + cost: the same-device term differs per d.
+      double best_any = kInfeasible;
+      for (int x = 0; x < q; ++x) {
+        const double c = p.tasks[e.dst].cost[x];
+        if (Finite(c)) best_any = std::min(best_any, child[x] + c + comm);
+      }
+      for (int d = 0; d < q; ++d) {
+        double v = best_any;
+        const double c = p.tasks[e.dst].cost[d];
+        if (Finite(c)) v = std::min(v, child[d] + c);
+        if (v < kInfeasible) row[d] = std::max(row[d], v);
+      }
+    }
+    double sum = 0;
+    int count = 0;
+    for (int d = 0; d < q; ++d) {
+      if (Finite(p.tasks[t].cost[d])) {
+        sum += row[d];
+        ++count;
+      }
+    }
+    rank[t] = count > 0 ? sum / count : 0;
+  }
+  // Ready-list order by rank (ties: topological position).
+  std::vector<int> pos(n), pending(n, 0), order;
+  for (int i = 0; i < n; ++i) pos[tb.topo[i]] = i;
+  for (const SchedEdge& e : p.edges) ++pending[e.dst];
+  auto lower = [&](int a, int b) {
+    if (rank[a] != rank[b]) return rank[a] < rank[b];
+    return pos[a] > pos[b];
+  };
+  std::priority_queue<int, std::vector<int>, decltype(lower)> ready(lower);
+  for (int i = 0; i < n; ++i) {
+    if (pending[i] == 0) ready.push(i);
+  }
+  order.reserve(n);
+  while (!ready.empty()) {
+    const int t = ready.top();
+    ready.pop();
+    order.push_back(t);
+    for (int k = tb.adj.out_begin[t]; k < tb.adj.out_begin[t + 1]; ++k) {
+      const int c = p.edges[tb.adj.out_edges[k]].dst;
+      if (--pending[c] == 0) ready.push(c);
+    }
+  }
+  return order;
 }
 
 std::vector<int> RankOrder(const SchedProblem& p, const Tables& tb) {
@@ -521,6 +594,18 @@ absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
   const std::vector<int> order = RankOrder(problem, tb);
   absl::StatusOr<Schedule> best = ListSchedule(problem, tb, order, nullptr, options);
   if (best.ok()) best->plan = "heft";
+  // PEFT (optimistic cost table) as another spread plan: it looks ahead
+  // to the whole remaining graph at HEFT's cost order.
+  if (options.peft && problem.num_devices > 1) {
+    std::vector<double> oct;
+    const std::vector<int> peft_order = PeftOrder(problem, tb, &oct);
+    absl::StatusOr<Schedule> peft =
+        ListSchedule(problem, tb, peft_order, nullptr, options, false, &oct);
+    if (peft.ok() && (!best.ok() || peft->makespan < best->makespan)) {
+      peft->plan = "heft";
+      best = std::move(peft);
+    }
+  }
   // HEFT with one level of lookahead as a second spread plan, on graphs
   // small enough for its O(e * q^2 * indegree) cost.
   if (options.lookahead_max_tasks > 0 &&

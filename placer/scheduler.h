@@ -98,6 +98,10 @@ struct SchedOptions {
   bool respect_memory = true;
   // Also evaluate every feasible single-device plan and keep the best.
   bool single_device_candidates = true;
+  // Also run PEFT (HEFT's list scheduling guided by an optimistic cost
+  // table of the remaining graph, Arabnejad & Barbosa 2014) and keep the
+  // better plan.
+  bool peft = true;
   // Also run HEFT with one level of lookahead (each choice judged by how
   // early its consumers could finish) on problems with at most this many
   // tasks, and keep the better plan. 0 = never.
