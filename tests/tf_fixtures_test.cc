@@ -36,7 +36,9 @@ std::vector<Model> ReadManifest() {
       std::pair<std::string, std::string> kv = absl::StrSplit(parts[i], absl::MaxSplits('=', 1));
       if (kv.first == "feeds") m.feeds = absl::StrSplit(kv.second, ',');
       if (kv.first == "fetches") m.fetches = absl::StrSplit(kv.second, ',');
-      if (kv.first == "tol") EXPECT_TRUE(absl::SimpleAtod(kv.second, &m.tol));
+      if (kv.first == "tol") {
+        EXPECT_TRUE(absl::SimpleAtod(kv.second, &m.tol));
+      }
     }
     models.push_back(m);
   }
