@@ -76,7 +76,8 @@ constexpr char kUsage[] = R"(graphrun: run TensorFlow-compatible dataflow graphs
 
 Usage:
   graphrun run GRAPH --fetch NAME[:k] [--feed NAME=FILE.npy] [--target NAME]
-               [--out DIR] [--steps N] [--trace trace.json]
+               [--out DIR] [--steps N] [--trace trace.json] [--cpu_devices N]
+               [--log_device_placement] [--costs F] [--save_costs F]
                                          run the graph; --feed, --fetch and
                                          --target repeat; fetched tensors are
                                          printed and written to DIR as .npy
