@@ -107,6 +107,12 @@ class OpKernel {
   // ready. Default: true; cheap kernels (Identity, Shape, Const...) say no.
   virtual bool IsExpensive() const { return expensive_; }
 
+  // True for kernels that must run even when an input is dead (control
+  // flow's untaken branch): _Send, so the receiving partition learns of the
+  // deadness instead of waiting forever. Such a kernel sees
+  // ctx->is_input_dead() and its (uninitialized) inputs must not be read.
+  virtual bool RunsOnDeadInput() const { return false; }
+
   const std::string& name() const { return def_.name(); }
   const std::string& type_string() const { return def_.op(); }
   const NodeDef& def() const { return def_; }
@@ -186,6 +192,8 @@ class OpKernelContext {
     void* rendezvous = nullptr;
     // Feeds (_Arg) and fetches (_Retval) of this step.
     CallFrame* call_frame = nullptr;
+    // An input is dead (only for kernels that RunsOnDeadInput()).
+    bool is_input_dead = false;
   };
 
   explicit OpKernelContext(Params* params);
@@ -215,6 +223,7 @@ class OpKernelContext {
   // tensor received from another device): consumers do not run, and their
   // outputs are dead too.
   void set_outputs_dead() { outputs_dead_ = true; }
+  bool is_input_dead() const { return params_->is_input_dead; }
   bool outputs_dead() const { return outputs_dead_; }
 
   // The first error wins.

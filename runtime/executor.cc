@@ -163,6 +163,15 @@ class ExecutorState {
         continue;
       }
       const bool dead = input_dead_[t.id].load(std::memory_order_relaxed);
+      if (dead && item.kernel->RunsOnDeadInput()) {
+        // A _Send tells its Recv that the tensor is dead.
+        OpKernelContext::Params params;
+        FillParams(t, item, &params);
+        params.is_input_dead = true;
+        OpKernelContext ctx(&params);
+        item.kernel->Compute(&ctx);
+        if (!ctx.status().ok()) Fail(NodeError(item, ctx.status()));
+      }
       if (dead) {
         // A dead node does not run; its outputs are dead too.
         ClearInputs(item);

@@ -336,6 +336,45 @@ TEST(MultiDeviceTest, FeedsAndFetchesThroughTheClientRendezvous) {
   }
 }
 
+// A dead tensor crossing devices arrives as deadness: its consumers on the
+// other device are skipped and the step ends (it does not wait for a value
+// that will never come), while the live branch computes.
+TEST(MultiDeviceTest, DeadTensorsCrossDevices) {
+  auto def = ParseGraphDef(absl::StrCat(R"pb(
+    node { name: "x" op: "Const" device: ")pb", Dev(0), R"pb("
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 3 } } } }
+    node { name: "dead" op: "TestDead" input: "x" device: ")pb", Dev(0), R"pb(" }
+    node { name: "after" op: "Neg" input: "dead" device: ")pb", Dev(1), R"pb("
+           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "live" op: "Neg" input: "x" device: ")pb", Dev(1), R"pb("
+           attr { key: "T" value { type: DT_FLOAT } } }
+  )pb"), GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  SessionOptions options;
+  options.cpu_devices = 2;
+  auto session = Session::Create(*def, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  RunOptions run;
+  run.set_timeout_in_ms(10000);  // a lost deadness would hang until here
+  run.set_trace_level(RunOptions::FULL_TRACE);
+  RunMetadata metadata;
+  std::vector<Tensor> out;
+  absl::Status s = (*session)->Run(run, {}, {"live"}, {"after"}, &out, &metadata);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].scalar<float>(), -3.0f);
+  std::set<std::string> ran;
+  for (const auto& dev : metadata.step_stats().dev_stats()) {
+    for (const auto& n : dev.node_stats()) ran.insert(n.node_name());
+  }
+  EXPECT_TRUE(ran.count("live"));
+  EXPECT_FALSE(ran.count("after"));
+  // Fetching the dead tensor itself is an error, not a hang.
+  s = (*session)->Run(run, {}, {"after"}, {}, &out, nullptr);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "was not produced")) << s;
+}
+
 TEST(MultiDeviceTest, RequestForAMissingDeviceNamesTheNode) {
   auto def = ParseGraphDef(absl::StrCat(R"pb(
     node { name: "x" op: "Const" device: ")pb", Dev(5), R"pb("

@@ -50,10 +50,17 @@ class SendOp : public OpKernel {
     prefix_ = *std::move(prefix);
   }
 
+  // A dead input is sent as deadness, so the Recv side does not wait.
+  bool RunsOnDeadInput() const override { return true; }
+
   void Compute(OpKernelContext* ctx) override {
     Rendezvous* rendezvous = StepRendezvous(ctx);
     OP_REQUIRES(ctx, rendezvous != nullptr,
                 absl::FailedPreconditionError("the step has no rendezvous"));
+    if (ctx->is_input_dead()) {
+      OP_REQUIRES_OK(ctx, rendezvous->Send(FullKey(prefix_, *ctx), Tensor(), /*is_dead=*/true));
+      return;
+    }
     OP_REQUIRES_OK(ctx, rendezvous->Send(FullKey(prefix_, *ctx), ctx->input(0),
                                          /*is_dead=*/false));
   }

@@ -4,6 +4,8 @@
 //     Cancelled.
 //   TestFailLater(x: float) -> float: sleeps 30 ms (so other partitions are
 //     already waiting for it), then fails with InvalidArgument.
+//   TestDead(x: float) -> float: its output is dead, as the untaken branch
+//     of a Switch is (until control flow ops exist).
 #include "absl/time/clock.h"
 #include "graph/op_registry.h"
 #include "kernels/kernel_registry.h"
@@ -14,6 +16,14 @@ namespace {
 
 REGISTER_OP("TestWaitForCancel").Input("x: float").Output("y: float");
 REGISTER_OP("TestFailLater").Input("x: float").Output("y: float");
+REGISTER_OP("TestDead").Input("x: float").Output("y: float");
+
+class DeadOp : public OpKernel {
+ public:
+  explicit DeadOp(OpKernelConstruction* c) : OpKernel(c) { set_expensive(false); }
+  void Compute(OpKernelContext* ctx) override { ctx->set_outputs_dead(); }
+};
+REGISTER_KERNEL(KernelDefBuilder("TestDead").Device(kDeviceCpu), DeadOp);
 
 class WaitForCancelOp : public AsyncOpKernel {
  public:
