@@ -29,6 +29,16 @@ absl::StatusOr<std::string> KeyPrefix(OpKernelConstruction* c) {
   return key;
 }
 
+// The key prefix, or "" with the error recorded on `c`.
+std::string KeyPrefixOrError(OpKernelConstruction* c) {
+  auto prefix = KeyPrefix(c);
+  if (!prefix.ok()) {
+    c->SetStatus(prefix.status());
+    return "";
+  }
+  return *std::move(prefix);
+}
+
 std::string FullKey(const std::string& prefix, const OpKernelContext& ctx) {
   return absl::StrCat(prefix, ";", static_cast<uint64_t>(ctx.params().frame_id), ":",
                       ctx.params().iter_id);
@@ -42,12 +52,7 @@ class SendOp : public OpKernel {
  public:
   explicit SendOp(OpKernelConstruction* c) : OpKernel(c) {
     set_expensive(false);
-    auto prefix = KeyPrefix(c);
-    if (!prefix.ok()) {
-      c->SetStatus(prefix.status());
-      return;
-    }
-    prefix_ = *std::move(prefix);
+    prefix_ = KeyPrefixOrError(c);
   }
 
   // A dead input is sent as deadness, so the Recv side does not wait.
@@ -74,12 +79,7 @@ class RecvOp : public AsyncOpKernel {
   explicit RecvOp(OpKernelConstruction* c) : AsyncOpKernel(c) {
     // ComputeAsync only registers a callback: not worth a thread hop.
     set_expensive(false);
-    auto prefix = KeyPrefix(c);
-    if (!prefix.ok()) {
-      c->SetStatus(prefix.status());
-      return;
-    }
-    prefix_ = *std::move(prefix);
+    prefix_ = KeyPrefixOrError(c);
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
