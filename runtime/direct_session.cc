@@ -147,6 +147,19 @@ class DirectSession : public Session {
     if (!options_.cost_profile.empty()) {
       GR_RETURN_IF_ERROR(cost_model_->LoadProfile(options_.cost_profile));
     }
+    if (options_.log_device_placement) {
+      // TensorFlow's banner: devices with a physical description (GPUs).
+      std::string mapping;
+      for (const auto& d : devices_) {
+        const std::string desc = d->physical_description();
+        if (!desc.empty()) absl::StrAppend(&mapping, d->name(), " -> ", desc, "\n");
+      }
+      const std::string banner = mapping.empty()
+                                     ? std::string("Device mapping: no known devices.\n")
+                                     : absl::StrCat("Device mapping:\n", mapping);
+      std::fwrite(banner.data(), 1, banner.size(), stdout);
+      std::fflush(stdout);
+    }
     return Extend(graph);
   }
 

@@ -20,6 +20,7 @@ CPU0=/job:localhost/replica:0/task:0/device:CPU:0
 
 # log_device_placement: TensorFlow's line per node, plus the reason.
 out="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --log_device_placement)"
+check "device mapping banner" grep -qx "Device mapping: no known devices." <<<"$out"
 check "placement line format" grep -qE "^probs: \(Softmax\): $CPU0 # " <<<"$out"
 check "placement line for every graph node" test "$(grep -cE '^[^ ]+: \([A-Za-z_]+\): /job:' <<<"$out")" -ge 11
 check "result still printed" grep -q '^probs: float \[2,3\]' <<<"$out"
