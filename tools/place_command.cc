@@ -85,6 +85,7 @@ absl::StatusOr<PlacedGraph> LoadAndPlace(const PlaceCommandArgs& args) {
   GR_ASSIGN_OR_RETURN(out.placement,
                       placer::Place(*out.graph, out.devices, out.costs, options));
   out.notes = gpu_note;
+  if (!out.notes.empty() && out.notes.back() != '\n') out.notes += '\n';
   for (const std::string& type : out.devices.DeviceTypes()) {
     bool built = false;
     for (const char* op : {"Identity", "NoOp", "Const"}) {
