@@ -1,8 +1,10 @@
-// MaxPool and AvgPool on CPU, as TensorFlow's MaxPoolingOp / AvgPoolingOp:
-// windows come from Eigen's extract_image_patches (padded with the lowest
-// value for max, zero for average) and are reduced lazily, so nothing the
-// size of the patches is materialized. AvgPool divides each window by the
-// number of its elements inside the input (padding is not counted). MaxPool
+// MaxPool and AvgPool on CPU, as TensorFlow's MaxPoolingOp / AvgPoolingOp.
+// MaxPool walks each output pixel's window and takes the element-wise
+// maximum of the input's depth vectors (padding skipped), as TensorFlow's
+// CPU kernel does. AvgPool's windows come from Eigen's
+// extract_image_patches (zero-padded) reduced lazily, so nothing the size
+// of the patches is materialized, and each window is divided by the number
+// of its elements inside the input (padding is not counted). MaxPool
 // also pools across depth (ksize = [1, 1, 1, k], strides [.., k]) as TF's
 // CPU kernel does. NCHW is transposed to NHWC and back (TensorFlow's CPU
 // kernels refuse NCHW).
