@@ -21,6 +21,30 @@ namespace {
 
 std::string Dev(int k) { return absl::StrCat("/job:localhost/replica:0/task:0/device:CPU:", k); }
 
+// Text NodeDefs for the small pinned graphs below.
+std::string ConstNode(const std::string& name, int dev, float value) {
+  return absl::StrCat("node { name: \"", name, "\" op: \"Const\" device: \"", Dev(dev),
+                      "\" attr { key: \"dtype\" value { type: DT_FLOAT } } "
+                      "attr { key: \"value\" value { tensor { dtype: DT_FLOAT float_val: ",
+                      value, " } } } }\n");
+}
+// A one-input op; `typed` adds T: float (the test ops have no T).
+std::string OpNode(const std::string& name, const std::string& op, const std::string& input,
+                   int dev, bool typed = true) {
+  return absl::StrCat("node { name: \"", name, "\" op: \"", op, "\" input: \"", input,
+                      "\" device: \"", Dev(dev), "\"",
+                      typed ? " attr { key: \"T\" value { type: DT_FLOAT } }" : "", " }\n");
+}
+std::unique_ptr<Session> PinnedSession(const std::string& nodes, int cpu_devices) {
+  auto def = ParseGraphDef(nodes, GraphFormat::kText);
+  EXPECT_TRUE(def.ok()) << def.status();
+  SessionOptions options;
+  options.cpu_devices = cpu_devices;
+  auto session = Session::Create(*def, options);
+  EXPECT_TRUE(session.ok()) << session.status();
+  return std::move(session).value();
+}
+
 // TestWaitForCancel and TestFailLater: runtime/testing/test_ops.cc.
 
 // A random DAG of float ops on [4] vectors, each node pinned to a random
@@ -215,31 +239,20 @@ TEST(MultiDeviceTest, ControlEdgeAcrossDevicesOrdersExecution) {
 // A partition fails while another waits in a Recv for its output: the step
 // ends with the failing node's error, not a hang, and not "cancelled".
 TEST(MultiDeviceTest, ErrorInOnePartitionAbortsTheOthers) {
-  auto def = ParseGraphDef(absl::StrCat(R"pb(
-    node { name: "x" op: "Const" device: ")pb", Dev(0), R"pb("
-           attr { key: "dtype" value { type: DT_FLOAT } }
-           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
-    node { name: "bad" op: "TestFailLater" input: "x" device: ")pb", Dev(0), R"pb(" }
-    node { name: "waits" op: "Neg" input: "bad" device: ")pb", Dev(1), R"pb("
-           attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "other" op: "Neg" input: "x" device: ")pb", Dev(2), R"pb("
-           attr { key: "T" value { type: DT_FLOAT } } }
-  )pb"), GraphFormat::kText);
-  ASSERT_TRUE(def.ok()) << def.status();
-  SessionOptions options;
-  options.cpu_devices = 3;
-  auto session = Session::Create(*def, options);
-  ASSERT_TRUE(session.ok()) << session.status();
+  auto session = PinnedSession(
+      ConstNode("x", 0, 1) + OpNode("bad", "TestFailLater", "x", 0, false) +
+          OpNode("waits", "Neg", "bad", 1) + OpNode("other", "Neg", "x", 2),
+      3);
   for (int rep = 0; rep < 3; ++rep) {
     std::vector<Tensor> out;
-    absl::Status s = (*session)->Run({}, {"waits", "other"}, {}, &out);
+    absl::Status s = session->Run({}, {"waits", "other"}, {}, &out);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
     EXPECT_TRUE(absl::StrContains(s.message(), "node 'bad' (TestFailLater) on " + Dev(0))) << s;
     EXPECT_TRUE(absl::StrContains(s.message(), "always fails")) << s;
   }
   // The session still runs what does not fail.
   std::vector<Tensor> out;
-  ASSERT_TRUE((*session)->Run({}, {"other"}, {}, &out).ok());
+  ASSERT_TRUE(session->Run({}, {"other"}, {}, &out).ok());
   EXPECT_EQ(out[0].scalar<float>(), -1.0f);
 }
 
@@ -340,27 +353,16 @@ TEST(MultiDeviceTest, FeedsAndFetchesThroughTheClientRendezvous) {
 // other device are skipped and the step ends (it does not wait for a value
 // that will never come), while the live branch computes.
 TEST(MultiDeviceTest, DeadTensorsCrossDevices) {
-  auto def = ParseGraphDef(absl::StrCat(R"pb(
-    node { name: "x" op: "Const" device: ")pb", Dev(0), R"pb("
-           attr { key: "dtype" value { type: DT_FLOAT } }
-           attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 3 } } } }
-    node { name: "dead" op: "TestDead" input: "x" device: ")pb", Dev(0), R"pb(" }
-    node { name: "after" op: "Neg" input: "dead" device: ")pb", Dev(1), R"pb("
-           attr { key: "T" value { type: DT_FLOAT } } }
-    node { name: "live" op: "Neg" input: "x" device: ")pb", Dev(1), R"pb("
-           attr { key: "T" value { type: DT_FLOAT } } }
-  )pb"), GraphFormat::kText);
-  ASSERT_TRUE(def.ok()) << def.status();
-  SessionOptions options;
-  options.cpu_devices = 2;
-  auto session = Session::Create(*def, options);
-  ASSERT_TRUE(session.ok()) << session.status();
+  auto session = PinnedSession(
+      ConstNode("x", 0, 3) + OpNode("dead", "TestDead", "x", 0, false) +
+          OpNode("after", "Neg", "dead", 1) + OpNode("live", "Neg", "x", 1),
+      2);
   RunOptions run;
   run.set_timeout_in_ms(10000);  // a lost deadness would hang until here
   run.set_trace_level(RunOptions::FULL_TRACE);
   RunMetadata metadata;
   std::vector<Tensor> out;
-  absl::Status s = (*session)->Run(run, {}, {"live"}, {"after"}, &out, &metadata);
+  absl::Status s = session->Run(run, {}, {"live"}, {"after"}, &out, &metadata);
   ASSERT_TRUE(s.ok()) << s;
   EXPECT_EQ(out[0].scalar<float>(), -3.0f);
   std::set<std::string> ran;
@@ -370,7 +372,7 @@ TEST(MultiDeviceTest, DeadTensorsCrossDevices) {
   EXPECT_TRUE(ran.count("live"));
   EXPECT_FALSE(ran.count("after"));
   // Fetching the dead tensor itself is an error, not a hang.
-  s = (*session)->Run(run, {}, {"after"}, {}, &out, nullptr);
+  s = session->Run(run, {}, {"after"}, {}, &out, nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "was not produced")) << s;
 }

@@ -7,13 +7,8 @@ ALLCLOSE="$3"
 EXAMPLE_X="$4"
 EXAMPLE_EXPECTED="$5"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
-failures=0
-passes=0
 
-check() {  # check NAME COMMAND... ; the command must succeed
-  local name="$1"; shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; failures=$((failures + 1)); fi
-}
+source "$(dirname "$0")/check_lib.sh"
 
 # inspect prints the summary a user can act on.
 out="$("$GRAPHRUN" inspect "$EXAMPLE")"
@@ -123,5 +118,4 @@ err="$("$GRAPHRUN" run "$tmp/nokernel.pbtxt" --feed "x=$EXAMPLE_X" --fetch y 2>&
 check "unknown op fails at load" test $rc -eq 1
 check "unknown op named" grep -q "node 'y' (FancyOp): Op type not registered 'FancyOp'" <<<"$err"
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish

@@ -10,12 +10,7 @@ EXAMPLE_EXPECTED="$5"
 CLUSTER_2GPU="$6"
 CLUSTER_2WORKERS="$7"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
-failures=0
-passes=0
-check() {  # check NAME COMMAND... ; the command must succeed
-  local name="$1"; shift
-  if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; failures=$((failures + 1)); fi
-}
+source "$(dirname "$0")/check_lib.sh"
 CPU0=/job:localhost/replica:0/task:0/device:CPU:0
 
 # log_device_placement: TensorFlow's line per node, plus the reason.
@@ -99,5 +94,4 @@ for f in "$tmp/parts"/*.pbtxt; do
 done
 check "partition picture" grep -q "color=red" "$tmp/parts/placement.dot"
 
-echo "$passes passed, $failures failed"
-[ "$failures" -eq 0 ]
+finish
