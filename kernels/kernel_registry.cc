@@ -110,6 +110,13 @@ bool KernelRegistry::HasKernelForOp(absl::string_view op,
   return false;
 }
 
+bool KernelRegistry::HasKernelsForDeviceType(absl::string_view device_type) const {
+  for (const auto& [op, kernel] : kernels_) {
+    if (kernel->device_type == device_type) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
     DeviceBase* device, const NodeDef& node, const OpDef* op_def,
     const std::vector<DataType>& input_types,

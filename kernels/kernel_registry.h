@@ -99,6 +99,9 @@ class KernelRegistry {
                                                 const OpDef* op_def) const;
   // True if any kernel for `op` exists on `device_type` (ignoring dtypes).
   bool HasKernelForOp(absl::string_view op, absl::string_view device_type) const;
+  // True if this build has any kernel for `device_type` at all (a build
+  // without GPU kernels answers false for "GPU").
+  bool HasKernelsForDeviceType(absl::string_view device_type) const;
   // Everything registered for `op`.
   std::vector<const KernelDef*> KernelsForOp(absl::string_view op) const;
 

@@ -40,7 +40,8 @@ class RegistryKernelAvailability : public KernelAvailability {
     }
     if (node.op_def() == nullptr) return false;
     const KernelRegistry* registry = KernelRegistry::Global();
-    if (options_.assume_unbuilt_types_run_everything && !TypeIsBuilt(type)) {
+    if (options_.assume_unbuilt_types_run_everything &&
+        !registry->HasKernelsForDeviceType(type)) {
       return true;
     }
     return registry->FindKernel(node.def(), node.op_def(), type).ok();
@@ -66,13 +67,6 @@ class RegistryKernelAvailability : public KernelAvailability {
   }
 
  private:
-  bool TypeIsBuilt(absl::string_view type) const {
-    // Any op with a kernel on `type` means the build has that device type.
-    for (const char* op : {"Identity", "NoOp", "Const", "AddV2", "MatMul"}) {
-      if (KernelRegistry::Global()->HasKernelForOp(op, type)) return true;
-    }
-    return false;
-  }
   RegistryAvailabilityOptions options_;
 };
 
@@ -197,8 +191,9 @@ absl::Status SolveGroup(const Graph& graph, const DeviceSet& devices,
     DeviceName merged = g->spec;
     absl::Status s = MergeDeviceNames(&merged, *parsed);
     if (!s.ok()) {
+      // Job, replica and task conflicts are errors even with soft placement
+      // (TensorFlow's MergeDevNames).
       const bool task_conflict =
-          (merged.has_job && parsed->has_job && merged.job != parsed->job) ||
           (g->spec.has_job && parsed->has_job && g->spec.job != parsed->job) ||
           (g->spec.has_task && parsed->has_task && g->spec.task != parsed->task) ||
           (g->spec.has_replica && parsed->has_replica &&

@@ -7,6 +7,7 @@
 #include "absl/time/clock.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
+#include "kernels/kernel_registry.h"
 
 namespace graphrun {
 namespace {
@@ -161,6 +162,11 @@ TEST(SessionTest, StepStatsAndPartitionGraphs) {
   EXPECT_FALSE(names.count("other_neg"));
   ASSERT_EQ(metadata.partition_graphs_size(), 1);
   EXPECT_GT(metadata.partition_graphs(0).node_size(), 5);
+}
+
+TEST(SessionTest, RegistryKnowsWhichDeviceTypesThisBuildHas) {
+  EXPECT_TRUE(KernelRegistry::Global()->HasKernelsForDeviceType("CPU"));
+  EXPECT_FALSE(KernelRegistry::Global()->HasKernelsForDeviceType("GPU"));
 }
 
 TEST(SessionTest, VirtualCpuDevices) {

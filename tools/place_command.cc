@@ -87,11 +87,7 @@ absl::StatusOr<PlacedGraph> LoadAndPlace(const PlaceCommandArgs& args) {
   out.notes = gpu_note;
   if (!out.notes.empty() && out.notes.back() != '\n') out.notes += '\n';
   for (const std::string& type : out.devices.DeviceTypes()) {
-    bool built = false;
-    for (const char* op : {"Identity", "NoOp", "Const"}) {
-      built |= KernelRegistry::Global()->HasKernelForOp(op, type);
-    }
-    if (!built) {
+    if (!KernelRegistry::Global()->HasKernelsForDeviceType(type)) {
       absl::StrAppend(&out.notes, "note: this build has no ", type,
                       " kernels; the plan assumes every op has one there",
                       args.cpu_only_ops.empty() ? "" : " except --cpu_only_ops", "\n");
