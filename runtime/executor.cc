@@ -194,17 +194,7 @@ class ExecutorState {
       }
       item.kernel->Compute(&ctx);
       if (stats != nullptr) stats->set_op_end_rel_nanos(absl::GetCurrentTimeNanos() - stats->all_start_nanos());
-      absl::Status s = ctx.status();
-      if (s.ok() && ctx.outputs_dead()) {
-        PropagateDead(item, &ready);
-      } else {
-        if (s.ok()) s = CheckOutputs(item, ctx.mutable_outputs());
-        if (!s.ok()) {
-          Fail(NodeError(item, s));
-        } else {
-          PropagateOutputs(item, ctx.mutable_outputs(), &ready);
-        }
-      }
+      HandleResult(item, &ctx, &ready);
       ClearInputs(item);
       if (stats != nullptr) FinishStats(item, ctx.mutable_outputs(), stats);
       if (NodeDone(ready, &inline_ready)) return;
@@ -227,17 +217,7 @@ class ExecutorState {
                                           state->stats.all_start_nanos());
       }
       ReadyList ready;
-      absl::Status s = state->ctx->status();
-      if (s.ok() && state->ctx->outputs_dead()) {
-        PropagateDead(item, &ready);
-      } else {
-        if (s.ok()) s = CheckOutputs(item, state->ctx->mutable_outputs());
-        if (!s.ok()) {
-          Fail(NodeError(item, s));
-        } else {
-          PropagateOutputs(item, state->ctx->mutable_outputs(), &ready);
-        }
-      }
+      HandleResult(item, state->ctx.get(), &ready);
       ClearInputs(item);
       if (args_.stats != nullptr) {
         FinishStats(item, state->ctx->mutable_outputs(), &state->stats);
@@ -248,6 +228,23 @@ class ExecutorState {
       // Continue on this thread with what should run inline.
       for (const TaggedNode& r : inline_ready) Process(r);
     });
+  }
+
+  // After a kernel ran: fail the step on an error, else hand its outputs
+  // (or their deadness) to the consumers, collecting those now ready.
+  void HandleResult(const Executor::NodeItem& item, OpKernelContext* ctx,
+                    ReadyList* ready) {
+    absl::Status s = ctx->status();
+    if (s.ok() && ctx->outputs_dead()) {
+      PropagateDead(item, ready);
+      return;
+    }
+    if (s.ok()) s = CheckOutputs(item, ctx->mutable_outputs());
+    if (!s.ok()) {
+      Fail(NodeError(item, s));
+    } else {
+      PropagateOutputs(item, ctx->mutable_outputs(), ready);
+    }
   }
 
   void FillParams(TaggedNode t, const Executor::NodeItem& item,
