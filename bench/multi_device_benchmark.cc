@@ -20,7 +20,7 @@
 #include "benchmark/benchmark.h"
 #include "graph/graph_io.h"
 #include "graph/npy.h"
-#include "placer/cost_model.h"
+#include "runtime/step_costs.h"
 #include "runtime/session.h"
 
 namespace graphrun {
@@ -162,23 +162,17 @@ Fixture LoadFixture(const std::string& name) {
 // time as a cost profile (what `graphrun run --save_costs` does).
 std::string ProfileOnOneDevice(const Fixture& f, const std::string& name) {
   auto session = MustSession(f.graph, 1);
-  placer::CostModel costs;
+  StepCostRecorder costs(f.graph);
   std::vector<Tensor> out;
   for (int i = 0; i < 30; ++i) {
     RunOptions options;
     options.set_trace_level(RunOptions::FULL_TRACE);
     RunMetadata metadata;
     if (!session->Run(options, f.feeds, f.fetches, {}, &out, &metadata).ok()) std::abort();
-    for (const DeviceStepStats& dev : metadata.step_stats().dev_stats()) {
-      for (const NodeExecStats& n : dev.node_stats()) {
-        if (n.node_name().empty() || n.node_name()[0] == '_') continue;
-        costs.AddMeasurement(n.node_name(), "", dev.device(),
-                             (n.op_end_rel_nanos() - n.op_start_rel_nanos()) * 1e-9);
-      }
-    }
+    costs.Add(metadata.step_stats());
   }
   const std::string path = absl::StrCat("/tmp/graphrun_bench_", name, "_costs.json");
-  if (!costs.SaveProfile(path, "multi_device_benchmark").ok()) std::abort();
+  if (!costs.costs().SaveProfile(path, "multi_device_benchmark").ok()) std::abort();
   return path;
 }
 

@@ -8,15 +8,14 @@
 #include <cstdio>
 #include <iostream>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "graph/graph_io.h"
 #include "graph/import.h"
 #include "graph/npy.h"
-#include "placer/cost_model.h"
 #include "runtime/session.h"
+#include "runtime/step_costs.h"
 #include "runtime/trace.h"
 
 namespace graphrun {
@@ -57,26 +56,6 @@ std::string Summary(const Tensor& t, int max_values = 12) {
   for (int64_t i = 0; i < n; ++i) absl::StrAppend(&s, i ? " " : "", t.ValueString(i));
   if (t.NumElements() > n) absl::StrAppend(&s, " ...");
   return s + "]";
-}
-
-// Adds each graph node's measured time in this step (the runtime's own
-// _Arg/_Retval/_Send/_Recv nodes are skipped).
-void RecordCosts(const StepStats& stats,
-                 const absl::flat_hash_map<std::string, std::string>& op_of,
-                 placer::CostModel* costs) {
-  for (const DeviceStepStats& dev : stats.dev_stats()) {
-    for (const NodeExecStats& n : dev.node_stats()) {
-      auto it = op_of.find(n.node_name());
-      if (it == op_of.end()) continue;
-      std::vector<int64_t> bytes;
-      for (const NodeOutput& out : n.output()) {
-        bytes.push_back(out.tensor_description().allocation_description().requested_bytes());
-      }
-      const int64_t nanos = n.op_end_rel_nanos() - n.op_start_rel_nanos();
-      costs->AddMeasurement(n.node_name(), it->second, dev.device(),
-                            static_cast<double>(std::max<int64_t>(nanos, 0)) * 1e-9, bytes);
-    }
-  }
 }
 
 }  // namespace
@@ -124,10 +103,7 @@ int RunCommand(const RunCommandArgs& args) {
   auto session = Session::Create(*graph, options);
   if (!session.ok()) return Fail(session.status());
 
-  // Node name -> op, for the cost profile.
-  absl::flat_hash_map<std::string, std::string> op_of;
-  for (const NodeDef& n : graph->node()) op_of[n.name()] = n.op();
-  placer::CostModel measured;
+  StepCostRecorder measured(*graph);
 
   const bool tty = isatty(fileno(stderr));
   std::vector<double> step_ms;
@@ -147,7 +123,7 @@ int RunCommand(const RunCommandArgs& args) {
     const auto t0 = std::chrono::steady_clock::now();
     absl::Status s = (*session)->Run(run_options, feeds, args.fetches, args.targets, &outputs,
                                      last || measure ? &metadata : nullptr);
-    if (s.ok() && measure) RecordCosts(metadata.step_stats(), op_of, &measured);
+    if (s.ok() && measure) measured.Add(metadata.step_stats());
     const auto t1 = std::chrono::steady_clock::now();
     if (!s.ok()) {
       if (tty && args.steps > 1) std::fputc('\n', stderr);
@@ -185,7 +161,7 @@ int RunCommand(const RunCommandArgs& args) {
                                  sorted[sorted.size() / 2]);
   }
   if (!args.save_costs.empty()) {
-    absl::Status s = measured.SaveProfile(
+    absl::Status s = measured.costs().SaveProfile(
         args.save_costs, absl::StrCat("graphrun run ", args.graph, ", ", args.steps,
                                       " step(s); compute_us is the median"));
     if (!s.ok()) return Fail(s);
