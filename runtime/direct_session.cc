@@ -1,28 +1,25 @@
 #include <atomic>
-#include <map>
 #include <cstdio>
+#include <map>
 #include <set>
-#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "graph/check.h"
 #include "graph/import.h"
 #include "graph/status_macros.h"
 #include "kernels/eigen.h"
-#include "graph/check.h"
+#include "kernels/rendezvous.h"
 #include "partition/partition.h"
 #include "placer/cost_model.h"
 #include "placer/device_set.h"
 #include "placer/placer.h"
 #include "runtime/executor.h"
-#include "kernels/rendezvous.h"
 #include "runtime/local_rendezvous.h"
 #include "runtime/session.h"
 
@@ -64,14 +61,13 @@ class StepStatus {
   bool status_derived_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-
-// Everything one (feeds, fetches, targets) signature needs, built once.
 // One device's share of a plan.
 struct PartitionPlan {
   std::unique_ptr<Graph> graph;
   std::unique_ptr<Executor> executor;
 };
 
+// Everything one (feeds, fetches, targets) signature needs, built once.
 struct Plan {
   // The pruned graph with a device on every node.
   std::unique_ptr<Graph> graph;
@@ -351,8 +347,10 @@ class DirectSession : public Session {
       return std::make_pair(node, id->index);
     };
 
-    // Fed tensors -> their _Arg node names.
+    // Fed tensors -> their _Arg (or client _Recv) node names; and the
+    // names in feed order.
     std::map<std::pair<int, int>, std::string> fed;
+    std::vector<std::string> feed_nodes;
     GraphDef out;
     *out.mutable_versions() = g.versions();
     for (size_t i = 0; i < feeds.size(); ++i) {
@@ -364,6 +362,7 @@ class DirectSession : public Session {
       plan->feed_dtypes.push_back(BaseType(t.first->output_type(t.second)));
       plan->feed_shapes.push_back(t.first->output_shape(t.second));
       plan->feed_labels.push_back(NodeLabel(*t.first));
+      feed_nodes.push_back(arg);
       NodeDef* n = out.add_node();
       n->set_name(arg);
       if (options_.feeds_through_rendezvous) {
@@ -464,18 +463,12 @@ class DirectSession : public Session {
     GR_ASSIGN_OR_RETURN(plan->graph, ImportGraphDef(out, options));
     plan->num_fetches = static_cast<int>(fetches.size());
     // The placer's costs want shapes: the full graph's, and the fed
-    // tensors' own for the _Arg nodes.
+    // tensors' own for the feed nodes.
+    for (size_t i = 0; i < feed_nodes.size(); ++i) {
+      plan->graph->set_output_shapes(plan->graph->FindNode(feed_nodes[i]),
+                                     {PartialShape(feeds[i].second.shape())});
+    }
     for (const auto& node : plan->graph->nodes()) {
-      if (node->op() == "_Arg" || (node->op() == "_Recv" && absl::StartsWith(node->name(), "_arg_"))) {
-        // "_arg_<node>_<output>_<feed index>"
-        int64_t index = 0;
-        const std::string& name = node->name();
-        if (absl::SimpleAtoi(name.substr(name.rfind('_') + 1), &index) && index >= 0 &&
-            index < static_cast<int64_t>(feeds.size())) {
-          plan->graph->set_output_shapes(node.get(), {PartialShape(feeds[index].second.shape())});
-        }
-        continue;
-      }
       const Node* full = g.FindNode(node->name());
       if (full == nullptr || full->num_outputs() != node->num_outputs()) continue;
       std::vector<PartialShape> shapes;
