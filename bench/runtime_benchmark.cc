@@ -154,14 +154,19 @@ Tensor RandomMatrix(int64_t n) {
   return t;
 }
 
-// a (fed) x b (fed) through the Session.
-void BM_MatMulSession(benchmark::State& state) {
-  const int64_t n = state.range(0);
+// mm = a x b, both fed.
+GraphDef MatMulGraph() {
   GraphDef g;
   AddPlaceholder(&g, "a");
   AddPlaceholder(&g, "b");
   SetType(AddNode(&g, "mm", "MatMul", {"a", "b"}), "T", DT_FLOAT);
-  auto session = NewSession(g);
+  return g;
+}
+
+// a (fed) x b (fed) through the Session.
+void BM_MatMulSession(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  auto session = NewSession(MatMulGraph());
   Tensor a = RandomMatrix(n), b = RandomMatrix(n);
   std::vector<Tensor> out;
   for (auto _ : state) {
@@ -194,11 +199,7 @@ BENCHMARK(BM_MatMulDirect)->Arg(256)->Arg(1024)->Arg(2048)->Unit(benchmark::kMil
 // machine: ratio = median direct time / median Session time (goal >= 0.95).
 void BM_MatMulSessionVsDirect(benchmark::State& state) {
   const int64_t n = state.range(0);
-  GraphDef g;
-  AddPlaceholder(&g, "a");
-  AddPlaceholder(&g, "b");
-  SetType(AddNode(&g, "mm", "MatMul", {"a", "b"}), "T", DT_FLOAT);
-  auto session = NewSession(g);
+  auto session = NewSession(MatMulGraph());
   const int threads = NumSchedulableCpus();
   Eigen::ThreadPool pool(threads);
   Eigen::ThreadPoolDevice device(&pool, threads);

@@ -198,7 +198,7 @@ TEST(MultiDeviceTest, RandomGraphsOnRandomDevicesMatchOneDevice) {
 
 // b (cheap, CPU:1) must wait for a (slow, CPU:0) only because of ^a.
 TEST(MultiDeviceTest, ControlEdgeAcrossDevicesOrdersExecution) {
-  auto def = ParseGraphDef(absl::StrCat(R"pb(
+  auto session = PinnedSession(absl::StrCat(R"pb(
     node { name: "m" op: "Const" device: ")pb", Dev(0), R"pb("
            attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "value" value { tensor { dtype: DT_FLOAT
@@ -210,18 +210,13 @@ TEST(MultiDeviceTest, ControlEdgeAcrossDevicesOrdersExecution) {
            attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
     node { name: "b" op: "Neg" input: "c" input: "^a" device: ")pb", Dev(1), R"pb("
            attr { key: "T" value { type: DT_FLOAT } } }
-  )pb"), GraphFormat::kText);
-  ASSERT_TRUE(def.ok()) << def.status();
-  SessionOptions options;
-  options.cpu_devices = 2;
-  auto session = Session::Create(*def, options);
-  ASSERT_TRUE(session.ok()) << session.status();
+  )pb"), 2);
   for (int rep = 0; rep < 5; ++rep) {
     RunOptions run;
     run.set_trace_level(RunOptions::FULL_TRACE);
     RunMetadata metadata;
     std::vector<Tensor> out;
-    ASSERT_TRUE((*session)->Run(run, {}, {"b", "a"}, {}, &out, &metadata).ok());
+    ASSERT_TRUE(session->Run(run, {}, {"b", "a"}, {}, &out, &metadata).ok());
     int64_t a_end = -1, b_start = -1;
     for (const DeviceStepStats& dev : metadata.step_stats().dev_stats()) {
       for (const NodeExecStats& n : dev.node_stats()) {
@@ -259,7 +254,7 @@ TEST(MultiDeviceTest, ErrorInOnePartitionAbortsTheOthers) {
 // A step stuck on one device while others wait in Recvs: the timeout
 // cancels it everywhere; concurrent steps are independent.
 TEST(MultiDeviceTest, TimeoutCancelsEveryPartition) {
-  auto def = ParseGraphDef(absl::StrCat(R"pb(
+  auto session = PinnedSession(absl::StrCat(R"pb(
     node { name: "x" op: "Placeholder" device: ")pb", Dev(0), R"pb("
            attr { key: "dtype" value { type: DT_FLOAT } } }
     node { name: "stuck" op: "TestWaitForCancel" input: "x" device: ")pb", Dev(1), R"pb(" }
@@ -267,12 +262,7 @@ TEST(MultiDeviceTest, TimeoutCancelsEveryPartition) {
            attr { key: "T" value { type: DT_FLOAT } } }
     node { name: "fine" op: "Neg" input: "x" device: ")pb", Dev(1), R"pb("
            attr { key: "T" value { type: DT_FLOAT } } }
-  )pb"), GraphFormat::kText);
-  ASSERT_TRUE(def.ok()) << def.status();
-  SessionOptions options;
-  options.cpu_devices = 2;
-  auto session = Session::Create(*def, options);
-  ASSERT_TRUE(session.ok()) << session.status();
+  )pb"), 2);
   RunOptions run;
   run.set_timeout_in_ms(50);
   std::atomic<int> timed_out{0}, fine{0};
@@ -281,11 +271,11 @@ TEST(MultiDeviceTest, TimeoutCancelsEveryPartition) {
     threads.emplace_back([&, i] {
       std::vector<Tensor> out;
       if (i % 2 == 0) {
-        absl::Status s = (*session)->Run(run, {{"x", Tensor::Scalar<float>(1)}}, {"after"},
+        absl::Status s = session->Run(run, {{"x", Tensor::Scalar<float>(1)}}, {"after"},
                                          {}, &out, nullptr);
         if (s.code() == absl::StatusCode::kDeadlineExceeded) ++timed_out;
       } else {
-        absl::Status s = (*session)->Run({{"x", Tensor::Scalar<float>(2)}}, {"fine"}, {}, &out);
+        absl::Status s = session->Run({{"x", Tensor::Scalar<float>(2)}}, {"fine"}, {}, &out);
         if (s.ok() && out[0].scalar<float>() == -2.0f) ++fine;
       }
     });
