@@ -574,6 +574,10 @@ class DirectSession : public Session {
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Create(const GraphDef& graph,
                                                          const SessionOptions& options) {
+  if (options.cpu_devices < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cpu_devices must be at least 1, not ", options.cpu_devices));
+  }
   auto session = std::make_unique<DirectSession>(options);
   GR_RETURN_IF_ERROR(session->Init(graph));
   return std::unique_ptr<Session>(std::move(session));

@@ -169,6 +169,16 @@ TEST(SessionTest, RegistryKnowsWhichDeviceTypesThisBuildHas) {
   EXPECT_FALSE(KernelRegistry::Global()->HasKernelsForDeviceType("GPU"));
 }
 
+TEST(SessionTest, NoCpuDeviceIsAnError) {
+  SessionOptions options;
+  options.cpu_devices = 0;
+  auto def = ParseGraphDef(kGraph, GraphFormat::kText);
+  ASSERT_TRUE(def.ok());
+  auto s = Session::Create(*def, options);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("cpu_devices must be at least 1"), std::string::npos);
+}
+
 TEST(SessionTest, VirtualCpuDevices) {
   SessionOptions options;
   options.cpu_devices = 3;

@@ -40,6 +40,10 @@ out="$("$GRAPHRUN" run "$tmp/pinned.pbtxt" --feed "x=$EXAMPLE_X" --fetch probs -
 check "soft placement runs" test $rc -eq 0
 check "soft placement logged" grep -q "soft placement: node 'dense1/MatMul'" <<<"$out"
 
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --cpu_devices=0 2>&1)"; rc=$?
+check "cpu_devices=0 is a usage error" test $rc -eq 2
+check "cpu_devices=0 named" grep -q -- "--cpu_devices must be at least 1, not 0" <<<"$err"
+
 # Measured costs: saved by run, used by place.
 check "save costs" "$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --steps 5 \
   --save_costs "$tmp/costs.json" --quiet

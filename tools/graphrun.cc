@@ -236,6 +236,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string command = positional[1];
+  if (absl::GetFlag(FLAGS_cpu_devices) < 1) {
+    std::fprintf(stderr, "graphrun: --cpu_devices must be at least 1, not %d\n",
+                 absl::GetFlag(FLAGS_cpu_devices));
+    return 2;
+  }
   std::vector<std::string> args(positional.begin() + 2, positional.end());
   if (command == "inspect") return graphrun::Inspect(args);
   if (command == "run") {
