@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "google/protobuf/text_format.h"
+#include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 
 namespace graphrun {
@@ -252,7 +253,13 @@ absl::StatusOr<OpDef> OpDefBuilder::Build() const {
   def.name = name_;
   def.is_stateful = stateful_;
   def.is_commutative = commutative_;
-  def.shape_fn = shape_fn_;
+  if (shape_fn_) {
+    // Every op's outputs get the size check, whatever its function computed.
+    def.shape_fn = [fn = shape_fn_](InferenceContext* c) -> absl::Status {
+      GR_RETURN_IF_ERROR(fn(c));
+      return c->CheckOutputSizes();
+    };
+  }
   const std::string context = absl::StrCat("op ", name_);
   for (const auto& spec : attrs_) {
     auto a = ParseAttrSpec(spec);

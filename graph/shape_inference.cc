@@ -19,6 +19,23 @@ InferenceContext::InferenceContext(AttrSlice attrs,
   input_tensors_.resize(inputs_.size(), nullptr);
 }
 
+absl::Status InferenceContext::CheckOutputSizes() const {
+  for (int i = 0; i < num_outputs(); ++i) {
+    const PartialShape& s = outputs_[i];
+    if (s.unknown_rank()) continue;
+    std::vector<int64_t> known;
+    for (int64_t d : s.dims()) {
+      if (d > 0) known.push_back(d);
+    }
+    if (NonZeroDimProduct(known) < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("output ", i, " shape ", s.DebugString(),
+                       " is too large (more than 2^48 elements)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 bool InferenceContext::ConstantVector(int input,
                                       std::vector<int64_t>* values) const {
   const Tensor* t = input_tensors_[input];

@@ -43,6 +43,12 @@ class InferenceContext {
   const PartialShape& output(int i) const { return outputs_[i]; }
   const std::vector<PartialShape>& outputs() const { return outputs_; }
 
+  // OK unless some output's known dims break TensorShape's invariant (their
+  // non-zero product passes kMaxElements: "output 0 shape [2^30,2^30] is too
+  // large ..."). Ops registered through OpDefBuilder run it after their shape
+  // function, so a broadcast, MatMul or Gather of huge dims fails at import.
+  absl::Status CheckOutputSizes() const;
+
   // Sets output i to the value of input j (the common "same shape" case).
   void ForwardInput(int input, int output) { outputs_[output] = inputs_[input]; }
 

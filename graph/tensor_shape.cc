@@ -10,23 +10,41 @@ TensorShape::TensorShape(std::initializer_list<int64_t> dims) {
   for (int64_t d : dims) AddDim(d);
 }
 
-absl::StatusOr<TensorShape> TensorShape::FromDims(
-    absl::Span<const int64_t> dims) {
-  TensorShape shape;
+int64_t NonZeroDimProduct(absl::Span<const int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims) {
-    if (d < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "shape [", absl::StrJoin(dims, ","), "] has a negative dimension"));
-    }
-    if (d > 0 && n > kMaxElements / d) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "shape [", absl::StrJoin(dims, ","),
-          "] is too large (more than 2^48 elements)"));
-    }
+    if (d < 0) return -1;
+    if (d == 0) continue;
+    if (n > kMaxElements / d) return -1;
     n *= d;
-    shape.dims_.push_back(d);
   }
+  return n;
+}
+
+namespace {
+
+// InvalidArgument saying why `dims` breaks TensorShape's invariant.
+absl::Status InvalidDims(absl::Span<const int64_t> dims) {
+  const std::string shape = absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+  for (int64_t d : dims) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape ", shape, " has a negative dimension"));
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "shape ", shape, " is too large (more than 2^48 elements)"));
+}
+
+}  // namespace
+
+absl::StatusOr<TensorShape> TensorShape::FromDims(
+    absl::Span<const int64_t> dims) {
+  if (NonZeroDimProduct(dims) < 0) return InvalidDims(dims);
+  TensorShape shape;
+  shape.dims_.assign(dims.begin(), dims.end());
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;  // in range: bounded by the product above
   shape.num_elements_ = n;
   return shape;
 }
@@ -48,26 +66,49 @@ absl::StatusOr<TensorShape> TensorShape::FromProto(
   return FromDims(dims);
 }
 
-void TensorShape::Recompute() {
+absl::Status TensorShape::AddDimWithStatus(int64_t size) {
+  // Fast path: with no zero dim, num_elements_ is the non-zero product.
+  if (size >= 0 && num_elements_ > 0 &&
+      (size == 0 || num_elements_ <= kMaxElements / size)) {
+    dims_.push_back(size);
+    num_elements_ *= size;
+    return absl::OkStatus();
+  }
+  dims_.push_back(size);
+  if (NonZeroDimProduct(dims_) < 0) {
+    absl::Status error = InvalidDims(dims_);
+    dims_.pop_back();
+    return error;
+  }
+  num_elements_ *= size;
+  return absl::OkStatus();
+}
+
+absl::Status TensorShape::SetDimWithStatus(int i, int64_t size) {
+  const int64_t old = dims_[i];
+  dims_[i] = size;
+  if (NonZeroDimProduct(dims_) < 0) {
+    absl::Status error = InvalidDims(dims_);
+    dims_[i] = old;
+    return error;
+  }
   num_elements_ = 1;
   for (int64_t d : dims_) num_elements_ *= d;
+  return absl::OkStatus();
 }
 
 void TensorShape::AddDim(int64_t size) {
-  GR_CHECK(size >= 0);
-  dims_.push_back(size);
-  num_elements_ *= size;
+  GR_CHECK(AddDimWithStatus(size).ok());
 }
 
 void TensorShape::set_dim(int i, int64_t size) {
-  GR_CHECK(size >= 0);
-  dims_[i] = size;
-  Recompute();
+  GR_CHECK(SetDimWithStatus(i, size).ok());
 }
 
 void TensorShape::RemoveDim(int i) {
   dims_.erase(dims_.begin() + i);
-  Recompute();
+  num_elements_ = 1;
+  for (int64_t d : dims_) num_elements_ *= d;
 }
 
 void TensorShape::AsProto(TensorShapeProto* proto) const {

@@ -20,12 +20,24 @@ namespace graphrun {
 // tensor that fits in memory, small enough that byte counts never overflow.
 inline constexpr int64_t kMaxElements = int64_t{1} << 48;
 
+// Largest rank shape inference accepts for a shape it derives from a tensor's
+// length (a Fill whose dims input has 2^31 elements): TensorFlow's limit.
+inline constexpr int kMaxRank = 254;
+
+// The product of the non-zero entries of `dims` (1 for none), or -1 when a
+// dim is negative or the product passes kMaxElements. Never overflows.
+int64_t NonZeroDimProduct(absl::Span<const int64_t> dims);
+
+// A TensorShape's invariant: no dim is negative and the product of its
+// non-zero dims is at most kMaxElements. So the element count, every partial
+// product (strides) and every sub-shape stay in range, even with a 0 dim.
 class TensorShape {
  public:
   TensorShape() = default;  // a scalar
   TensorShape(std::initializer_list<int64_t> dims);
 
-  // InvalidArgument for negative dims or more than kMaxElements elements.
+  // InvalidArgument for negative dims or a product of non-zero dims past
+  // kMaxElements ("shape [...] is too large").
   static absl::StatusOr<TensorShape> FromDims(absl::Span<const int64_t> dims);
   // Also rejects unknown rank and unknown (-1) dimensions.
   static absl::StatusOr<TensorShape> FromProto(const TensorShapeProto& proto);
@@ -35,9 +47,17 @@ class TensorShape {
   absl::Span<const int64_t> dim_sizes() const { return dims_; }
   int64_t num_elements() const { return num_elements_; }
 
-  // CHECK-fails on a negative size; use FromDims for untrusted input.
+  // Append a dim / change dim i. InvalidArgument, leaving the shape as it
+  // was, when `size` is negative or the shape would pass kMaxElements: use
+  // these for sizes computed from user input (attrs, tensor values, sums and
+  // products of input dims).
+  absl::Status AddDimWithStatus(int64_t size);
+  absl::Status SetDimWithStatus(int i, int64_t size);
+  // The same, but CHECK-fail instead: only for sizes known to keep the
+  // invariant (taken from another valid shape, or already checked).
   void AddDim(int64_t size);
   void set_dim(int i, int64_t size);
+  // Never breaks the invariant.
   void RemoveDim(int i);
 
   void AsProto(TensorShapeProto* proto) const;
@@ -49,7 +69,6 @@ class TensorShape {
   bool operator!=(const TensorShape& other) const { return !(*this == other); }
 
  private:
-  void Recompute();
   absl::InlinedVector<int64_t, 4> dims_;
   int64_t num_elements_ = 1;
 };

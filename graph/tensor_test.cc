@@ -1,6 +1,7 @@
 #include "graph/tensor.h"
 
 #include <limits>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "graph/types.h"
@@ -252,6 +253,65 @@ TEST(TensorShapeTest, PartialShapes) {
   EXPECT_FALSE(PartialShape::FromProto(unknown).ok());
   EXPECT_EQ(PartialShape::FromProto(s->AsProto())->DebugString(), "[?,3]");
   EXPECT_FALSE(TensorShape::FromDims({int64_t{1} << 30, int64_t{1} << 30}).ok());
+}
+
+constexpr int64_t k2to48 = int64_t{1} << 48;
+
+TEST(TensorShapeTest, FromDimsKeepsNonZeroProductInRange) {
+  EXPECT_EQ(TensorShape::FromDims({k2to48})->num_elements(), k2to48);
+  EXPECT_EQ(TensorShape::FromDims({0, k2to48})->num_elements(), 0);
+  absl::Status s = TensorShape::FromDims({k2to48 + 1}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "shape [281474976710657] is too large (more than 2^48 elements)");
+  // A 0 dim does not excuse the rest: removing it, or any stride computed
+  // over the other dims, would overflow.
+  EXPECT_FALSE(TensorShape::FromDims({0, int64_t{1} << 40, int64_t{1} << 40}).ok());
+  EXPECT_FALSE(TensorShape::FromDims({std::numeric_limits<int64_t>::max(),
+                                      std::numeric_limits<int64_t>::max()})
+                   .ok());
+  EXPECT_EQ(TensorShape::FromDims({2, -1}).status().message(),
+            "shape [2,-1] has a negative dimension");
+}
+
+TEST(TensorShapeTest, AddDimWithStatusRefusesAndLeavesTheShape) {
+  TensorShape shape({int64_t{1} << 40});
+  absl::Status s = shape.AddDimWithStatus(int64_t{1} << 9);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("too large"), std::string::npos) << s;
+  EXPECT_EQ(shape, TensorShape({int64_t{1} << 40}));
+  EXPECT_EQ(shape.num_elements(), int64_t{1} << 40);
+  EXPECT_FALSE(shape.AddDimWithStatus(-3).ok());
+  EXPECT_EQ(shape.dims(), 1);
+  ASSERT_TRUE(shape.AddDimWithStatus(int64_t{1} << 8).ok());
+  EXPECT_EQ(shape.num_elements(), k2to48);
+  // With a 0 dim the element count is 0 but the other dims still count.
+  TensorShape empty({0, int64_t{1} << 40});
+  EXPECT_FALSE(empty.AddDimWithStatus(int64_t{1} << 9).ok());
+  EXPECT_EQ(empty, TensorShape({0, int64_t{1} << 40}));
+  EXPECT_TRUE(empty.AddDimWithStatus(int64_t{1} << 8).ok());
+  EXPECT_EQ(empty.num_elements(), 0);
+  EXPECT_FALSE(empty.AddDimWithStatus(2).ok());
+}
+
+TEST(TensorShapeTest, SetDimWithStatusRefusesAndLeavesTheShape) {
+  TensorShape shape({int64_t{1} << 24, 4, int64_t{1} << 20});
+  EXPECT_FALSE(shape.SetDimWithStatus(1, 32).ok());
+  EXPECT_EQ(shape, TensorShape({int64_t{1} << 24, 4, int64_t{1} << 20}));
+  EXPECT_EQ(shape.num_elements(), int64_t{1} << 46);
+  EXPECT_FALSE(shape.SetDimWithStatus(1, -1).ok());
+  ASSERT_TRUE(shape.SetDimWithStatus(1, 16).ok());
+  EXPECT_EQ(shape.num_elements(), k2to48);
+  ASSERT_TRUE(shape.SetDimWithStatus(0, 0).ok());
+  EXPECT_EQ(shape.num_elements(), 0);
+  shape.RemoveDim(0);
+  EXPECT_EQ(shape.num_elements(), int64_t{1} << 24);
+}
+
+TEST(TensorShapeDeathTest, UncheckedVariantsAbortPastTheLimit) {
+  TensorShape shape({int64_t{1} << 40});
+  EXPECT_DEATH(shape.AddDim(int64_t{1} << 9), "check failed");
+  EXPECT_DEATH(shape.set_dim(0, -1), "check failed");
 }
 
 }  // namespace

@@ -35,7 +35,8 @@ node { name: "f1" op: "FancyOp" input: "x" }
 node { name: "f2" op: "FancyOp" input: "f1" }
 node { name: "y" op: "Relu" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
 PB
-out="$("$GRAPHRUN" inspect "$tmp/unknown.pbtxt")"
+out="$("$GRAPHRUN" inspect "$tmp/unknown.pbtxt")"; rc=$?
+check "failed validation exits 1" test $rc -eq 1
 check "unknown op listed with its nodes" grep -q 'FancyOp (the op is not registered in graphrun): f1, f2' <<<"$out"
 check "validation names node and op" grep -q "Validation: node 'f1' (FancyOp): Op type not registered 'FancyOp'" <<<"$out"
 
@@ -63,6 +64,25 @@ err="$("$GRAPHRUN" frobnicate 2>&1)"; rc=$?
 check "unknown command is a usage error" test $rc -eq 2
 err="$("$GRAPHRUN" inspect "$EXAMPLE" --format=yaml 2>&1)"; rc=$?
 check "bad format flag" grep -q "unknown graph format 'yaml'" <<<"$err"
+
+# Shapes too large to exist are refused at import, by inspect and by run,
+# naming the node, its op and what is too large (tests/bad_graphs/).
+bad="$(dirname "$0")/bad_graphs"
+refused() {  # refused FILE NODE OP FRAGMENT
+  local out rc
+  out="$("$GRAPHRUN" inspect "$bad/$1")"; rc=$?
+  check "inspect $1 exits 1" test $rc -eq 1
+  check "inspect $1 names node, op and size" \
+    grep -q "^Validation: node '$2' ($3): .*$4" <<<"$out"
+  out="$("$GRAPHRUN" run "$bad/$1" --fetch "$2" --out "$tmp/bad_$2" 2>&1)"; rc=$?
+  check "run $1 exits 1" test $rc -eq 1
+  check "run $1 fails at load, naming node, op and size" \
+    grep -q "node '$2' ($3): .*$4" <<<"$out"
+  check "run $1 writes nothing" bash -c "[ -z \"\$(ls -A '$tmp/bad_$2' 2>/dev/null)\" ]"
+}
+refused tile_overflow.pbtxt tiled Tile "Tile output dimension 0 is too large"
+refused range_overflow.pbtxt r Range "Range from -9223372036854775808 to 9223372036854775807 by 1 is too large"
+refused fill_overflow.pbtxt filled Fill "shape \[2000000000,2000000000,2000000000\] is too large"
 
 # make_npy FILE DESCR SHAPE NBYTES: a .npy with NBYTES of 0x01 bytes.
 make_npy() {

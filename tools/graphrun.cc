@@ -92,6 +92,7 @@ Usage:
                                          device with _Send/_Recv pairs
   graphrun inspect GRAPH                 summary: ops, inputs, outputs, devices,
                                          ops this build cannot run, validation
+                                         (exit status 1 when it fails)
   graphrun inspect GRAPH --format=text|binary [--out=PATH]
                                          convert between GraphDef formats
 
@@ -126,8 +127,9 @@ int Inspect(const std::vector<std::string>& args) {
       }
       return "";
     };
-    std::cout << InspectGraph(*graph_def, options);
-    return 0;
+    InspectReport report = InspectGraph(*graph_def, options);
+    std::cout << report.summary;
+    return report.validation.ok() ? 0 : 1;
   }
   auto out_format = ParseGraphFormat(format);
   if (!out_format.ok()) return Fail(out_format.status());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -39,8 +40,8 @@ std::string DtypeOf(const Node& node, const char* attr) {
 
 }  // namespace
 
-std::string InspectGraph(const GraphDef& graph_def,
-                         const InspectOptions& options) {
+InspectReport InspectGraph(const GraphDef& graph_def,
+                           const InspectOptions& options) {
   std::string out;
   absl::StrAppend(&out, "Graph: ", options.source, "\n");
   absl::StrAppend(&out, "  producer version ", graph_def.versions().producer(),
@@ -153,7 +154,7 @@ std::string InspectGraph(const GraphDef& graph_def,
   absl::StrAppend(&out, "\nValidation: ",
                   strict.ok() ? "OK" : std::string(strict.status().message()),
                   "\n");
-  return out;
+  return {std::move(out), strict.status()};
 }
 
 }  // namespace graphrun

@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 #include "graph/protos/graph.pb.h"
 
 namespace graphrun {
@@ -23,9 +23,18 @@ struct InspectOptions {
   int max_names = 8;
 };
 
-// Never fails on a bad graph: validation errors are part of the summary.
-std::string InspectGraph(const GraphDef& graph_def,
-                         const InspectOptions& options);
+struct InspectReport {
+  // The text `graphrun inspect` prints; its last line is "Validation: OK"
+  // or the import error.
+  std::string summary;
+  // The strict import's verdict (OK, or the error that names node and op):
+  // `graphrun inspect` exits 1 when it is not OK.
+  absl::Status validation;
+};
+
+// Never fails on a bad graph: validation errors are part of the report.
+InspectReport InspectGraph(const GraphDef& graph_def,
+                           const InspectOptions& options);
 
 }  // namespace graphrun
 

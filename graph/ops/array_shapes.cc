@@ -71,8 +71,9 @@ absl::Status ReshapeShape(InferenceContext* c) {
           absl::StrCat("Size ", i, " must be non-negative, not ", v));
     } else {
       if (v > 0 && known > kMaxElements / v) {
-        return absl::InvalidArgumentError(
-            "Reshape target shape has too many elements");
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Reshape target shape [", absl::StrJoin(*target, ","),
+            "] is too large (more than 2^48 elements)"));
       }
       known *= v;
     }
@@ -117,8 +118,8 @@ absl::Status TransposeShape(InferenceContext* c) {
   if (!perm.has_value()) {
     int rank = in.rank();
     const PartialShape& ps = c->input(1);
-    if (rank < 0 && ps.rank() == 1 && ps.dim(0) >= 0) {
-      rank = static_cast<int>(ps.dim(0));
+    if (rank < 0 && ps.rank() == 1) {
+      GR_ASSIGN_OR_RETURN(rank, op_shapes::RankFromLength(ps.dim(0), "perm"));
     }
     c->set_output(0, UnknownDims(rank));
     return absl::OkStatus();
@@ -260,7 +261,12 @@ absl::Status ConcatV2Shape(InferenceContext* c) {
       }
       if (dims[j] < 0) dims[j] = s.dim(j);
     }
-    if (total >= 0) total = s.dim(ax) < 0 ? -1 : total + s.dim(ax);
+    if (total >= 0) {
+      GR_ASSIGN_OR_RETURN(
+          total, op_shapes::AddDims(
+                     total, s.dim(ax),
+                     absl::StrCat("ConcatV2 output dimension ", ax)));
+    }
   }
   dims[ax] = total;
   c->set_output(0, PartialShape(std::move(dims)));
@@ -361,7 +367,10 @@ absl::Status TileShape(InferenceContext* c) {
   if (!multiples.has_value()) {
     int rank = in.rank();
     const PartialShape& ms = c->input(1);
-    if (rank < 0 && ms.rank() == 1) rank = static_cast<int>(ms.dim(0));
+    if (rank < 0 && ms.rank() == 1) {
+      GR_ASSIGN_OR_RETURN(rank,
+                          op_shapes::RankFromLength(ms.dim(0), "multiples"));
+    }
     c->set_output(0, UnknownDims(rank));
     return absl::OkStatus();
   }
@@ -380,9 +389,17 @@ absl::Status TileShape(InferenceContext* c) {
           "Expected multiples[", i, "] >= 0, but got ", m));
     }
     const int64_t d = in.unknown_rank() ? -1 : in.dim(i);
-    dims[i] = m == 0 ? 0 : (d < 0 ? -1 : d * m);
+    if (m == 0) {
+      dims[i] = 0;
+      continue;
+    }
+    GR_ASSIGN_OR_RETURN(dims[i],
+                        op_shapes::MultiplyDims(
+                            d, m, absl::StrCat("Tile output dimension ", i)));
   }
-  c->set_output(0, PartialShape(std::move(dims)));
+  PartialShape out(std::move(dims));
+  GR_RETURN_IF_ERROR(op_shapes::CheckShapeSize(out, "Tile output shape"));
+  c->set_output(0, std::move(out));
   return absl::OkStatus();
 }
 
@@ -460,14 +477,39 @@ absl::Status RangeShape(InferenceContext* c) {
   const DataType t = c->input_type(2) == DT_INVALID
                          ? c->input_tensor(2)->dtype()
                          : c->input_type(2);
+  int64_t s = 0, l = 0, d = 0;
   int64_t size;
-  if (IsIntegerType(t)) {
-    const int64_t s = static_cast<int64_t>(*start);
-    const int64_t l = static_cast<int64_t>(*limit);
-    const int64_t d = static_cast<int64_t>(std::abs(*delta));
-    size = (std::abs(l - s) + d - 1) / d;
+  if (IsIntegerType(t) && c->ConstantScalar(0, &s) && c->ConstantScalar(1, &l) &&
+      c->ConstantScalar(2, &d)) {
+    // Exact, in uint64_t: |limit - start| reaches 2^64 - 1 for int64 and
+    // |INT64_MIN| does not fit an int64_t. (The doubles above lose precision
+    // past 2^53: the order checks are redone exactly.)
+    if ((d > 0 && s > l) || (d < 0 && s < l)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Requires start ", d > 0 ? "<=" : ">=", " limit when delta ",
+          d > 0 ? ">" : "<", " 0: ", s, "/", l));
+    }
+    const uint64_t span = s <= l ? static_cast<uint64_t>(l) - static_cast<uint64_t>(s)
+                                 : static_cast<uint64_t>(s) - static_cast<uint64_t>(l);
+    const uint64_t step = d > 0 ? static_cast<uint64_t>(d)
+                                : uint64_t{0} - static_cast<uint64_t>(d);
+    const uint64_t count = span / step + (span % step != 0 ? 1 : 0);
+    if (count > static_cast<uint64_t>(kMaxElements)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Range from ", s, " to ", l, " by ", d, " is too large: ", count,
+          " elements (more than 2^48)"));
+    }
+    size = static_cast<int64_t>(count);
   } else {
-    size = static_cast<int64_t>(std::ceil(std::abs((*limit - *start) / *delta)));
+    const double n = std::ceil(std::abs((*limit - *start) / *delta));
+    // Also refuses NaN (a NaN or infinite start or limit).
+    if (!(n <= static_cast<double>(kMaxElements))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Range from ", *start, " to ", *limit, " by ", *delta,
+          " is too large: (limit - start) / delta = ", n,
+          " (must be a number at most 2^48)"));
+    }
+    size = static_cast<int64_t>(n);
   }
   c->set_output(0, PartialShape(std::vector<int64_t>{size}));
   return absl::OkStatus();

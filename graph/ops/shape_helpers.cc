@@ -101,6 +101,49 @@ absl::StatusOr<int> CanonicalAxis(int64_t axis, int rank,
   return static_cast<int>(axis < 0 ? axis + rank : axis);
 }
 
+absl::StatusOr<int64_t> MultiplyDims(int64_t a, int64_t b,
+                                     absl::string_view what) {
+  if (a < 0 || b < 0) return -1;
+  if (b != 0 && a > kMaxElements / b) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " is too large: ", a, " * ", b, " is more than 2^48"));
+  }
+  return a * b;
+}
+
+absl::StatusOr<int64_t> AddDims(int64_t a, int64_t b, absl::string_view what) {
+  if (a < 0 || b < 0) return -1;
+  if (a > kMaxElements - b) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " is too large: ", a, " + ", b, " is more than 2^48"));
+  }
+  return a + b;
+}
+
+absl::Status CheckShapeSize(const PartialShape& shape, absl::string_view what) {
+  if (shape.unknown_rank()) return absl::OkStatus();
+  std::vector<int64_t> known;
+  for (int64_t d : shape.dims()) {
+    if (d > 0) known.push_back(d);
+  }
+  if (NonZeroDimProduct(known) < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " ", shape.DebugString(),
+        " is too large (more than 2^48 elements)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> RankFromLength(int64_t length, absl::string_view what) {
+  if (length < 0) return -1;
+  if (length > kMaxRank) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " has ", length, " entries: rank out of range (at most ",
+                     kMaxRank, ")"));
+  }
+  return static_cast<int>(length);
+}
+
 std::optional<std::vector<int64_t>> ConstantInts(const InferenceContext& c,
                                                  int input) {
   std::vector<int64_t> values;
@@ -124,10 +167,16 @@ absl::StatusOr<PartialShape> ShapeFromShapeTensor(const InferenceContext& c,
                          "but is ", (*v)[i]));
       }
     }
-    return PartialShape(*std::move(v));
+    GR_RETURN_IF_ERROR(
+        RankFromLength(static_cast<int64_t>(v->size()), "the shape tensor")
+            .status());
+    PartialShape shape(*std::move(v));
+    GR_RETURN_IF_ERROR(CheckShapeSize(shape, "shape"));
+    return shape;
   }
-  if (!s.unknown_rank() && s.rank() == 1 && s.dim(0) >= 0) {
-    return UnknownDims(static_cast<int>(s.dim(0)));
+  if (!s.unknown_rank() && s.rank() == 1) {
+    GR_ASSIGN_OR_RETURN(int rank, RankFromLength(s.dim(0), "the shape tensor"));
+    return UnknownDims(rank);
   }
   return PartialShape();
 }
@@ -163,7 +212,10 @@ absl::StatusOr<int64_t> WindowedOutputSize(int64_t input, int64_t window,
         absl::StrCat("Dilation rate must be >= 1, but got ", dilation));
   }
   if (input < 0) return -1;
-  if (padding == Padding::kSame) return (input + stride - 1) / stride;
+  // Attrs may hold any int64: each step below is kept in range.
+  if (padding == Padding::kSame) {
+    return input / stride + (input % stride != 0 ? 1 : 0);
+  }
   if (window < 0) return -1;
   if (window == 0) {
     return absl::InvalidArgumentError("Window size must be > 0, but got 0");
@@ -172,10 +224,18 @@ absl::StatusOr<int64_t> WindowedOutputSize(int64_t input, int64_t window,
     return absl::InvalidArgumentError(absl::StrCat(
         "Padding must be >= 0, but got ", pad_before, " and ", pad_after));
   }
-  const int64_t effective = (window - 1) * dilation + 1;
+  GR_ASSIGN_OR_RETURN(const int64_t dilated,
+                      MultiplyDims(window - 1, dilation, "the dilated window"));
+  const int64_t effective = dilated + 1;
   int64_t padded = input;
-  if (padding == Padding::kExplicit) padded += pad_before + pad_after;
-  const int64_t out = (padded - effective + stride) / stride;
+  if (padding == Padding::kExplicit) {
+    GR_ASSIGN_OR_RETURN(padded, AddDims(padded, pad_before, "the padded input"));
+    GR_ASSIGN_OR_RETURN(padded, AddDims(padded, pad_after, "the padded input"));
+  }
+  // (padded - effective + stride) / stride, TensorFlow's formula, without
+  // overflowing for a huge stride.
+  const int64_t diff = padded - effective;
+  const int64_t out = diff >= 0 ? diff / stride + 1 : (diff + stride) / stride;
   if (out < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Computed output size would be negative: ", out,

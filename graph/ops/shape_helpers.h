@@ -58,6 +58,24 @@ ShapeFn BroadcastBinaryShapeFor(std::string op);
 absl::StatusOr<int> CanonicalAxis(int64_t axis, int rank,
                                   absl::string_view what);
 
+// Checked size arithmetic for shape functions. Operands are dims: >= 0, or
+// -1 for unknown, which gives -1. InvalidArgument "<what> is too large:
+// <a> * <b> is more than 2^48" when the result would pass kMaxElements (so
+// the int64 arithmetic never overflows).
+absl::StatusOr<int64_t> MultiplyDims(int64_t a, int64_t b,
+                                     absl::string_view what);
+absl::StatusOr<int64_t> AddDims(int64_t a, int64_t b, absl::string_view what);
+
+// OK unless `shape`'s known dims break TensorShape's invariant (a product of
+// non-zero dims past kMaxElements): "<what> [a,b,c] is too large (more than
+// 2^48 elements)".
+absl::Status CheckShapeSize(const PartialShape& shape, absl::string_view what);
+
+// A rank read from a dim (the length of a shape or multiples vector):
+// -1 stays -1 (unknown); past kMaxRank is InvalidArgument "<what> has <n>
+// entries: rank out of range (at most 254)".
+absl::StatusOr<int> RankFromLength(int64_t length, absl::string_view what);
+
 // Reads a constant int32/int64 input holding at most one dimension (a
 // scalar is read as one value). nullopt when the input is not constant.
 std::optional<std::vector<int64_t>> ConstantInts(const InferenceContext& c,

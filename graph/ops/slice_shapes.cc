@@ -27,8 +27,9 @@ absl::Status SliceShape(InferenceContext* c) {
     if (!s.unknown_rank() && s.rank() != 1) {
       return ShapeError(*c, "Slice", "begin and size must be vectors");
     }
-    if (rank < 0 && !s.unknown_rank() && s.dim(0) >= 0) {
-      rank = static_cast<int>(s.dim(0));
+    if (rank < 0 && !s.unknown_rank()) {
+      GR_ASSIGN_OR_RETURN(rank, op_shapes::RankFromLength(
+                                    s.dim(0), i == 1 ? "begin" : "size"));
     }
   }
   if (begin && size && begin->size() != size->size()) {
@@ -70,7 +71,8 @@ absl::Status SliceShape(InferenceContext* c) {
       }
       continue;
     }
-    if (begin && d >= 0 && b + s > d) {
+    // b + s > d, written so that huge b and s cannot overflow.
+    if (begin && d >= 0 && (b > d || s > d - b)) {
       return ShapeError(
           *c, "Slice",
           absl::StrCat("Expected begin[", i, "] + size[", i, "] <= ", d,
@@ -78,7 +80,9 @@ absl::Status SliceShape(InferenceContext* c) {
     }
     dims[i] = s;
   }
-  c->set_output(0, PartialShape(std::move(dims)));
+  PartialShape out(std::move(dims));
+  GR_RETURN_IF_ERROR(op_shapes::CheckShapeSize(out, "Slice output shape"));
+  c->set_output(0, std::move(out));
   return absl::OkStatus();
 }
 

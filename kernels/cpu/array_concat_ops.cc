@@ -158,6 +158,10 @@ class ConcatV2Op : public OpKernel {
                         "shape[0] = ", shape0.DebugString(), " vs. shape[",
                         i, "] = ", t.shape().DebugString())));
       }
+      OP_REQUIRES(ctx, out_axis_size <= kMaxElements - t.dim_size(a),
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "ConcatOp : the concatenated dimension ", a,
+                      " is too large (more than 2^48)")));
       out_axis_size += t.dim_size(a);
       inputs.push_back(&t);
       if (t.NumElements() > 0) {
@@ -166,7 +170,7 @@ class ConcatV2Op : public OpKernel {
       }
     }
     TensorShape out_shape = shape0;
-    out_shape.set_dim(a, out_axis_size);
+    OP_REQUIRES_OK(ctx, out_shape.SetDimWithStatus(a, out_axis_size));
     // Everything but one input is empty: that input is the result.
     if (nonempty == 1 && ctx->input(last_nonempty).shape() == out_shape) {
       ctx->set_output(0, ctx->input(last_nonempty));

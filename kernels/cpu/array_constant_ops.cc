@@ -245,6 +245,8 @@ class RangeOp : public OpKernel {
                       "Requires start >= limit when delta < 0: ", start, "/",
                       limit)));
     }
+    // The element count, refused past kMaxElements before it is narrowed to
+    // int64_t (INT64_MIN..INT64_MAX by 1 has 2^64 - 1 elements).
     int64_t size = 0;
     if constexpr (std::is_integral_v<T>) {
       // |limit - start| and |delta| without overflow, in uint64_t.
@@ -253,14 +255,20 @@ class RangeOp : public OpKernel {
                                 : static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
       const uint64_t step = delta > 0 ? static_cast<uint64_t>(delta)
                                       : uint64_t{0} - static_cast<uint64_t>(delta);
-      size = static_cast<int64_t>(span / step + (span % step != 0 ? 1 : 0));
+      const uint64_t count = span / step + (span % step != 0 ? 1 : 0);
+      OP_REQUIRES(ctx, count <= static_cast<uint64_t>(kMaxElements),
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "Range from ", start, " to ", limit, " by ", delta,
+                      " is too large: ", count, " elements (more than 2^48)")));
+      size = static_cast<int64_t>(count);
     } else {
       const T size_auto = std::ceil(std::abs((limit - start) / delta));
-      OP_REQUIRES(ctx,
-                  size_auto <= static_cast<T>(std::numeric_limits<int64_t>::max()),
+      // Also false for NaN.
+      OP_REQUIRES(ctx, size_auto <= static_cast<T>(kMaxElements),
                   absl::InvalidArgumentError(absl::StrCat(
-                      "Requires ((limit - start) / delta) <= ",
-                      std::numeric_limits<int64_t>::max())));
+                      "Range from ", start, " to ", limit, " by ", delta,
+                      " is too large: (limit - start) / delta must be at most "
+                      "2^48 and a number")));
       size = static_cast<int64_t>(size_auto);
     }
     absl::StatusOr<TensorShape> shape = TensorShape::FromDims({size});

@@ -1,5 +1,8 @@
 // Tests for Const, Placeholder*, Identity*, StopGradient, NoOp, Shape, Size,
 // Rank, Fill, ZerosLike, OnesLike and Range (array_constant_ops.cc).
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -343,6 +346,38 @@ TEST(RangeOpTest, Errors) {
   EXPECT_EQ(ErrorOf("Range", {}, {Vec<int32_t>({1, 2}), Tensor::Scalar<int32_t>(5),
                                   Tensor::Scalar<int32_t>(1)}),
             "start must be a scalar, not shape [2]");
+}
+
+// Fed at run time (no constant for shape inference to see), a Range too
+// large to exist is an error, not a wrapped size or an undefined cast.
+TEST(RangeOpTest, TooLargeIsAnError) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(ErrorOf("Range", {}, {Tensor::Scalar<int64_t>(kMin), Tensor::Scalar<int64_t>(kMax),
+                                  Tensor::Scalar<int64_t>(1)}),
+            "Range from -9223372036854775808 to 9223372036854775807 by 1 is too "
+            "large: 18446744073709551615 elements (more than 2^48)");
+  EXPECT_NE(ErrorOf("Range", {}, {Tensor::Scalar<int64_t>(0),
+                                  Tensor::Scalar<int64_t>((int64_t{1} << 48) + 1),
+                                  Tensor::Scalar<int64_t>(1)})
+                .find("is too large"),
+            std::string::npos);
+  for (double limit : {1e300, std::numeric_limits<double>::infinity()}) {
+    EXPECT_NE(ErrorOf("Range", {}, {Tensor::Scalar<double>(0), Tensor::Scalar<double>(limit),
+                                    Tensor::Scalar<double>(1e-300)})
+                  .find("is too large"),
+              std::string::npos)
+        << limit;
+  }
+  EXPECT_EQ(ErrorOf("Range", {}, {Tensor::Scalar<double>(0),
+                                  Tensor::Scalar<double>(std::nan("")),
+                                  Tensor::Scalar<double>(1)}),
+            "Requires start <= limit when delta > 0: 0/nan");
+  // Steps of INT64_MIN from INT64_MAX: INT64_MAX, -1.
+  auto two = RunOp("Range", {}, {Tensor::Scalar<int64_t>(kMax), Tensor::Scalar<int64_t>(kMin),
+                                  Tensor::Scalar<int64_t>(kMin)});
+  ASSERT_TRUE(two.ok()) << two.status();
+  ExpectEqual((*two)[0], Vec<int64_t>({kMax, -1}));
 }
 
 }  // namespace

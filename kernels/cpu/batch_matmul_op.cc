@@ -43,7 +43,15 @@ absl::Status ComputeBatchBroadcast(const TensorShape& x, const TensorShape& y,
     od[i] = xd[i] == 1 ? yd[i] : xd[i];
   }
   out->batch_shape = TensorShape();
-  for (int64_t d : od) out->batch_shape.AddDim(d);
+  for (int64_t d : od) {
+    // [2^30,1] with [1,2^30] batch dims broadcast past kMaxElements.
+    absl::Status s = out->batch_shape.AddDimWithStatus(d);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "broadcasting batch dimensions of ", x.DebugString(), " and ",
+          y.DebugString(), ": ", s.message()));
+    }
+  }
   // Strides in matrices; 0 along a broadcast dimension.
   std::vector<int64_t> xs(rank), ys(rank);
   int64_t xstride = 1, ystride = 1;
@@ -106,8 +114,8 @@ class BatchMatMulV2Op : public OpKernel {
                     "Matrix size-incompatible: In[0]: ", x.shape().DebugString(),
                     ", In[1]: ", y.shape().DebugString())));
     TensorShape out_shape = bcast.batch_shape;
-    out_shape.AddDim(d0);
-    out_shape.AddDim(d3);
+    OP_REQUIRES_OK(ctx, out_shape.AddDimWithStatus(d0));
+    OP_REQUIRES_OK(ctx, out_shape.AddDimWithStatus(d3));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
     if (out->NumElements() == 0) return;
