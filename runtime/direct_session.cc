@@ -10,7 +10,6 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "graph/check.h"
 #include "graph/import.h"
 #include "graph/status_macros.h"
 #include "kernels/eigen.h"
@@ -98,6 +97,54 @@ std::string PlanKey(const std::vector<std::pair<std::string, Tensor>>& feeds,
   return key;
 }
 
+// The most threads one session may start: the inter-op pool plus every CPU
+// device's intra-op pool. Past it, thread creation would fail (and abort)
+// long before any use could be made of them.
+constexpr int64_t kMaxSessionThreads = 4096;
+
+// InvalidArgument for negative thread counts or more than
+// kMaxSessionThreads threads in all, naming the options.
+absl::Status CheckThreadCounts(const SessionOptions& options) {
+  if (options.inter_op_threads < 0 || options.intra_op_threads < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "inter_op_threads (", options.inter_op_threads, ") and intra_op_threads (",
+        options.intra_op_threads, ") must be >= 0 (0 = from the core count)"));
+  }
+  const int64_t cores = NumSchedulableCpus();
+  const int64_t n = options.cpu_devices;
+  const int64_t inter = options.inter_op_threads > 0 ? options.inter_op_threads : cores;
+  const int64_t intra = options.intra_op_threads > 0 ? options.intra_op_threads
+                                                     : std::max<int64_t>(1, cores / n);
+  const int64_t total = inter + n * intra;  // each term < 2^31: no overflow
+  if (total > kMaxSessionThreads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the session would start ", total, " threads (inter_op_threads ", inter,
+        " + cpu_devices ", n, " x intra_op_threads ", intra, "); at most ",
+        kMaxSessionThreads));
+  }
+  return absl::OkStatus();
+}
+
+// Parses the name of a device made as `prefix` + "/device:CPU:i".
+// InvalidArgument unless `prefix` is a canonical "/job:J/replica:R/task:T",
+// so that the name the placer uses is the device's own.
+absl::StatusOr<placer::DeviceName> ParseOwnDeviceName(
+    const std::string& prefix, const std::string& name) {
+  const std::string context = absl::StrCat(
+      "SessionOptions.device_prefix '", prefix,
+      "' must be a canonical /job:J/replica:R/task:T");
+  absl::StatusOr<std::string> canonical = placer::CanonicalizeDeviceName(name);
+  if (!canonical.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(context, ": ", canonical.status().message()));
+  }
+  if (*canonical != name) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        context, ": device '", name, "' would be named '", *canonical, "'"));
+  }
+  return placer::ParseDeviceName(name);
+}
+
 class DirectSession : public Session {
  public:
   DirectSession(const SessionOptions& options) : options_(options) {
@@ -110,6 +157,17 @@ class DirectSession : public Session {
     for (int i = 0; i < n; ++i) {
       devices_.push_back(NewCpuDevice(options.device_prefix, i, cpu));
     }
+    cost_model_ = std::make_unique<placer::CostModel>();
+    availability_ = placer::RegistryAvailability();
+    const int inter = options.inter_op_threads > 0 ? options.inter_op_threads : cores;
+    inter_op_pool_ = std::make_unique<Eigen::ThreadPool>(inter, options.allow_thread_spinning);
+  }
+
+  // What the placer knows of the devices. InvalidArgument when
+  // SessionOptions::device_prefix does not make canonical device names.
+  absl::Status InitDevices() {
+    const int cores = NumSchedulableCpus();
+    const int n = static_cast<int>(devices_.size());
     // What the placer knows of them: each virtual CPU gets its share of the
     // cores; tensors between them are handed over, not copied, but a
     // transfer still costs a few microseconds of latency.
@@ -117,29 +175,28 @@ class DirectSession : public Session {
     for (const auto& d : devices_) {
       placer::DeviceInfo info = placer::DefaultDeviceInfo("CPU");
       info.name = d->name();
-      info.parsed = placer::ParseDeviceName(d->name()).value();
+      GR_ASSIGN_OR_RETURN(info.parsed,
+                          ParseOwnDeviceName(options_.device_prefix, d->name()));
       info.memory_bytes = 0;  // host memory: not modelled as a limit
       info.peak_flops = kCpuFlopsPerCore * share;
       info.memory_bandwidth = kCpuBytesPerSecondPerCore * share;
       // A kernel that is worth timing costs about a microsecond beyond its
       // arithmetic (allocation, Eigen setup, scheduling).
       info.launch_overhead_s = 1e-6;
-      GR_CHECK(device_set_.AddDevice(info).ok());
+      GR_RETURN_IF_ERROR(device_set_.AddDevice(info));
     }
     placer::LinkRule cpu_link;
-    cpu_link.src = placer::ParseDeviceName("/device:CPU:*").value();
+    cpu_link.src.has_type = true;  // "/device:CPU:*"
+    cpu_link.src.type = "CPU";
     cpu_link.dst = cpu_link.src;
     // A Send/Recv pair plus waking the other device's thread.
     cpu_link.latency_s = 5e-6;
     cpu_link.bandwidth = 0;
-    GR_CHECK(device_set_.AddLink(cpu_link).ok());
-    cost_model_ = std::make_unique<placer::CostModel>();
-    availability_ = placer::RegistryAvailability();
-    const int inter = options.inter_op_threads > 0 ? options.inter_op_threads : cores;
-    inter_op_pool_ = std::make_unique<Eigen::ThreadPool>(inter, options.allow_thread_spinning);
+    return device_set_.AddLink(cpu_link);
   }
 
   absl::Status Init(const GraphDef& graph) {
+    GR_RETURN_IF_ERROR(InitDevices());
     if (!options_.cost_profile.empty()) {
       GR_RETURN_IF_ERROR(cost_model_->LoadProfile(options_.cost_profile));
     }
@@ -578,6 +635,7 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(const GraphDef& graph,
     return absl::InvalidArgumentError(absl::StrCat(
         "cpu_devices must be at least 1, not ", options.cpu_devices));
   }
+  GR_RETURN_IF_ERROR(CheckThreadCounts(options));
   auto session = std::make_unique<DirectSession>(options);
   GR_RETURN_IF_ERROR(session->Init(graph));
   return std::unique_ptr<Session>(std::move(session));

@@ -37,6 +37,8 @@ struct SessionOptions {
   // Threads that run ready nodes; 0 = one per core.
   int inter_op_threads = 0;
   // Threads inside big kernels, per CPU device; 0 = cores / cpu_devices.
+  // Session::Create refuses negative counts and more than 4096 threads in
+  // all (inter_op_threads + cpu_devices x intra_op_threads).
   int intra_op_threads = 0;
   // Let idle inter-op threads spin before sleeping (TensorFlow's
   // disable_thread_spinning, inverted). Spinning shortens wake-ups between

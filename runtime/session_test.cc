@@ -179,6 +179,64 @@ TEST(SessionTest, NoCpuDeviceIsAnError) {
   EXPECT_NE(s.status().message().find("cpu_devices must be at least 1"), std::string::npos);
 }
 
+TEST(SessionTest, BadDevicePrefixIsAnError) {
+  auto def = ParseGraphDef(kGraph, GraphFormat::kText);
+  ASSERT_TRUE(def.ok());
+  // Each used to abort the process; now each is a Status naming the prefix.
+  for (const char* prefix : {"garbage", "/job:a/job:b", "/job:localhost/replica:x",
+                             "/job:localhost", "/job:w/task:0/replica:0",
+                             "/job:w/replica:0/task:0/device:GPU:0", ""}) {
+    SessionOptions options;
+    options.device_prefix = prefix;
+    auto s = Session::Create(*def, options);
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << prefix;
+    EXPECT_NE(s.status().message().find(
+                  absl::StrCat("SessionOptions.device_prefix '", prefix, "'")),
+              std::string::npos)
+        << s.status();
+  }
+  SessionOptions options;
+  options.device_prefix = "/job:worker/replica:0/task:3";
+  auto session = MakeSession(options);
+  ASSERT_NE(session, nullptr);
+  EXPECT_EQ(session->devices()[0]->name(), "/job:worker/replica:0/task:3/device:CPU:0");
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session->Run({{"x", X({1, 1, 1}, 1)}}, {"y"}, {}, &out).ok());
+}
+
+TEST(SessionTest, ThreadCountsPastTheLimitAreErrors) {
+  auto def = ParseGraphDef(kGraph, GraphFormat::kText);
+  ASSERT_TRUE(def.ok());
+  // Each used to abort (thread creation) or crash (a pool of 2^31 queues).
+  struct Case {
+    int cpu_devices, inter, intra;
+    const char* fragment;
+  };
+  for (const Case& c : {Case{100000, 1, 1, "the session would start 100001 threads"},
+                        Case{1, 2000000000, 1, "at most 4096"},
+                        Case{1, 1, 2000000000, "at most 4096"},
+                        Case{64, 1, 64, "cpu_devices 64 x intra_op_threads 64"},
+                        Case{1, -5, 0, "must be >= 0"},
+                        Case{1, 0, -1, "must be >= 0"}}) {
+    SessionOptions options;
+    options.cpu_devices = c.cpu_devices;
+    options.inter_op_threads = c.inter;
+    options.intra_op_threads = c.intra;
+    auto s = Session::Create(*def, options);
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument) << c.fragment;
+    EXPECT_NE(s.status().message().find(c.fragment), std::string::npos) << s.status();
+  }
+  SessionOptions options;
+  options.cpu_devices = 8;
+  options.inter_op_threads = 4000;
+  options.intra_op_threads = 13;  // 4000 + 104: just past the limit
+  EXPECT_NE(Session::Create(*def, options).status().message().find("4104 threads"),
+            std::string::npos);
+  options.inter_op_threads = 2;
+  options.intra_op_threads = 2;
+  EXPECT_NE(MakeSession(options), nullptr);
+}
+
 TEST(SessionTest, VirtualCpuDevices) {
   SessionOptions options;
   options.cpu_devices = 3;

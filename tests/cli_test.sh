@@ -126,6 +126,9 @@ err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch nowhere 2>&1)"
 check "unknown fetch" grep -q "fetch 'nowhere': there is no node 'nowhere'" <<<"$err"
 err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs:3 2>&1)"
 check "bad output index" grep -q "fetch 'probs:3': node 'probs' (Softmax) has 1 outputs" <<<"$err"
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --cpu_devices=100000 2>&1)"; rc=$?
+check "too many threads fails, not aborts" test $rc -eq 1
+check "too many threads named" grep -q "the session would start 100002 threads" <<<"$err"
 touch "$tmp/afile"
 err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --out "$tmp/afile/sub" 2>&1)"; rc=$?
 check "unwritable out dir fails" test $rc -eq 1
