@@ -1,6 +1,7 @@
 #include "kernels/kernel_registry.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -65,11 +66,24 @@ absl::StatusOr<const KernelDef*> KernelRegistry::FindKernel(
     absl::string_view device_type) const {
   AttrSlice attrs(&node.attr(), op_def);
   const KernelDef* best = nullptr;
+  const KernelDef* tied = nullptr;  // another match at best's priority
   std::vector<std::string> registered;
   for (const KernelDef* k : KernelsForOp(node.op())) {
     registered.push_back(absl::StrCat("  ", k->DebugString()));
     if (k->device_type != device_type || !k->Matches(attrs)) continue;
-    if (best == nullptr || k->priority > best->priority) best = k;
+    if (best == nullptr || k->priority > best->priority) {
+      best = k;
+      tied = nullptr;
+    } else if (k->priority == best->priority && tied == nullptr) {
+      tied = k;
+    }
+  }
+  if (tied != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Multiple OpKernel registrations match NodeDef '", node.name(), "' (",
+        node.op(), ") on '", device_type, "' devices at the same priority ",
+        best->priority, ": '", best->DebugString(), "' and '",
+        tied->DebugString(), "'"));
   }
   if (best != nullptr) return best;
   std::vector<std::string> type_attrs;
@@ -115,6 +129,53 @@ bool KernelRegistry::HasKernelsForDeviceType(absl::string_view device_type) cons
     if (kernel->device_type == device_type) return true;
   }
   return false;
+}
+
+namespace {
+
+// True if some node's attrs could satisfy both kernels' type constraints.
+bool ConstraintsOverlap(const KernelDef& a, const KernelDef& b,
+                        const OpDef* op_def) {
+  for (const auto& [attr, allowed_a] : a.type_constraints) {
+    for (const auto& [attr_b, allowed_b] : b.type_constraints) {
+      if (attr != attr_b) continue;
+      const AttrDef* def = op_def == nullptr ? nullptr : op_def->FindAttr(attr);
+      if (def != nullptr && def->type == "list(type)" &&
+          def->minimum.value_or(0) == 0) {
+        continue;  // an empty list matches any constraint
+      }
+      bool shared = false;
+      for (DataType t : allowed_a) {
+        shared |= std::find(allowed_b.begin(), allowed_b.end(), t) != allowed_b.end();
+      }
+      if (!shared) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> KernelRegistry::OverlappingRegistrations(
+    const OpRegistry& ops) const {
+  std::vector<std::string> out;
+  for (auto it = kernels_.begin(); it != kernels_.end();) {
+    auto end = kernels_.upper_bound(it->first);
+    const OpDef* op_def = ops.Find(it->first);
+    for (auto a = it; a != end; ++a) {
+      for (auto b = std::next(a); b != end; ++b) {
+        const KernelDef& ka = *a->second;
+        const KernelDef& kb = *b->second;
+        if (ka.device_type != kb.device_type || ka.priority != kb.priority) continue;
+        if (ConstraintsOverlap(ka, kb, op_def)) {
+          out.push_back(absl::StrCat(it->first, ": ", ka.DebugString(), " and ",
+                                     kb.DebugString()));
+        }
+      }
+    }
+    it = end;
+  }
+  return out;
 }
 
 absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(

@@ -86,10 +86,13 @@ class KernelRegistry {
 
   void Register(KernelDef def);
 
-  // The best kernel for this node on `device_type`. NotFound lists what is
-  // registered for the op: "No registered 'MatMul' OpKernel for 'GPU'
-  // devices compatible with node 'mm' (T=int8). Registered: device='CPU';
-  // T in [float, double]".
+  // The kernel for this node on `device_type`: of those whose constraints
+  // match, the one of highest priority. NotFound lists what is registered
+  // for the op: "No registered 'MatMul' OpKernel for 'GPU' devices
+  // compatible with node 'mm' (T=int8). Registered: device='CPU'; T in
+  // [float, double]". InvalidArgument when several match at that priority
+  // (TensorFlow's "Multiple OpKernel registrations match NodeDef"), naming
+  // the node and each registration: registration order never decides.
   absl::StatusOr<const KernelDef*> FindKernel(const NodeDef& node,
                                               const OpDef* op_def,
                                               absl::string_view device_type) const;
@@ -104,6 +107,14 @@ class KernelRegistry {
   bool HasKernelsForDeviceType(absl::string_view device_type) const;
   // Everything registered for `op`.
   std::vector<const KernelDef*> KernelsForOp(absl::string_view op) const;
+  // Pairs of registrations (same op, device type and priority) that some
+  // node would match both of, so FindKernel would refuse it: "MatMul:
+  // device='CPU'; T in [float] and device='CPU'; T in [float, double]".
+  // Type constraints on an attr overlap when they share a type, or when the
+  // attr is a list(type) that may be empty. A test keeps this empty for the
+  // kernels a build links.
+  std::vector<std::string> OverlappingRegistrations(
+      const OpRegistry& ops = *OpRegistry::Global()) const;
 
   // Builds the kernel. Errors (bad attrs, no kernel) name the node.
   absl::StatusOr<std::unique_ptr<OpKernel>> CreateKernel(
