@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/control_flow.h"
 #include "graph/status_macros.h"
 
 namespace graphrun {
@@ -244,8 +245,12 @@ void Graph::set_output_shapes(Node* node, std::vector<PartialShape> shapes) {
 absl::StatusOr<std::vector<Node*>> Graph::TopologicalOrder() const {
   const int n = num_nodes();
   std::vector<int> pending(n, 0);
+  // A loop's back edges (out of NextIteration) do not order anything: the
+  // value they carry belongs to the next iteration.
   for (const auto& node : nodes_) {
-    pending[node->id()] = static_cast<int>(node->in_edges().size());
+    for (const Edge* e : node->in_edges()) {
+      if (!IsNextIteration(*e->src)) ++pending[node->id()];
+    }
   }
   std::deque<Node*> ready;
   for (const auto& node : nodes_) {
@@ -257,6 +262,7 @@ absl::StatusOr<std::vector<Node*>> Graph::TopologicalOrder() const {
     Node* node = ready.front();
     ready.pop_front();
     order.push_back(node);
+    if (IsNextIteration(*node)) continue;
     for (const Edge* e : node->out_edges()) {
       if (--pending[e->dst->id()] == 0) ready.push_back(e->dst);
     }
@@ -279,7 +285,7 @@ absl::StatusOr<std::vector<Node*>> Graph::TopologicalOrder() const {
     seen_at[cur->id()] = static_cast<int>(path.size());
     path.push_back(cur);
     for (const Edge* e : cur->in_edges()) {
-      if (pending[e->src->id()] > 0) {
+      if (pending[e->src->id()] > 0 && !IsNextIteration(*e->src)) {
         cur = e->src;
         break;
       }

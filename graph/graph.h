@@ -115,7 +115,8 @@ class Graph {
 
   void set_output_shapes(Node* node, std::vector<PartialShape> shapes);
 
-  // Kahn's order over data and control edges; InvalidArgument naming the
+  // Kahn's order over data and control edges, leaving out while loops'
+  // back edges (those out of NextIteration); InvalidArgument naming the
   // nodes of one cycle if there is one.
   absl::StatusOr<std::vector<Node*>> TopologicalOrder() const;
 

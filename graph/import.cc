@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "graph/control_flow.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 
@@ -209,6 +210,7 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(
   }
 
   GR_RETURN_IF_ERROR(graph->TopologicalOrder().status());
+  if (HasLoops(*graph)) GR_RETURN_IF_ERROR(BuildControlFlowInfo(*graph).status());
   if (options.infer_shapes) GR_RETURN_IF_ERROR(InferShapes(graph.get(), options));
   return graph;
 }

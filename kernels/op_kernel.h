@@ -179,8 +179,9 @@ class OpKernelContext {
     int64_t step_id = 0;
     DeviceBase* device = nullptr;
     OpKernel* op_kernel = nullptr;
-    // The node's inputs, one per input slot, all initialized. The kernel
-    // may take (forward) an input it holds the only reference to.
+    // The node's inputs, one per input slot, all initialized (a Merge's
+    // are not: only its live input is set). The kernel may take (forward)
+    // an input it holds the only reference to.
     Tensor* inputs = nullptr;
     int num_inputs = 0;
     CancellationManager* cancellation = nullptr;
@@ -200,6 +201,9 @@ class OpKernelContext {
 
   int num_inputs() const { return params_->num_inputs; }
   const Tensor& input(int i) const { return params_->inputs[i]; }
+  // False for a Merge input that has not arrived (every other kernel sees
+  // all its inputs set).
+  bool has_input(int i) const { return params_->inputs[i].IsInitialized(); }
   DataType input_dtype(int i) const { return params_->op_kernel->input_type(i); }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   DataType expected_output_dtype(int i) const {

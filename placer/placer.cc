@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/numbers.h"
+#include "graph/control_flow.h"
 #include "graph/status_macros.h"
 #include "graph/types.h"
 #include "kernels/kernel_registry.h"
@@ -385,6 +386,8 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
     }
     if (g.members.size() > 1) t.group = group_of[i];
     for (const Edge* e : node.out_edges()) {
+      // A loop's back edge orders nothing within a step's schedule.
+      if (IsNextIteration(node)) break;
       SchedEdge se;
       se.src = i;
       se.dst = e->dst->id();

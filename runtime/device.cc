@@ -22,24 +22,27 @@ class CpuDevice : public Device {
         type_(kDeviceCpu),
         threads_(options.intra_op_threads > 0 ? options.intra_op_threads
                                               : NumSchedulableCpus()),
-        allocator_(HostAllocator(), absl::StrCat("cpu"), options.memory_limit),
+        allocator_(new TrackingAllocator(HostAllocator(), "cpu", options.memory_limit)),
         pool_(threads_),
         eigen_(&pool_, threads_) {}
 
   const std::string& name() const override { return name_; }
   const std::string& device_type() const override { return type_; }
-  Allocator* allocator() const override { return &allocator_; }
+  // Tensors the device allocated (fetched outputs) may outlive it.
+  ~CpuDevice() override { allocator_->Release(); }
+
+  Allocator* allocator() const override { return allocator_; }
   const Eigen::ThreadPoolDevice* eigen_cpu_device() const override { return &eigen_; }
   int intra_op_threads() const override { return threads_; }
-  int64_t memory_limit() const override { return allocator_.GetStats().bytes_limit; }
-  AllocatorStats allocator_stats() const override { return allocator_.GetStats(); }
-  void ResetAllocatorPeak() override { allocator_.ResetPeak(); }
+  int64_t memory_limit() const override { return allocator_->GetStats().bytes_limit; }
+  AllocatorStats allocator_stats() const override { return allocator_->GetStats(); }
+  void ResetAllocatorPeak() override { allocator_->ResetPeak(); }
 
  private:
   const std::string name_;
   const std::string type_;
   const int threads_;
-  mutable TrackingAllocator allocator_;
+  TrackingAllocator* const allocator_;
   Eigen::ThreadPool pool_;
   Eigen::ThreadPoolDevice eigen_;
 };
@@ -64,6 +67,7 @@ void* TrackingAllocator::AllocateRaw(size_t alignment, size_t num_bytes) {
     return nullptr;
   }
   num_allocs_.fetch_add(1, std::memory_order_relaxed);
+  refs_.fetch_add(1, std::memory_order_relaxed);
   UpdateMax(&peak_, now);
   UpdateMax(&largest_, bytes);
   return p;
@@ -72,6 +76,12 @@ void* TrackingAllocator::AllocateRaw(size_t alignment, size_t num_bytes) {
 void TrackingAllocator::DeallocateRaw(void* ptr, size_t num_bytes) {
   base_->DeallocateRaw(ptr, num_bytes);
   in_use_.fetch_sub(static_cast<int64_t>(num_bytes), std::memory_order_relaxed);
+  // acq_rel: every use of this allocator happens before its deletion.
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+}
+
+void TrackingAllocator::Release() {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
 AllocatorStats TrackingAllocator::GetStats() const {

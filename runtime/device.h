@@ -29,6 +29,11 @@ struct AllocatorStats {
 class TrackingAllocator : public Allocator {
  public:
   TrackingAllocator(Allocator* base, std::string name, int64_t bytes_limit = 0);
+  // For an allocator made with `new` whose owner (a device) goes away while
+  // tensors it allocated may live on (fetched outputs): the allocator
+  // deletes itself once its owner has released it and the last of its
+  // buffers is freed.
+  void Release();
   std::string Name() const override { return name_; }
   void* AllocateRaw(size_t alignment, size_t num_bytes) override;
   void DeallocateRaw(void* ptr, size_t num_bytes) override;
@@ -44,6 +49,8 @@ class TrackingAllocator : public Allocator {
   std::atomic<int64_t> in_use_{0};
   std::atomic<int64_t> peak_{0};
   std::atomic<int64_t> largest_{0};
+  // The owner's reference plus one per live buffer.
+  std::atomic<int64_t> refs_{1};
 };
 
 class Device : public DeviceBase {

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -61,6 +62,22 @@ class StepStatus {
 };
 
 // One device's share of a plan.
+// Colocation with a node that pruning removed (a fed Placeholder, say)
+// constrains nothing: TensorFlow groups nodes by the "loc:@x" string and
+// never needs x itself.
+void DropPrunedColocations(const Graph& g, const std::vector<bool>& keep, NodeDef* n) {
+  auto cls = n->mutable_attr()->find("_class");
+  if (cls == n->mutable_attr()->end()) return;
+  auto* specs = cls->second.mutable_list()->mutable_s();
+  for (int i = specs->size() - 1; i >= 0; --i) {
+    absl::string_view spec = specs->Get(i);
+    if (!absl::ConsumePrefix(&spec, "loc:@")) continue;
+    const Node* target = g.FindNode(spec);
+    if (target == nullptr || !keep[target->id()]) specs->erase(specs->begin() + i);
+  }
+  if (specs->empty()) n->mutable_attr()->erase(cls);
+}
+
 struct PartitionPlan {
   std::unique_ptr<Graph> graph;
   std::unique_ptr<Executor> executor;
@@ -298,14 +315,25 @@ class DirectSession : public Session {
         collectors[i] = std::make_unique<StepStatsCollector>(&dev_stats[i]);
         part_args.stats = collectors[i].get();
       }
-      part.executor->RunAsync(part_args, [&, rendezvous](const absl::Status& s) {
+      auto part_done = [&, rendezvous](const absl::Status& s) {
         if (!s.ok() && step_status.Update(s) && rendezvous != nullptr) {
           rendezvous->StartAbort(s);
         }
         // The last partition to finish wakes the caller; nothing here is
         // touched after that.
         if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) all_done.Notify();
-      });
+      };
+      if (i + 1 < num_parts || run_options.timeout_in_ms() > 0) {
+        // Every partition but the last starts on the inter-op pool, so the
+        // devices start together instead of one after another; with a
+        // timeout, the last too, so this thread is free to keep the time.
+        const Executor* executor = part.executor.get();
+        pool->Schedule([executor, part_args, part_done] {
+          executor->RunAsync(part_args, part_done);
+        });
+      } else {
+        part.executor->RunAsync(part_args, part_done);
+      }
     }
     absl::Status status;
     if (run_options.timeout_in_ms() > 0) {
@@ -480,6 +508,7 @@ class DirectSession : public Session {
       if (!keep[node->id()]) continue;
       NodeDef* n = out.add_node();
       *n = node->def();
+      DropPrunedColocations(g, keep, n);
       n->clear_input();
       for (const std::string& in : node->def().input()) {
         auto id = ParseTensorId(in, /*allow_internal_names=*/true);

@@ -4,15 +4,57 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
+#include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "graph/control_flow.h"
 #include "graph/import.h"
 #include "graph/status_macros.h"
 
 namespace graphrun {
+namespace {
+
+// Pending and dead counts share one 64-bit word per node and iteration, so
+// one atomic read-modify-write sees both consistently.
+constexpr int64_t kDeadOne = int64_t{1} << 32;
+inline int32_t PendingOf(int64_t count) { return static_cast<int32_t>(count & 0xffffffff); }
+inline int32_t DeadOf(int64_t count) { return static_cast<int32_t>(count >> 32); }
+
+// A fixed 64-bit hash (MurmurHash64A's mixing), so a frame's id is the same
+// in every partition, process and run.
+uint64_t FrameId(absl::string_view name) {
+  constexpr uint64_t kMul = 0xc6a4a7935bd1e995ULL;
+  constexpr int kShift = 47;
+  uint64_t h = 0xDECAFCAFFEULL ^ (name.size() * kMul);
+  const char* p = name.data();
+  size_t n = name.size();
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t k;
+    std::memcpy(&k, p, 8);
+    k *= kMul;
+    k ^= k >> kShift;
+    k *= kMul;
+    h ^= k;
+    h *= kMul;
+  }
+  if (n > 0) {
+    uint64_t tail = 0;
+    for (size_t i = 0; i < n; ++i) tail |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+    h ^= tail;
+    h *= kMul;
+  }
+  h ^= h >> kShift;
+  h *= kMul;
+  h ^= h >> kShift;
+  return h;
+}
+
+}  // namespace
 
 void StepStatsCollector::Save(NodeExecStats stats) {
   absl::MutexLock lock(&mu_);
@@ -29,7 +71,6 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
   std::unique_ptr<Executor> ex(new Executor(graph, device));
   const int n = graph->num_nodes();
   ex->items_.resize(n);
-  int slot = 0;
   for (int i = 0; i < n; ++i) {
     const Node* node = graph->node(i);
     NodeItem& item = ex->items_[i];
@@ -44,13 +85,29 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
                                                       node->output_types()));
     item.expensive = item.kernel->IsExpensive();
     item.async = item.kernel->AsAsync() != nullptr;
-    item.input_start = slot;
     item.num_inputs = node->num_inputs();
     item.num_outputs = node->num_outputs();
     item.output_uses.assign(item.num_outputs, 0);
-    slot += item.num_inputs;
+    item.is_merge = IsMerge(*node);
+    item.is_switch = IsSwitch(*node);
+    item.is_control_trigger = IsControlTrigger(*node);
+    if (IsEnter(*node)) {
+      item.kind = Kind::kEnter;
+      GR_RETURN_IF_ERROR(node->attrs().Get("is_constant", &item.is_constant_enter));
+      int64_t parallel = 10;
+      GR_RETURN_IF_ERROR(node->attrs().Get("parallel_iterations", &parallel));
+      if (parallel < 1 || parallel > (int64_t{1} << 20)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            NodeLabel(*node), ": parallel_iterations must be in [1, 2^20], got ", parallel));
+      }
+      item.parallel_iterations = static_cast<int>(parallel);
+    } else if (IsExit(*node)) {
+      item.kind = Kind::kExit;
+    } else if (IsNextIteration(*node)) {
+      item.kind = Kind::kNextIteration;
+    }
   }
-  ex->total_inputs_ = slot;
+  GR_RETURN_IF_ERROR(ex->BuildFrames());
   for (int i = 0; i < n; ++i) {
     const Node* node = graph->node(i);
     NodeItem& item = ex->items_[i];
@@ -64,36 +121,126 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
       ex->out_edges_.push_back(out);
     }
     item.out_end = static_cast<int>(ex->out_edges_.size());
-    item.initial_pending = static_cast<int>(node->in_edges().size());
-    if (item.initial_pending == 0) ex->root_nodes_.push_back(i);
+    if (item.frame == 0 && node->in_edges().empty()) ex->root_nodes_.push_back(i);
   }
   return ex;
+}
+
+// Groups nodes by frame and lays out each frame's count and input slots.
+absl::Status Executor::BuildFrames() {
+  frames_.emplace_back();  // the root
+  std::vector<ControlFlowInfo> cf;
+  if (HasLoops(*graph_)) {
+    GR_ASSIGN_OR_RETURN(cf, BuildControlFlowInfo(*graph_));
+  }
+  absl::flat_hash_map<std::string, int> frame_index;
+  auto frame_of = [&](const std::string& name) {
+    if (name.empty()) return 0;
+    auto [it, inserted] = frame_index.emplace(name, static_cast<int>(frames_.size()));
+    if (inserted) {
+      frames_.emplace_back();
+      frames_.back().name = name;
+    }
+    return it->second;
+  };
+  for (NodeItem& item : items_) {
+    const Node& node = *item.node;
+    item.frame = cf.empty() ? 0 : frame_of(cf[node.id()].frame_name);
+    FrameInfo& f = frames_[item.frame];
+    item.pending_id = f.num_nodes++;
+    item.input_start = f.total_inputs;
+    f.total_inputs += item.num_inputs;
+    int64_t controls = 0;
+    for (const Edge* e : node.in_edges()) controls += e->IsControl() ? 1 : 0;
+    // A Merge waits for its control inputs and one live data input: bit 0
+    // says "no live input yet", each control input counts 2.
+    f.initial_counts.push_back(item.is_merge
+                                   ? 1 + 2 * controls
+                                   : static_cast<int64_t>(node.in_edges().size()));
+    if (item.kind == Kind::kEnter) {
+      std::string name;
+      GR_RETURN_IF_ERROR(node.attrs().Get("frame_name", &name));
+      item.child_frame = frame_of(name);
+    }
+  }
+  for (const NodeItem& item : items_) {
+    if (item.kind == Kind::kEnter) ++frames_[item.child_frame].num_enters;
+  }
+  return absl::OkStatus();
 }
 
 // The state of one step. Deletes itself when the step is done.
 class ExecutorState {
  public:
-  // A node to run, in a frame and iteration (root frame, iteration 0 until
-  // control flow arrives).
+  using NodeItem = Executor::NodeItem;
+  using Kind = Executor::Kind;
+  using Outputs = absl::InlinedVector<Tensor, 4>;
+
+  // One iteration of one frame: the input slots and counts of the frame's
+  // nodes. Non-root iterations are guarded by their frame's mutex; the root
+  // frame's counts are updated lock-free (Merges aside).
+  struct IterationState {
+    IterationState(const Executor::FrameInfo& info, int64_t iter)
+        : iter(iter),
+          inputs(new Tensor[info.total_inputs]),
+          counts(new std::atomic<int64_t>[info.num_nodes]) {
+      for (int i = 0; i < info.num_nodes; ++i) {
+        counts[i].store(info.initial_counts[i], std::memory_order_relaxed);
+      }
+    }
+    const int64_t iter;
+    std::unique_ptr<Tensor[]> inputs;
+    std::unique_ptr<std::atomic<int64_t>[]> counts;
+    int outstanding_ops = 0;          // nodes ready or running in it
+    int outstanding_frame_count = 0;  // child frames it opened, not done
+  };
+
+  // One dynamic instance of a frame: the root, or a loop opened in one
+  // iteration of its parent frame.
+  struct FrameState {
+    const Executor::FrameInfo* info = nullptr;
+    std::string name;       // "_root", or parent;parent_iter;frame_name
+    uint64_t id = 0;
+    FrameState* parent = nullptr;
+    int64_t parent_iter = 0;
+    bool is_root = false;
+    int max_parallel_iterations = 1;
+
+    absl::Mutex mu;
+    int num_pending_inputs = 0;       // Enters that have not arrived
+    int64_t iteration_count = 0;      // the newest iteration
+    int num_outstanding_iterations = 1;
+    // Circular buffer of max_parallel_iterations + 1 iterations.
+    std::vector<std::unique_ptr<IterationState>> iterations;
+    // NextIteration values held back while too many iterations run.
+    std::vector<std::pair<int, Tensor>> next_iter_roots;
+    // Loop invariants (constant Enters), given to every new iteration.
+    std::vector<std::pair<int, Tensor>> inv_values;
+    // Exits that ran dead in the newest iteration.
+    std::vector<int> dead_exits;
+
+    IterationState* Iteration(int64_t iter) const {
+      return iterations[iter % iterations.size()].get();
+    }
+  };
+
+  // A node to run, in a frame and iteration, and whether it is dead.
   struct TaggedNode {
     int id;
-    int64_t frame_id;
-    int64_t iter;
+    FrameState* frame;
+    IterationState* iter_state;
+    bool is_dead;
   };
   using ReadyList = absl::InlinedVector<TaggedNode, 8>;
 
   ExecutorState(const Executor* ex, const Executor::Args& args,
                 Executor::DoneCallback done)
-      : ex_(ex),
-        args_(args),
-        done_(std::move(done)),
-        inputs_(new Tensor[ex->total_inputs_]),
-        input_dead_(new std::atomic<bool>[ex->items_.size()]),
-        pending_(new std::atomic<int>[ex->items_.size()]) {
-    for (size_t i = 0; i < ex->items_.size(); ++i) {
-      pending_[i].store(ex->items_[i].initial_pending, std::memory_order_relaxed);
-      input_dead_[i].store(false, std::memory_order_relaxed);
-    }
+      : ex_(ex), args_(args), done_(std::move(done)) {
+    root_.info = &ex->frames_[0];
+    root_.name = "_root";
+    root_.is_root = true;
+    root_.iterations.resize(2);
+    root_.iterations[0] = std::make_unique<IterationState>(ex->frames_[0], 0);
   }
 
   void Start() {
@@ -115,10 +262,13 @@ class ExecutorState {
       return;
     }
     ReadyList ready;
-    for (int id : ex_->root_nodes_) ready.push_back({id, 0, 0});
+    IterationState* it0 = root_.Iteration(0);
+    for (int id : ex_->root_nodes_) ready.push_back({id, &root_, it0, false});
     outstanding_.store(static_cast<int>(ready.size()), std::memory_order_relaxed);
-    // Roots: cheap ones and one expensive one run here; others go to the pool.
-    ScheduleReady(ready, nullptr);
+    // Cheap roots and one expensive root run here; others go to the pool.
+    ReadyList here;
+    Dispatch(ready, &here);
+    Process(std::move(here));
   }
 
  private:
@@ -136,51 +286,50 @@ class ExecutorState {
     absl::Status status ABSL_GUARDED_BY(mu);
   };
 
-  void Abort(const absl::Status& s) { abort_->Abort(s); }
-
   // A node failed: record the error and cancel the step, so kernels that
   // wait (async ones) are released instead of holding the step open. Safe
   // to call while this node is still counted as outstanding.
   void Fail(const absl::Status& s) {
-    Abort(s);
+    abort_->Abort(s);
     args_.cancellation->StartCancel();
   }
 
-  // Runs `first` and then, inline, whatever becomes ready that should run
+  bool aborted() const { return abort_->aborted.load(std::memory_order_acquire); }
+
+  // Runs `nodes` and then, inline, whatever becomes ready that should run
   // on this thread.
-  void Process(TaggedNode first) {
-    ReadyList inline_ready;
-    inline_ready.push_back(first);
+  void Process(ReadyList inline_ready) {
     ReadyList ready;
     while (!inline_ready.empty()) {
       TaggedNode t = inline_ready.back();
       inline_ready.pop_back();
-      const Executor::NodeItem& item = ex_->items_[t.id];
+      const NodeItem& item = ex_->items_[t.id];
       ready.clear();
-      if (abort_->aborted.load(std::memory_order_acquire)) {
-        ClearInputs(item);
+      if (aborted()) {
+        // Nothing more starts; frames left unfinished are freed with the step.
+        ClearInputs(t, item);
         if (NodeDone(ready, &inline_ready)) return;
         continue;
       }
-      const bool dead = input_dead_[t.id].load(std::memory_order_relaxed);
-      if (dead && item.kernel->RunsOnDeadInput()) {
-        // A _Send tells its Recv that the tensor is dead.
-        OpKernelContext::Params params;
-        FillParams(t, item, &params);
-        params.is_input_dead = true;
-        OpKernelContext ctx(&params);
-        item.kernel->Compute(&ctx);
-        if (!ctx.status().ok()) Fail(NodeError(item, ctx.status()));
-      }
-      if (dead) {
+      if (t.is_dead) {
+        if (item.kernel->RunsOnDeadInput()) {
+          // A _Send tells its Recv that the tensor is dead.
+          OpKernelContext::Params params;
+          FillParams(t, item, &params);
+          params.is_input_dead = true;
+          OpKernelContext ctx(&params);
+          item.kernel->Compute(&ctx);
+          if (!ctx.status().ok()) Fail(NodeError(t, item, ctx.status()));
+        }
         // A dead node does not run; its outputs are dead too.
-        ClearInputs(item);
-        PropagateDead(item, &ready);
+        ClearInputs(t, item);
+        Outputs none;
+        PropagateOutputs(t, item, /*is_dead=*/true, &none, &ready);
         if (NodeDone(ready, &inline_ready)) return;
         continue;
       }
       if (item.async) {
-        RunAsyncNode(t, item);
+        if (RunAsyncNode(t, item, &inline_ready)) return;
         continue;
       }
       OpKernelContext::Params params;
@@ -193,80 +342,94 @@ class ExecutorState {
         StartStats(item, stats);
       }
       item.kernel->Compute(&ctx);
-      if (stats != nullptr) stats->set_op_end_rel_nanos(absl::GetCurrentTimeNanos() - stats->all_start_nanos());
-      HandleResult(item, &ctx, &ready);
-      ClearInputs(item);
-      if (stats != nullptr) FinishStats(item, ctx.mutable_outputs(), stats);
+      if (stats != nullptr) {
+        stats->set_op_end_rel_nanos(absl::GetCurrentTimeNanos() - stats->all_start_nanos());
+        // Before the outputs move to their consumers.
+        FinishStats(item, *ctx.mutable_outputs(), stats);
+      }
+      // Inputs are cleared first: propagation may finish (and free) the
+      // iteration they live in.
+      ClearInputs(t, item);
+      HandleResult(t, item, &ctx, &ready);
       if (NodeDone(ready, &inline_ready)) return;
     }
   }
 
-  void RunAsyncNode(TaggedNode t, const Executor::NodeItem& item) {
+  // Starts an async kernel. If it completes before ComputeAsync returns,
+  // what it made ready joins `inline_ready` (returns true if that ended the
+  // step); if it completes later, on another thread, that thread hands
+  // the ready nodes to the runner.
+  bool RunAsyncNode(TaggedNode t, const NodeItem& item, ReadyList* inline_ready) {
     struct AsyncState {
       OpKernelContext::Params params;
       std::unique_ptr<OpKernelContext> ctx;
       NodeExecStats stats;
+      ReadyList ready;
+      // 0 while ComputeAsync runs; the callback sets 1, the caller 2;
+      // whichever comes second continues the step.
+      std::atomic<int> phase{0};
     };
     auto* state = new AsyncState;
     FillParams(t, item, &state->params);
     state->ctx = std::make_unique<OpKernelContext>(&state->params);
     if (args_.stats != nullptr) StartStats(item, &state->stats);
-    item.kernel->AsAsync()->ComputeAsync(state->ctx.get(), [this, state, &item] {
+    item.kernel->AsAsync()->ComputeAsync(state->ctx.get(), [this, state, t, &item] {
       if (args_.stats != nullptr) {
         state->stats.set_op_end_rel_nanos(absl::GetCurrentTimeNanos() -
                                           state->stats.all_start_nanos());
+        FinishStats(item, *state->ctx->mutable_outputs(), &state->stats);
       }
-      ReadyList ready;
-      HandleResult(item, state->ctx.get(), &ready);
-      ClearInputs(item);
-      if (args_.stats != nullptr) {
-        FinishStats(item, state->ctx->mutable_outputs(), &state->stats);
-      }
+      ClearInputs(t, item);
+      HandleResult(t, item, state->ctx.get(), &state->ready);
+      if (state->phase.exchange(1, std::memory_order_acq_rel) == 0) return;
+      ReadyList ready = std::move(state->ready);
       delete state;
-      ReadyList inline_ready;
-      if (NodeDone(ready, &inline_ready)) return;
-      // Continue on this thread with what should run inline.
-      for (const TaggedNode& r : inline_ready) Process(r);
+      NodeDoneLater(ready);
     });
+    if (state->phase.exchange(2, std::memory_order_acq_rel) == 0) return false;
+    ReadyList ready = std::move(state->ready);
+    delete state;
+    return NodeDone(ready, inline_ready);
   }
 
   // After a kernel ran: fail the step on an error, else hand its outputs
   // (or their deadness) to the consumers, collecting those now ready.
-  void HandleResult(const Executor::NodeItem& item, OpKernelContext* ctx,
+  void HandleResult(TaggedNode t, const NodeItem& item, OpKernelContext* ctx,
                     ReadyList* ready) {
     absl::Status s = ctx->status();
     if (s.ok() && ctx->outputs_dead()) {
-      PropagateDead(item, ready);
+      Outputs none;
+      PropagateOutputs(t, item, /*is_dead=*/true, &none, ready);
       return;
     }
     if (s.ok()) s = CheckOutputs(item, ctx->mutable_outputs());
     if (!s.ok()) {
-      Fail(NodeError(item, s));
+      Fail(NodeError(t, item, s));
     } else {
-      PropagateOutputs(item, ctx->mutable_outputs(), ready);
+      PropagateOutputs(t, item, /*is_dead=*/false, ctx->mutable_outputs(), ready);
     }
   }
 
-  void FillParams(TaggedNode t, const Executor::NodeItem& item,
-                  OpKernelContext::Params* params) {
+  void FillParams(TaggedNode t, const NodeItem& item, OpKernelContext::Params* params) {
     params->step_id = args_.step_id;
     params->device = ex_->device_;
     params->op_kernel = item.kernel.get();
-    params->inputs = inputs_.get() + item.input_start;
+    params->inputs = t.iter_state->inputs.get() + item.input_start;
     params->num_inputs = item.num_inputs;
     params->cancellation = args_.cancellation;
-    params->frame_id = t.frame_id;
-    params->iter_id = t.iter;
+    params->frame_id = t.frame->id;
+    params->iter_id = t.iter_state->iter;
     params->rendezvous = args_.rendezvous;
     params->call_frame = args_.call_frame;
   }
 
-  absl::Status CheckOutputs(const Executor::NodeItem& item,
-                            absl::InlinedVector<Tensor, 4>* outputs) {
+  absl::Status CheckOutputs(const NodeItem& item, Outputs* outputs) {
+    outputs->resize(item.num_outputs);
     for (int k = 0; k < item.num_outputs; ++k) {
       const Tensor& t = (*outputs)[k];
       if (!t.IsInitialized()) {
-        if (item.output_uses[k] == 0) continue;  // nobody reads it
+        // A Switch leaves its untaken output unset: that output is dead.
+        if (item.output_uses[k] == 0 || item.is_switch) continue;
         return absl::InternalError(absl::StrCat("kernel did not set output ", k));
       }
       if (t.dtype() != BaseType(item.node->output_type(k))) {
@@ -278,52 +441,310 @@ class ExecutorState {
     return absl::OkStatus();
   }
 
-  absl::Status NodeError(const Executor::NodeItem& item, const absl::Status& s) {
+  // "node 'x' (Op) on DEVICE [in frame 'f' iteration i [of frame ...]]: msg"
+  absl::Status NodeError(TaggedNode t, const NodeItem& item, const absl::Status& s) {
+    std::string where;
+    if (!t.frame->is_root) {
+      absl::StrAppend(&where, " in frame '", t.frame->info->name, "' iteration ",
+                      t.iter_state->iter);
+      for (const FrameState* f = t.frame; !f->parent->is_root; f = f->parent) {
+        absl::StrAppend(&where, " of frame '", f->parent->info->name, "' iteration ",
+                        f->parent_iter);
+      }
+    }
     return absl::Status(s.code(), absl::StrCat(NodeLabel(*item.node), " on ",
-                                               ex_->device_->name(), ": ",
+                                               ex_->device_->name(), where, ": ",
                                                s.message()));
   }
 
-  void PropagateOutputs(const Executor::NodeItem& item,
-                        absl::InlinedVector<Tensor, 4>* outputs,
-                        ReadyList* ready) {
-    // Remaining data uses of each output: the last one takes the tensor by
-    // move, so a single consumer may later reuse its buffer in place.
-    absl::InlinedVector<int, 4> remaining(item.output_uses.begin(),
-                                          item.output_uses.end());
-    for (int i = item.out_begin; i < item.out_end; ++i) {
-      const Executor::OutEdge& e = ex_->out_edges_[i];
-      if (e.dst_slot >= 0) {
-        Tensor& out = (*outputs)[e.src_output];
-        if (--remaining[e.src_output] == 0) {
-          inputs_[e.dst_slot] = std::move(out);
+  // ---- Propagation: TensorFlow's frame and iteration rules. ----
+
+  // Hands `outputs` (or deadness) of `item`, which ran in frame `t.frame`,
+  // to its consumers, and does the frame bookkeeping of Enter, Exit and
+  // NextIteration.
+  void PropagateOutputs(TaggedNode t, const NodeItem& item, bool is_dead,
+                        Outputs* outputs, ReadyList* ready) {
+    FrameState* in_frame = t.frame;
+    IterationState* in_iter = t.iter_state;
+    bool frame_done = false;
+    switch (item.kind) {
+      case Kind::kNormal:
+        if (in_frame->is_root) {
+          ActivateNodes(item, is_dead, in_frame, in_iter, outputs, /*can_move=*/true, ready);
         } else {
-          inputs_[e.dst_slot] = out;
+          absl::MutexLock lock(&in_frame->mu);
+          ActivateNodes(item, is_dead, in_frame, in_iter, outputs, true, ready);
+          frame_done = DecrementOutstandingOpsLocked(in_frame, in_iter->iter, ready);
         }
+        break;
+      case Kind::kEnter: {
+        FrameState* child = FindOrCreateChildFrame(in_frame, in_iter->iter, item);
+        {
+          absl::MutexLock lock(&child->mu);
+          if (item.is_constant_enter) {
+            AddLoopInvariantLocked(child, item, is_dead, outputs, ready);
+          } else {
+            ActivateNodes(item, is_dead, child, child->Iteration(0), outputs, true, ready);
+          }
+          --child->num_pending_inputs;
+        }
+        frame_done = DecrementOutstandingOps(in_frame, in_iter->iter, ready);
+        break;
       }
-      // acq_rel: the writes above happen-before the consumer runs.
-      if (pending_[e.dst].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        ready->push_back({e.dst, 0, 0});
+      case Kind::kExit:
+        if (is_dead) {
+          absl::MutexLock lock(&in_frame->mu);
+          // Only the last iteration's dead Exits leave the frame (when the
+          // frame is done); earlier ones are the loop going round.
+          if (in_iter->iter == in_frame->iteration_count) {
+            in_frame->dead_exits.push_back(t.id);
+          }
+          frame_done = DecrementOutstandingOpsLocked(in_frame, in_iter->iter, ready);
+        } else {
+          FrameState* parent = in_frame->parent;
+          ActivateInFrame(item, false, parent, in_frame->parent_iter, outputs, ready);
+          frame_done = DecrementOutstandingOps(in_frame, in_iter->iter, ready);
+        }
+        break;
+      case Kind::kNextIteration: {
+        absl::MutexLock lock(&in_frame->mu);
+        if (is_dead) {
+          // Deadness does not start an iteration.
+        } else if (in_iter->iter == in_frame->iteration_count &&
+                   in_frame->num_outstanding_iterations ==
+                       in_frame->max_parallel_iterations) {
+          // Too many iterations in flight: start this one later.
+          in_frame->next_iter_roots.emplace_back(t.id, std::move((*outputs)[0]));
+        } else {
+          const int64_t next = in_iter->iter == in_frame->iteration_count
+                                   ? IncrementIterationLocked(in_frame, ready)
+                                   : in_iter->iter + 1;
+          ActivateNodes(item, false, in_frame, in_frame->Iteration(next), outputs, true,
+                        ready);
+        }
+        frame_done = DecrementOutstandingOpsLocked(in_frame, in_iter->iter, ready);
+        break;
       }
+    }
+    if (frame_done) {
+      FrameState* parent = in_frame->parent;
+      const int64_t parent_iter = in_frame->parent_iter;
+      DeleteFrame(in_frame, ready);
+      CleanupFramesIterations(parent, parent_iter, ready);
     }
   }
 
-  void PropagateDead(const Executor::NodeItem& item, ReadyList* ready) {
+  // ActivateNodes into `frame`'s iteration `iter`, taking its lock unless
+  // it is the root.
+  void ActivateInFrame(const NodeItem& item, bool is_dead, FrameState* frame, int64_t iter,
+                       Outputs* outputs, ReadyList* ready) {
+    if (frame->is_root) {
+      ActivateNodes(item, is_dead, frame, frame->Iteration(iter), outputs, true, ready);
+    } else {
+      absl::MutexLock lock(&frame->mu);
+      ActivateNodes(item, is_dead, frame, frame->Iteration(iter), outputs, true, ready);
+    }
+  }
+
+  // Delivers item's outputs along its out edges into iteration `it` of
+  // `frame` (whose lock the caller holds, unless it is the root) and
+  // collects the consumers that became ready. An unset output is dead.
+  void ActivateNodes(const NodeItem& item, bool is_dead, FrameState* frame,
+                     IterationState* it, Outputs* outputs, bool can_move, ReadyList* ready) {
+    absl::InlinedVector<int, 4> remaining(item.output_uses.begin(), item.output_uses.end());
     for (int i = item.out_begin; i < item.out_end; ++i) {
       const Executor::OutEdge& e = ex_->out_edges_[i];
-      input_dead_[e.dst].store(true, std::memory_order_relaxed);
-      if (pending_[e.dst].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        ready->push_back({e.dst, 0, 0});
+      const NodeItem& dst = ex_->items_[e.dst];
+      std::atomic<int64_t>& count = it->counts[dst.pending_id];
+      const bool is_control = e.dst_slot < 0;
+      Tensor* value = nullptr;
+      bool last_use = false;
+      if (!is_control && !is_dead) {
+        value = &(*outputs)[e.src_output];
+        last_use = can_move && --remaining[e.src_output] == 0;
+        if (!value->IsInitialized()) value = nullptr;  // a dead output
+      }
+      const bool input_dead = is_dead || (!is_control && value == nullptr);
+      bool dst_dead = false;
+      bool dst_ready = false;
+      if (dst.is_merge) {
+        // A Merge is ready when its control inputs have arrived and either
+        // one data input is live or all are dead. Updates to a Merge's
+        // count and its input slot are serialised (the frame's lock; in
+        // the root frame, merge_mu_), so the first live input alone is kept.
+        std::optional<absl::MutexLock> lock;
+        if (frame->is_root) lock.emplace(&merge_mu_);
+        if (is_control) {
+          const int64_t c = count.fetch_sub(2, std::memory_order_acq_rel) - 2;
+          dst_dead = DeadOf(c) == dst.num_inputs;
+          dst_ready = PendingOf(c) == 0 || (PendingOf(c) == 1 && dst_dead);
+        } else if (!input_dead) {
+          const int64_t old = count.fetch_and(~int64_t{1}, std::memory_order_acq_rel);
+          dst_ready = PendingOf(old) == 1;
+          if (PendingOf(old) & 1) {
+            Tensor& slot = it->inputs[e.dst_slot];
+            slot = last_use ? std::move(*value) : *value;
+          }
+        } else {
+          const int64_t c = count.fetch_add(kDeadOne, std::memory_order_acq_rel) + kDeadOne;
+          dst_dead = DeadOf(c) == dst.num_inputs;
+          dst_ready = PendingOf(c) == 1 && dst_dead;
+        }
+      } else {
+        if (value != nullptr) {
+          // Written before the count drops, so whoever sees it reach zero
+          // sees the input (acq_rel below).
+          Tensor& slot = it->inputs[e.dst_slot];
+          slot = last_use ? std::move(*value) : *value;
+        }
+        const int64_t delta = input_dead ? kDeadOne - 1 : -1;
+        const int64_t c = count.fetch_add(delta, std::memory_order_acq_rel) + delta;
+        dst_dead = DeadOf(c) > 0;
+        dst_ready = PendingOf(c) == 0;
+      }
+      if (dst_ready) {
+        if (dst.is_control_trigger) dst_dead = false;
+        ready->push_back({e.dst, frame, it, dst_dead});
+        if (!frame->is_root) ++it->outstanding_ops;
       }
     }
   }
 
-  void ClearInputs(const Executor::NodeItem& item) {
-    Tensor* in = inputs_.get() + item.input_start;
+  // Finds the frame `item` (an Enter) opens from iteration `iter` of
+  // `parent`, creating it on first use.
+  FrameState* FindOrCreateChildFrame(FrameState* parent, int64_t iter, const NodeItem& item) {
+    const Executor::FrameInfo& info = ex_->frames_[item.child_frame];
+    std::string name = absl::StrCat(parent->name, ";", iter, ";", info.name);
+    absl::MutexLock lock(&frames_mu_);
+    auto it = frames_.find(name);
+    if (it != frames_.end()) return it->second.get();
+    auto frame = std::make_unique<FrameState>();
+    frame->info = &info;
+    frame->id = FrameId(name);
+    frame->name = std::move(name);
+    frame->parent = parent;
+    frame->parent_iter = iter;
+    frame->max_parallel_iterations = item.parallel_iterations;
+    frame->num_pending_inputs = info.num_enters;
+    frame->iterations.resize(item.parallel_iterations + 1);
+    frame->iterations[0] = std::make_unique<IterationState>(info, 0);
+    if (!parent->is_root) {
+      absl::MutexLock parent_lock(&parent->mu);
+      ++parent->Iteration(iter)->outstanding_frame_count;
+    }
+    FrameState* raw = frame.get();
+    frames_.emplace(raw->name, std::move(frame));
+    return raw;
+  }
+
+  // A constant Enter's value reaches every iteration, present and future.
+  void AddLoopInvariantLocked(FrameState* frame, const NodeItem& item, bool is_dead,
+                              Outputs* outputs, ReadyList* ready) {
+    Tensor value = is_dead ? Tensor() : (*outputs)[0];
+    frame->inv_values.emplace_back(item.node->id(), value);
+    Outputs one{value};
+    const int64_t oldest = frame->iteration_count - frame->num_outstanding_iterations + 1;
+    for (int64_t i = oldest; i <= frame->iteration_count; ++i) {
+      ActivateNodes(item, is_dead, frame, frame->Iteration(i), &one, false, ready);
+    }
+  }
+
+  // Starts the next iteration of `frame` (locked); returns its number.
+  int64_t IncrementIterationLocked(FrameState* frame, ReadyList* ready) {
+    const int64_t next = ++frame->iteration_count;
+    auto& slot = frame->iterations[next % frame->iterations.size()];
+    slot = std::make_unique<IterationState>(*frame->info, next);
+    IterationState* it = slot.get();
+    ++frame->num_outstanding_iterations;
+    frame->dead_exits.clear();
+    std::vector<std::pair<int, Tensor>> roots;
+    roots.swap(frame->next_iter_roots);
+    for (auto& [id, value] : roots) {
+      Outputs one{std::move(value)};
+      const bool dead = !one[0].IsInitialized();
+      ActivateNodes(ex_->items_[id], dead, frame, it, &one, true, ready);
+    }
+    for (const auto& [id, value] : frame->inv_values) {
+      Outputs one{value};
+      ActivateNodes(ex_->items_[id], !value.IsInitialized(), frame, it, &one, false, ready);
+    }
+    return next;
+  }
+
+  bool IsIterationDoneLocked(FrameState* frame, int64_t iter) {
+    const IterationState* it = frame->Iteration(iter);
+    if (it->outstanding_ops != 0 || it->outstanding_frame_count != 0) return false;
+    // Iteration 0 may still get inputs from Enters; a later one from the
+    // iteration before it.
+    if (iter == 0) return frame->num_pending_inputs == 0;
+    return frame->Iteration(iter - 1) == nullptr;
+  }
+
+  // Frees the finished iterations from `iter` on, starting held-back ones;
+  // returns true if the whole frame is done.
+  bool CleanupIterationsLocked(FrameState* frame, int64_t iter, ReadyList* ready) {
+    int64_t cur = iter;
+    while (cur <= frame->iteration_count && IsIterationDoneLocked(frame, cur)) {
+      frame->iterations[cur % frame->iterations.size()].reset();
+      --frame->num_outstanding_iterations;
+      ++cur;
+      if (!frame->next_iter_roots.empty()) IncrementIterationLocked(frame, ready);
+    }
+    return frame->num_pending_inputs == 0 && frame->num_outstanding_iterations == 0;
+  }
+
+  bool DecrementOutstandingOpsLocked(FrameState* frame, int64_t iter, ReadyList* ready) {
+    IterationState* it = frame->Iteration(iter);
+    if (--it->outstanding_ops != 0) return false;
+    return CleanupIterationsLocked(frame, iter, ready);
+  }
+
+  bool DecrementOutstandingOps(FrameState* frame, int64_t iter, ReadyList* ready) {
+    if (frame->is_root) return false;  // the step's counter ends the root
+    absl::MutexLock lock(&frame->mu);
+    return DecrementOutstandingOpsLocked(frame, iter, ready);
+  }
+
+  // A child frame of `frame`'s iteration `iter` finished.
+  void CleanupFramesIterations(FrameState* frame, int64_t iter, ReadyList* ready) {
+    if (frame->is_root) return;
+    bool done;
+    {
+      absl::MutexLock lock(&frame->mu);
+      --frame->Iteration(iter)->outstanding_frame_count;
+      done = CleanupIterationsLocked(frame, iter, ready);
+    }
+    if (done) {
+      FrameState* parent = frame->parent;
+      const int64_t parent_iter = frame->parent_iter;
+      DeleteFrame(frame, ready);
+      CleanupFramesIterations(parent, parent_iter, ready);
+    }
+  }
+
+  // The frame is done: its dead Exits make their consumers dead, and it is
+  // freed.
+  void DeleteFrame(FrameState* frame, ReadyList* ready) {
+    Outputs none;
+    for (int id : frame->dead_exits) {
+      ActivateInFrame(ex_->items_[id], /*is_dead=*/true, frame->parent, frame->parent_iter,
+                      &none, ready);
+    }
+    std::unique_ptr<FrameState> owned;
+    {
+      absl::MutexLock lock(&frames_mu_);
+      auto it = frames_.find(frame->name);
+      owned = std::move(it->second);
+      frames_.erase(it);
+    }
+  }
+
+  void ClearInputs(TaggedNode t, const NodeItem& item) {
+    Tensor* in = t.iter_state->inputs.get() + item.input_start;
     for (int i = 0; i < item.num_inputs; ++i) in[i] = Tensor();
   }
 
-  void StartStats(const Executor::NodeItem& item, NodeExecStats* stats) {
+  void StartStats(const NodeItem& item, NodeExecStats* stats) {
     stats->set_node_name(item.node->name());
     const int64_t now = absl::GetCurrentTimeNanos();
     stats->set_all_start_nanos(now);
@@ -332,8 +753,7 @@ class ExecutorState {
     stats->set_thread_id(static_cast<uint32_t>(syscall(SYS_gettid)));
   }
 
-  void FinishStats(const Executor::NodeItem& item,
-                   absl::InlinedVector<Tensor, 4>* outputs, NodeExecStats* stats) {
+  void FinishStats(const NodeItem& item, const Outputs& outputs, NodeExecStats* stats) {
     const int64_t end = absl::GetCurrentTimeNanos() - stats->all_start_nanos();
     stats->set_all_end_rel_nanos(end);
     stats->set_all_end_rel_micros(end / 1000);
@@ -345,8 +765,9 @@ class ExecutorState {
     }
     absl::StrAppend(&label, ")");
     stats->set_timeline_label(std::move(label));
-    for (int k = 0; k < static_cast<int>(outputs->size()); ++k) {
-      const Tensor& t = (*outputs)[k];
+    for (int k = 0; k < static_cast<int>(outputs.size()); ++k) {
+      const Tensor& t = outputs[k];
+      if (!t.IsInitialized()) continue;  // unset or dead
       NodeOutput* out = stats->add_output();
       out->set_slot(k);
       TensorDescription* d = out->mutable_tensor_description();
@@ -360,32 +781,38 @@ class ExecutorState {
     args_.stats->Save(std::move(*stats));
   }
 
-  // Accounts for a finished node and schedules `ready`. Returns true if the
+  // Accounts for a finished node and queues `ready`. Returns true if the
   // step is over (and `this` deleted).
   bool NodeDone(const ReadyList& ready, ReadyList* inline_ready) {
     const int n = static_cast<int>(ready.size());
-    if (n == 0) {
-      if (outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        Finish();
-        return true;
-      }
-      return false;
-    }
+    if (n == 0) return FinishOne();
     // One finished, n started. Count the new ones before any can finish.
     if (n > 1) outstanding_.fetch_add(n - 1, std::memory_order_relaxed);
-    ScheduleReady(ready, inline_ready);
+    Dispatch(ready, inline_ready);
     return false;
   }
 
-  void ScheduleReady(const ReadyList& ready, ReadyList* inline_ready) {
-    if (inline_ready == nullptr) {
-      // Called from Start: process everything that should run here now.
-      ReadyList here;
-      Dispatch(ready, &here);
-      for (const TaggedNode& t : here) Process(t);
+  // NodeDone for a node that completed on a thread of its own (an async
+  // kernel woken later): everything ready goes to the runner, so this
+  // thread (the sender's, for a Recv) returns at once.
+  void NodeDoneLater(const ReadyList& ready) {
+    const int n = static_cast<int>(ready.size());
+    if (n == 0) {
+      FinishOne();
       return;
     }
-    Dispatch(ready, inline_ready);
+    if (n > 1) outstanding_.fetch_add(n - 1, std::memory_order_relaxed);
+    ReadyList batch;
+    Dispatch(ready, &batch);
+    args_.runner([this, batch = std::move(batch)]() mutable { Process(std::move(batch)); });
+  }
+
+  bool FinishOne() {
+    if (outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      Finish();
+      return true;
+    }
+    return false;
   }
 
   // Cheap nodes run inline; one expensive node runs inline unless something
@@ -393,14 +820,14 @@ class ExecutorState {
   void Dispatch(const ReadyList& ready, ReadyList* here) {
     bool kept_expensive = !here->empty();
     for (const TaggedNode& t : ready) {
-      const Executor::NodeItem& item = ex_->items_[t.id];
+      const NodeItem& item = ex_->items_[t.id];
       if (!item.expensive) {
         here->push_back(t);
       } else if (!kept_expensive) {
         kept_expensive = true;
         here->push_back(t);
       } else {
-        args_.runner([this, t] { Process(t); });
+        args_.runner([this, t] { Process(ReadyList{t}); });
       }
     }
   }
@@ -420,11 +847,15 @@ class ExecutorState {
   const Executor* ex_;
   const Executor::Args args_;
   Executor::DoneCallback done_;
-  std::unique_ptr<Tensor[]> inputs_;
-  // Set when any input of the node is dead (control flow's untaken branch).
-  std::unique_ptr<std::atomic<bool>[]> input_dead_;
-  std::unique_ptr<std::atomic<int>[]> pending_;
-  // Nodes started and not yet finished.
+  FrameState root_;
+  // Serialises updates of root-frame Merges (see ActivateNodes).
+  absl::Mutex merge_mu_;
+  // Loop frames alive in this step, by full name. A step that ends early
+  // (an error, or a loop left waiting on a dead input) frees the rest here.
+  absl::Mutex frames_mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<FrameState>> frames_
+      ABSL_GUARDED_BY(frames_mu_);
+  // Nodes started and not yet finished, over all frames.
   std::atomic<int> outstanding_{0};
   std::shared_ptr<AbortState> abort_ = std::make_shared<AbortState>();
   int64_t cancel_token_ = -1;

@@ -2,22 +2,34 @@
 // step, as a dataflow: a node runs when all its inputs and control inputs
 // have arrived.
 //
-// Built once (kernels created, edges flattened into arrays); RunAsync may be
-// called concurrently for different steps, each with its own per-step state.
-// Cheap nodes run inline on the thread that made them ready; of several
-// expensive ready nodes, one runs inline and the rest go to the inter-op
-// runner. The first error aborts the step (no new nodes start, the step's
+// Built once (kernels created, edges flattened into arrays, nodes grouped
+// by while-loop frame); RunAsync may be called concurrently for different
+// steps, each with its own per-step state. Cheap nodes run inline on the
+// thread that made them ready; of several expensive ready nodes, one runs
+// inline and the rest go to the inter-op runner; nodes made ready by an
+// async kernel that completes later (a Recv woken by its Send) go to the
+// runner, so a chain of cross-device hops never nests on one stack. The
+// first error aborts the step (no new nodes start, the step's
 // CancellationManager is cancelled) and is reported with the node's name,
-// op and device.
+// op and device, and the frame and iteration when inside a loop.
 //
-// Per-step state is organised as frames and iterations (today only the root
-// frame's iteration 0 exists) and every value carries a dead flag, so
-// while-loop control flow slots in without changing the scheduling core.
+// Control flow follows TensorFlow's executor: every value may be dead (the
+// untaken side of a Switch); a node with a dead input does not run and its
+// outputs are dead, except Merge, which runs on its first live input (or is
+// dead when all are), and ControlTrigger. Enter opens a child frame per
+// (parent frame, parent iteration, frame_name); each frame keeps at most
+// `parallel_iterations` iterations in flight, each with its own input
+// slots and pending counts, freed as soon as the iteration is done, so a
+// loop's memory does not grow with its iteration count. Frame ids are a
+// fixed 64-bit hash of the frame's full name, the same in every partition
+// and process (they are part of rendezvous keys).
 #ifndef GRAPHRUN_RUNTIME_EXECUTOR_H_
 #define GRAPHRUN_RUNTIME_EXECUTOR_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -80,30 +92,51 @@ class Executor {
   struct OutEdge {
     int dst;          // item index
     int src_output;   // kControlSlot for control edges
-    int dst_slot;     // absolute index into the step's input array, or -1
+    int dst_slot;     // index into the dst frame's input slots, or -1
   };
+  // The static shape of one frame (the root frame, or all frames opened
+  // by Enters with one frame_name): its nodes' count slots and inputs.
+  struct FrameInfo {
+    std::string name;  // frame_name; "" for the root
+    int num_nodes = 0;
+    int total_inputs = 0;
+    int num_enters = 0;  // Enter nodes that open it
+    // Per node: pending count in the low 32 bits, dead count above.
+    std::vector<int64_t> initial_counts;
+  };
+  enum class Kind : uint8_t { kNormal, kEnter, kExit, kNextIteration };
   struct NodeItem {
     const Node* node = nullptr;
     std::unique_ptr<OpKernel> kernel;
     bool expensive = true;
     bool async = false;
-    int input_start = 0;   // first slot in the flat input array
+    Kind kind = Kind::kNormal;
+    bool is_merge = false;
+    bool is_switch = false;
+    bool is_control_trigger = false;
+    bool is_constant_enter = false;
+    int frame = 0;         // index into frames_ of the frame it runs in
+    int pending_id = 0;    // its count slot in that frame
+    int input_start = 0;   // first input slot in that frame
     int num_inputs = 0;
     int num_outputs = 0;
-    int initial_pending = 0;
     int out_begin = 0, out_end = 0;  // range in out_edges_
+    // Enter only: the frame it opens and how many iterations run at once.
+    int child_frame = -1;
+    int parallel_iterations = 1;
     // How many data edges leave each output (to move the last copy).
     std::vector<int> output_uses;
   };
 
   Executor(const Graph* graph, Device* device);
+  absl::Status BuildFrames();
 
   const Graph* graph_;
   Device* device_;
   std::vector<NodeItem> items_;
   std::vector<OutEdge> out_edges_;
+  std::vector<FrameInfo> frames_;  // frames_[0] is the root
   std::vector<int> root_nodes_;
-  int total_inputs_ = 0;
 };
 
 }  // namespace graphrun

@@ -205,6 +205,11 @@ REGISTER_OP("FloorDiv")
     .Attr(TypeAttr(kBinaryMoreTypes))
     .SetShapeFn(BroadcastBinaryShapeFor("FloorDiv"));
 
+REGISTER_OP("FloorMod")
+    .Input("x: T").Input("y: T").Output("z: T")
+    .Attr(TypeAttr(kBinaryMoreTypes))
+    .SetShapeFn(BroadcastBinaryShapeFor("FloorMod"));
+
 REGISTER_OP("Maximum")
     .Input("x: T").Input("y: T").Output("z: T")
     .Attr(TypeAttr(kMinMaxTypes))

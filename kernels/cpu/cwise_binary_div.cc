@@ -1,7 +1,9 @@
-// RealDiv, Div, FloorDiv and Pow on CPU, with broadcasting. Integer division
-// truncates (Div) or floors (FloorDiv) and fails on a zero divisor; integer
+// RealDiv, Div, FloorDiv, FloorMod and Pow on CPU, with broadcasting.
+// Integer division truncates (Div) or floors (FloorDiv; FloorMod's result
+// takes the divisor's sign) and fails on a zero divisor; integer
 // Pow fails on a negative exponent, as TensorFlow's safe_div / safe_pow.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -59,6 +61,26 @@ struct FloatFloorDiv {
   template <typename Packet>
   Packet packetOp(const Packet& a, const Packet& b) const {
     return Eigen::internal::pfloor(Eigen::internal::pdiv(a, b));
+  }
+};
+
+// The remainder of floored division: a - floor(a / b) * b, with the sign of
+// b (Python's %). Integers: b != 0 (checked before).
+template <typename T>
+struct FloorMod {
+  T operator()(const T& a, const T& b) const {
+    T r;
+    if constexpr (std::is_integral_v<T>) {
+      if (b == T(0)) return T(0);
+      if constexpr (std::is_signed_v<T>) {
+        if (b == T(-1)) return T(0);  // INT_MIN % -1 would trap
+      }
+      r = static_cast<T>(a % b);
+    } else {
+      r = static_cast<T>(std::fmod(static_cast<double>(a), static_cast<double>(b)));
+    }
+    if (r != T(0) && ((r < T(0)) != (b < T(0)))) r = static_cast<T>(r + b);
+    return r;
   }
 };
 
@@ -130,6 +152,7 @@ using FloatPow = BinaryOp<T, T, Eigen::internal::scalar_pow_op<T, T>>;
   GR_CWISE_REGISTER("RealDiv", T, FloatDiv<T>);                  \
   GR_CWISE_REGISTER("Div", T, FloatDiv<T>);                      \
   GR_CWISE_REGISTER("FloorDiv", T, BinaryOp<T, T, FloatFloorDiv<T>>); \
+  GR_CWISE_REGISTER("FloorMod", T, BinaryOp<T, T, FloorMod<T>>);      \
   GR_CWISE_REGISTER("Pow", T, FloatPow<T>)
 
 GR_REGISTER_FLOAT(float);
@@ -141,7 +164,8 @@ GR_REGISTER_FLOAT(bfloat16);
 #define GR_REGISTER_INT_DIV(T)                                            \
   GR_CWISE_REGISTER("Div", T, BinaryOp<T, T, IntDiv<T>, NonZeroDivisor>); \
   GR_CWISE_REGISTER("FloorDiv", T,                                        \
-                    BinaryOp<T, T, IntFloorDiv<T>, NonZeroDivisor>)
+                    BinaryOp<T, T, IntFloorDiv<T>, NonZeroDivisor>);      \
+  GR_CWISE_REGISTER("FloorMod", T, BinaryOp<T, T, FloorMod<T>, NonZeroDivisor>)
 
 GR_REGISTER_INT_DIV(int8_t);
 GR_REGISTER_INT_DIV(int16_t);
