@@ -15,7 +15,24 @@ namespace graphrun {
 namespace {
 
 size_t ElementBytes(DataType dtype) {
-  return dtype == DT_STRING ? sizeof(std::string) : DataTypeSize(dtype);
+  switch (dtype) {
+    case DT_STRING: return sizeof(std::string);
+    case DT_VARIANT: return sizeof(Variant);
+    case DT_RESOURCE: return sizeof(ResourceHandle);
+    default: return DataTypeSize(dtype);
+  }
+}
+
+template <typename T>
+void ConstructAll(void* data, int64_t n) {
+  T* p = static_cast<T*>(data);
+  for (int64_t i = 0; i < n; ++i) new (p + i) T();
+}
+
+template <typename T>
+void DestroyAll(void* data, int64_t n) {
+  T* p = static_cast<T*>(data);
+  for (int64_t i = 0; i < n; ++i) p[i].~T();
 }
 
 // Copies `n` values from a typed proto field into `out`, following
@@ -87,8 +104,11 @@ std::shared_ptr<TensorBuffer> TensorBuffer::Create(Allocator* allocator,
   buffer->dtype_ = dtype;
   buffer->num_elements_ = num_elements;
   if (dtype == DT_STRING) {
-    auto* s = static_cast<std::string*>(data);
-    for (int64_t i = 0; i < num_elements; ++i) new (s + i) std::string();
+    ConstructAll<std::string>(data, num_elements);
+  } else if (dtype == DT_VARIANT) {
+    ConstructAll<Variant>(data, num_elements);
+  } else if (dtype == DT_RESOURCE) {
+    ConstructAll<ResourceHandle>(data, num_elements);
   } else if (init == Init::kZero) {
     std::memset(data, 0, bytes);
   } else if (PoisonUninitialized()) {
@@ -99,8 +119,11 @@ std::shared_ptr<TensorBuffer> TensorBuffer::Create(Allocator* allocator,
 
 TensorBuffer::~TensorBuffer() {
   if (dtype_ == DT_STRING) {
-    auto* s = static_cast<std::string*>(data_);
-    for (int64_t i = 0; i < num_elements_; ++i) s[i].~basic_string();
+    DestroyAll<std::string>(data_, num_elements_);
+  } else if (dtype_ == DT_VARIANT) {
+    DestroyAll<Variant>(data_, num_elements_);
+  } else if (dtype_ == DT_RESOURCE) {
+    DestroyAll<ResourceHandle>(data_, num_elements_);
   }
   allocator_->DeallocateRaw(data_, bytes_);
 }
@@ -138,6 +161,11 @@ size_t Tensor::TotalBytes() const {
 absl::StatusOr<Tensor> Tensor::FromProto(const TensorProto& proto,
                                          const TensorFromProtoOptions& options) {
   const DataType dtype = proto.dtype();
+  if (dtype == DT_VARIANT || dtype == DT_RESOURCE) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensors of type ", DataTypeString(dtype),
+        " cannot be decoded from a TensorProto"));
+  }
   if (!IsSupportedTensorType(dtype)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "tensor of type ", DataTypeString(dtype), " is not supported"));
@@ -235,7 +263,9 @@ void Tensor::AsProtoTensorContent(TensorProto* proto) const {
   proto->Clear();
   proto->set_dtype(dtype_);
   shape_.AsProto(proto->mutable_tensor_shape());
-  if (NumElements() == 0) return;
+  // Variant and resource elements are process-local objects: dtype and
+  // shape only.
+  if (NumElements() == 0 || dtype_ == DT_VARIANT || dtype_ == DT_RESOURCE) return;
   if (dtype_ == DT_STRING) {
     std::string out;
     {
@@ -315,6 +345,8 @@ absl::StatusOr<Tensor> Tensor::Reshaped(const TensorShape& shape) const {
 }
 
 std::string Tensor::ValueString(int64_t i) const {
+  if (dtype_ == DT_VARIANT) return flat<Variant>()[i].DebugString();
+  if (dtype_ == DT_RESOURCE) return flat<ResourceHandle>()[i].DebugString();
   std::string out;
   VisitDataType(dtype_, [&](auto zero) {
     using T = decltype(zero);

@@ -22,10 +22,13 @@
 #include "graph/protos/tensor.pb.h"
 #include "graph/tensor_shape.h"
 #include "graph/types.h"
+#include "graph/variant.h"
 
 namespace graphrun {
 
-// Owns one allocation. For DT_STRING it holds constructed std::string objects.
+// Owns one allocation. For DT_STRING, DT_VARIANT and DT_RESOURCE it holds
+// constructed std::string / Variant / ResourceHandle objects (so those
+// tensors must come from a host allocator).
 class TensorBuffer {
  public:
   // Whether a new buffer's bytes are set. kUninitialized is for buffers
@@ -34,8 +37,9 @@ class TensorBuffer {
   // with 0xFF bytes instead, so code that reads them before writing shows
   // up as NaN / -1 rather than as a lucky zero.
   enum class Init { kZero, kUninitialized };
-  // Returns nullptr if the allocator has no memory left. DT_STRING buffers
-  // always hold constructed empty strings.
+  // Returns nullptr if the allocator has no memory left. DT_STRING,
+  // DT_VARIANT and DT_RESOURCE buffers always hold default-constructed
+  // elements.
   static std::shared_ptr<TensorBuffer> Create(Allocator* allocator,
                                               DataType dtype,
                                               int64_t num_elements,
@@ -111,7 +115,8 @@ class Tensor {
   int dims() const { return shape_.dims(); }
   int64_t dim_size(int i) const { return shape_.dim_size(i); }
   int64_t NumElements() const { return shape_.num_elements(); }
-  // Bytes of element data (for strings: sizeof(std::string) each).
+  // Bytes of element data (for strings, variants and resource handles:
+  // sizeof the C++ object each).
   size_t TotalBytes() const;
   bool IsInitialized() const { return buffer_ != nullptr || NumElements() == 0; }
   // True if both view the same allocation.

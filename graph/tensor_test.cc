@@ -314,5 +314,78 @@ TEST(TensorShapeDeathTest, UncheckedVariantsAbortPastTheLimit) {
   EXPECT_DEATH(shape.set_dim(0, -1), "check failed");
 }
 
+// A variant value that counts how many of its kind are alive.
+struct Counted : VariantValue {
+  explicit Counted(int* live, int v) : live(live), value(v) { ++*live; }
+  ~Counted() override { --*live; }
+  std::string TypeName() const override { return "Counted"; }
+  std::string DebugString() const override { return "Counted(" + std::to_string(value) + ")"; }
+  int* live;
+  int value;
+};
+
+struct Counter : ResourceBase {
+  std::string DebugString() const override { return "Counter"; }
+};
+
+TEST(TensorVariantTest, ElementsAreConstructedSharedAndDestroyed) {
+  int live = 0;
+  {
+    auto t = Tensor::Allocate(HostAllocator(), DT_VARIANT, TensorShape({3}),
+                              TensorBuffer::Init::kUninitialized);
+    ASSERT_TRUE(t.ok()) << t.status();
+    for (const Variant& v : t->flat<Variant>()) EXPECT_TRUE(v.empty());
+    t->flat<Variant>()[1] = Variant(std::make_shared<Counted>(&live, 7));
+    EXPECT_EQ(live, 1);
+    Tensor copy = *t;  // shares the buffer, so the value too
+    ASSERT_NE(copy.flat<Variant>()[1].get<Counted>(), nullptr);
+    EXPECT_EQ(copy.flat<Variant>()[1].get<Counted>()->value, 7);
+    EXPECT_EQ(t->TotalBytes(), 3 * sizeof(Variant));
+    EXPECT_EQ(t->DebugString(), "Tensor<type: variant shape: [3] values: Variant<empty> "
+                                "Counted(7) Variant<empty>>");
+  }
+  EXPECT_EQ(live, 0);
+}
+
+TEST(TensorVariantTest, MutableOnlyForTheSoleHolder) {
+  int live = 0;
+  Variant a(std::make_shared<Counted>(&live, 1));
+  ASSERT_NE(a.MutableIfUnique<Counted>(), nullptr);
+  Variant b = a;
+  EXPECT_EQ(a.MutableIfUnique<Counted>(), nullptr);
+  EXPECT_EQ(b.MutableIfUnique<Counted>(), nullptr);
+  b = Variant();
+  EXPECT_NE(a.MutableIfUnique<Counted>(), nullptr);
+}
+
+TEST(TensorVariantTest, ResourceHandlesReachOneObject) {
+  Tensor t(DT_RESOURCE, TensorShape());
+  EXPECT_EQ(t.scalar<ResourceHandle>().get<Counter>(), nullptr);
+  auto counter = std::make_shared<Counter>();
+  t.scalar<ResourceHandle>() = ResourceHandle("c", counter);
+  Tensor copy = t;
+  EXPECT_EQ(copy.scalar<ResourceHandle>().get<Counter>(), counter.get());
+  EXPECT_EQ(copy.scalar<ResourceHandle>().name(), "c");
+  EXPECT_EQ(t.DebugString(), "Tensor<type: resource shape: [] values: ResourceHandle(c: Counter)>");
+}
+
+TEST(TensorVariantTest, ProtosCarryDtypeAndShapeOnly) {
+  int live = 0;
+  Tensor t(DT_VARIANT, TensorShape({2}));
+  t.flat<Variant>()[0] = Variant(std::make_shared<Counted>(&live, 1));
+  TensorProto content, field;
+  t.AsProtoTensorContent(&content);
+  t.AsProtoField(&field);
+  for (const TensorProto* p : {&content, &field}) {
+    EXPECT_EQ(p->dtype(), DT_VARIANT);
+    EXPECT_EQ(p->tensor_shape().dim_size(), 1);
+    EXPECT_TRUE(p->tensor_content().empty());
+    auto back = Tensor::FromProto(*p);
+    EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  TensorProto r = ProtoOf(DT_RESOURCE, {});
+  EXPECT_EQ(Tensor::FromProto(r).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace graphrun

@@ -118,7 +118,8 @@ int DataTypeSize(DataType dtype) {
 }
 
 bool IsSupportedTensorType(DataType dtype) {
-  return dtype == DT_STRING || DataTypeSize(dtype) > 0;
+  return dtype == DT_STRING || dtype == DT_VARIANT || dtype == DT_RESOURCE ||
+         DataTypeSize(dtype) > 0;
 }
 
 bool IsFloatingType(DataType dtype) {

@@ -41,7 +41,8 @@ bool IsValidDataType(int value);
 // for DT_STRING (variable size) and for types it cannot hold.
 int DataTypeSize(DataType dtype);
 
-// True if a Tensor can hold elements of this type (see tensor.h).
+// True if a Tensor can hold elements of this type (see tensor.h): the
+// fixed-size types, DT_STRING, DT_VARIANT and DT_RESOURCE.
 bool IsSupportedTensorType(DataType dtype);
 
 bool IsFloatingType(DataType dtype);  // half, bfloat16, float, double
