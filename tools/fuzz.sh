@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing with libFuzzer + ASan.
+# Coverage-guided fuzzing with libFuzzer + AddressSanitizer +
+# UndefinedBehaviorSanitizer (signed overflow, shifts, float-to-int casts,
+# bad enum/bool loads...; every finding stops the run).
 #
-#   tools/fuzz.sh [SECONDS] [graphdef|placer]     (default 60, graphdef)
+#   tools/fuzz.sh [SECONDS] [graphdef|placer|shapes]   (default 60, graphdef)
 #
 # graphdef: the GraphDef parsers and importer (//graph/fuzz:graphdef_fuzzer);
 # placer: device specs, cluster files, cost profiles and rendezvous keys
-# (//placer/fuzz:placer_inputs_fuzzer). Builds the target with clang in its
+# (//placer/fuzz:placer_inputs_fuzzer); shapes: shape functions on fuzzed
+# ops, placeholder shapes and int constants (//graph/fuzz:shape_fuzzer). Builds the target with clang in its
 # own Bazel output base (so the main gcc build cache is untouched), then
 # fuzzes from the committed corpus. New crashes land in fuzz-out/<target>/
 # (crash-*), with the input that triggered them; add fixed ones to the
@@ -17,7 +20,8 @@ which="${2:-graphdef}"
 case "$which" in
   graphdef) target=//graph/fuzz:graphdef_fuzzer; corpus=graph/fuzz/corpus ;;
   placer) target=//placer/fuzz:placer_inputs_fuzzer; corpus=placer/fuzz/corpus ;;
-  *) echo "fuzz.sh: unknown target '$which' (graphdef or placer)" >&2; exit 2 ;;
+  shapes) target=//graph/fuzz:shape_fuzzer; corpus=graph/fuzz/shape_corpus ;;
+  *) echo "fuzz.sh: unknown target '$which' (graphdef, placer or shapes)" >&2; exit 2 ;;
 esac
 
 if ! command -v clang >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "ok installed"; then
@@ -35,5 +39,7 @@ out="fuzz-out/$which"
 mkdir -p "$out/corpus"
 cp -n "$corpus"/* "$out/corpus/" 2>/dev/null || true
 # rss_limit: the importer must not need more than this for any input.
+# UBSan: report with a stack and stop, so libFuzzer keeps the input.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 "$bin" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
   -artifact_prefix="$out/" -print_final_stats=1 "$out/corpus"
