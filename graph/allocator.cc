@@ -19,10 +19,18 @@ class AlignedHostAllocator : public Allocator {
   std::string Name() const override { return "host"; }
 
   void* AllocateRaw(size_t alignment, size_t num_bytes) override {
+    // Rounding up must not wrap a huge request around to a small block.
+    if (num_bytes > kMaxRequestBytes || alignment > kMaxRequestBytes ||
+        alignment == 0 || (alignment & (alignment - 1)) != 0) {
+      return nullptr;
+    }
     // aligned_alloc wants a size that is a multiple of the alignment.
     size_t rounded = (num_bytes + alignment - 1) / alignment * alignment;
     if (rounded == 0) rounded = alignment;
     if (rounded >= kMinCachedBytes && alignment <= kCacheAlignment) {
+      // Cached blocks are keyed by their size rounded as DeallocateRaw
+      // rounds it, whatever alignment this request asked for.
+      rounded = (rounded + kCacheAlignment - 1) / kCacheAlignment * kCacheAlignment;
       absl::MutexLock lock(&mu_);
       for (size_t i = 0; i < cache_.size(); ++i) {
         if (cache_[i].second == rounded) {
@@ -34,8 +42,7 @@ class AlignedHostAllocator : public Allocator {
       }
     }
     if (rounded >= kMinCachedBytes && alignment <= kCacheAlignment) {
-      alignment = kCacheAlignment;
-      rounded = (rounded + alignment - 1) / alignment * alignment;
+      alignment = kCacheAlignment;  // so the block can serve any later request
     }
     return std::aligned_alloc(alignment, rounded);
   }
@@ -67,6 +74,8 @@ class AlignedHostAllocator : public Allocator {
   static constexpr size_t kMinCachedBytes = size_t{1} << 20;
   static constexpr size_t kMaxCachedBytes = size_t{256} << 20;
   static constexpr size_t kMaxCachedBlocks = 64;
+  // Far past any real tensor (2^48 elements of 16 bytes is 2^52 bytes).
+  static constexpr size_t kMaxRequestBytes = size_t{1} << 60;
 
   absl::Mutex mu_;
   std::vector<std::pair<void*, size_t>> cache_ ABSL_GUARDED_BY(mu_);

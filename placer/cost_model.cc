@@ -10,6 +10,7 @@
 #include "graph/graph_io.h"
 #include "graph/status_macros.h"
 #include "graph/types.h"
+#include "placer/device_name.h"
 
 namespace graphrun {
 namespace placer {
@@ -199,6 +200,26 @@ void CostModel::AddMeasurement(absl::string_view node, absl::string_view op,
   }
 }
 
+namespace {
+
+// A profile entry's device as the lookups spell it: a device type in upper
+// case ("gpu" -> "GPU") or a canonical full name ("/gpu:0" style parts made
+// "/device:GPU:0"). Anything else could never match a device: an error.
+absl::StatusOr<std::string> ProfileDevice(const std::string& device) {
+  absl::StatusOr<DeviceName> name = ParseDeviceName(device);
+  if (!name.ok()) return name.status();
+  if (IsCompleteDeviceName(*name)) return DeviceNameToString(*name);
+  if (name->has_type && !name->has_job && !name->has_replica && !name->has_task &&
+      !name->has_id) {
+    return name->type;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "device '", device, "' must be a device type such as 'GPU' or a full "
+      "name /job:J/replica:R/task:T/device:TYPE:ID"));
+}
+
+}  // namespace
+
 absl::Status CostModel::AddProfile(const CostProfile& profile) {
   for (int i = 0; i < profile.nodes_size(); ++i) {
     const NodeCost& c = profile.nodes(i);
@@ -216,8 +237,16 @@ absl::Status CostModel::AddProfile(const CostProfile& profile) {
       return absl::InvalidArgumentError(
           absl::StrCat(what, ": compute_us must be a non-negative number"));
     }
+    absl::StatusOr<std::string> device = ProfileDevice(c.device());
+    if (!device.ok()) return WithContext(device.status(), what);
     std::vector<int64_t> bytes(c.output_bytes().begin(), c.output_bytes().end());
-    AddMeasurement(c.node(), c.op(), c.device(), c.compute_us() * 1e-6, bytes);
+    for (size_t j = 0; j < bytes.size(); ++j) {
+      if (bytes[j] < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, ": output_bytes[", j, "] is ", bytes[j], ", not >= 0"));
+      }
+    }
+    AddMeasurement(c.node(), c.op(), *device, c.compute_us() * 1e-6, bytes);
   }
   return absl::OkStatus();
 }

@@ -65,8 +65,10 @@ class CostModel {
                       absl::string_view device, double seconds,
                       const std::vector<int64_t>& output_bytes = {});
 
-  // Adds every entry of `profile`. InvalidArgument on a negative time or an
-  // entry with neither node nor op, naming the entry.
+  // Adds every entry of `profile`. InvalidArgument, naming the entry, on a
+  // time that is negative or not finite, an entry with neither node nor op,
+  // a device that is neither a type ("GPU", any case) nor a full name (kept
+  // canonical), or a negative output_bytes.
   absl::Status AddProfile(const CostProfile& profile);
   // The measured costs as a profile (one entry per node and device, with
   // the median over samples), sorted by node then device.

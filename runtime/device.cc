@@ -8,6 +8,10 @@
 namespace graphrun {
 namespace {
 
+// Past this a single request is refused: the in-use count (int64_t) can then
+// hold any number of live buffers a machine could have without overflow.
+constexpr int64_t kMaxTrackedBytes = int64_t{1} << 60;
+
 void UpdateMax(std::atomic<int64_t>* target, int64_t value) {
   int64_t cur = target->load(std::memory_order_relaxed);
   while (value > cur &&
@@ -54,6 +58,12 @@ TrackingAllocator::TrackingAllocator(Allocator* base, std::string name,
     : base_(base), name_(std::move(name)), bytes_limit_(bytes_limit) {}
 
 void* TrackingAllocator::AllocateRaw(size_t alignment, size_t num_bytes) {
+  // Counted in int64_t: a request that does not fit (or that alone passes
+  // the limit) is refused before it can wrap the count.
+  if (num_bytes > static_cast<size_t>(kMaxTrackedBytes) ||
+      (bytes_limit_ > 0 && num_bytes > static_cast<size_t>(bytes_limit_))) {
+    return nullptr;
+  }
   const int64_t bytes = static_cast<int64_t>(num_bytes);
   // Reserve first so concurrent allocations cannot overshoot the limit.
   const int64_t now = in_use_.fetch_add(bytes, std::memory_order_relaxed) + bytes;

@@ -24,8 +24,11 @@ struct AllocatorStats {
   int64_t bytes_limit = 0;  // 0 = no limit
 };
 
-// Wraps an allocator and counts what passes through it; refuses requests
-// past `bytes_limit` (0 = no limit). Lock-free; thread-safe.
+// Wraps an allocator and counts what passes through it. AllocateRaw returns
+// nullptr, without asking the base allocator, when the request would take
+// the bytes in use past `bytes_limit` (0 = no limit) or is over 2^60 bytes;
+// concurrent requests never overshoot the limit together. Lock-free;
+// thread-safe.
 class TrackingAllocator : public Allocator {
  public:
   TrackingAllocator(Allocator* base, std::string name, int64_t bytes_limit = 0);
