@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "graph/control_flow.h"
+#include "graph/lower_functional.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 
@@ -114,6 +115,14 @@ absl::StatusOr<TensorId> ParseTensorId(absl::string_view input,
 
 absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(
     const GraphDef& graph_def, const ImportOptions& options) {
+  if (options.lower_functional_ops && NeedsLowering(graph_def)) {
+    LowerFunctionalOptions lower;
+    lower.registry = options.registry;
+    GR_ASSIGN_OR_RETURN(GraphDef lowered, LowerFunctionalOps(graph_def, lower));
+    ImportOptions rest = options;
+    rest.lower_functional_ops = false;
+    return ImportGraphDef(lowered, rest);
+  }
   auto graph = std::make_unique<Graph>();
   graph->set_meta(graph_def);
 
@@ -135,10 +144,10 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(
           "\": names match [A-Za-z0-9.][A-Za-z0-9_.\\-/>]*"));
     }
     if (def.op().empty()) return NodeError(def, "the node has no op");
-    if (functions.contains(def.op())) {
+    if (functions.contains(def.op()) && !options.allow_unknown_ops) {
       return NodeError(def, absl::StrCat(
           "calls function '", def.op(),
-          "' from the graph's library: functions are not supported"));
+          "' from the graph's library, and function calls are not being inlined"));
     }
     const OpDef* op_def = options.registry->Find(def.op());
     if (op_def == nullptr && !options.allow_unknown_ops) {

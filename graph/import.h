@@ -4,8 +4,10 @@
 // node names (syntax, duplicates), input references ("x", "x:1", "^x";
 // data inputs before control inputs), unknown ops (unless allowed), attrs
 // against the op's definition, input count and dtypes, dangling inputs,
-// colocation targets, cycles, function calls, and shape inference (huge or
-// inconsistent shapes, constants that do not decode). Stateless; thread-safe.
+// colocation targets, cycles, and shape inference (huge or inconsistent
+// shapes, constants that do not decode). Function calls and functional
+// If/Case/While are lowered first (graph/lower_functional.h), so the Graph
+// holds their v1 form. Stateless; thread-safe.
 #ifndef GRAPHRUN_GRAPH_IMPORT_H_
 #define GRAPHRUN_GRAPH_IMPORT_H_
 
@@ -53,6 +55,10 @@ struct ImportOptions {
   bool allow_internal_names = false;
   // Largest constant that may be declared in the graph.
   int64_t max_constant_bytes = int64_t{4} << 30;
+  // Inline function calls and lower If/Case/While to v1 control flow
+  // (graph/lower_functional.h) before anything else. Off, a node that calls
+  // a library function is an error unless unknown ops are allowed.
+  bool lower_functional_ops = true;
 };
 
 absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(

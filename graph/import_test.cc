@@ -69,7 +69,7 @@ constexpr char kEveryField[] = R"pb(
     attr { key: "_class" value { list { s: "loc:@src" } } }
     attr { key: "_unknown_attr_from_newer_tf" value { i: 7 } }
     experimental_debug_info { original_node_names: "orig" original_func_names: "fn" }
-    experimental_type { type_id: 3 args { type_id: 4 } s: "x" }
+    experimental_type { type_id: TFT_PRODUCT args { type_id: TFT_NAMED } s: "x" }
   }
   node {
     name: "attrs"
@@ -112,7 +112,30 @@ constexpr char kEveryField[] = R"pb(
   versions { producer: 1882 min_consumer: 12 bad_consumers: [ 3, 5 ] }
   version: 17
   library {
-    function { signature { name: "unused_fn" } }
+    function {
+      signature {
+        name: "unused_fn"
+        input_arg { name: "a" description: "first" type: DT_FLOAT
+          handle_data { dtype: DT_FLOAT shape { dim { size: 2 } } } }
+        input_arg { name: "b" type_attr: "T" number_attr: "N" is_ref: true
+          experimental_full_type { type_id: TFT_TENSOR args { type_id: TFT_VAR s: "T" } } }
+        input_arg { name: "c" type_list_attr: "L" }
+        output_arg { name: "y" type: DT_FLOAT }
+        control_output: "side"
+        attr { name: "T" type: "type" default_value { type: DT_FLOAT } description: "t"
+          has_minimum: true minimum: 1 allowed_values { list { type: [ DT_FLOAT ] } } }
+        deprecation { version: 9 explanation: "use another" }
+        summary: "s" description: "d" is_commutative: true is_aggregate: true
+        is_stateful: true allows_uninitialized_input: true is_distributed_communication: true
+      }
+      attr { key: "_construction_context" value { s: "kEagerRuntime" } }
+      arg_attr { key: 0 value { attr { key: "_user_specified_name" value { s: "a" } } } }
+      resource_arg_unique_id { key: 1 value: 0 }
+      node_def { name: "side" op: "TSource" input: "a"
+        experimental_type { type_id: TFT_PRODUCT args { type_id: TFT_LEGACY_VARIANT } } }
+      ret { key: "y" value: "side:y:0" }
+      control_ret { key: "side" value: "side" }
+    }
     gradient { function_name: "unused_fn" gradient_func: "unused_grad" }
   }
 )pb";
@@ -339,11 +362,51 @@ TEST(ImportErrorsTest, ColocationWithUnknownNode) {
               "node 'a' (TSource): expects to be colocated with unknown node 'nowhere'");
 }
 
-TEST(ImportErrorsTest, FunctionCallsAreNotSupported) {
-  ExpectError(R"pb(node { name: "call" op: "my_fn" }
-                   library { function { signature { name: "my_fn" } } })pb",
-              "node 'call' (my_fn): calls function 'my_fn' from the graph's library: "
-              "functions are not supported");
+// Calls are inlined before validation (graph/lower_functional.h, tested
+// there); its errors are import errors.
+TEST(ImportErrorsTest, FunctionCallsAreLoweredFirst) {
+  constexpr char kSelfCall[] = R"pb(
+    node { name: "call" op: "my_fn" }
+    library { function { signature { name: "my_fn" } node_def { name: "again" op: "my_fn" } } })pb";
+  ExpectError(kSelfCall, "function 'my_fn' calls itself (my_fn -> my_fn)");
+  auto def = ParseGraphDef(kSelfCall, GraphFormat::kText);
+  ASSERT_TRUE(def.ok());
+  ImportOptions no_lowering;
+  no_lowering.lower_functional_ops = false;
+  auto g = ImportGraphDef(*def, no_lowering);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().message(),
+            "node 'call' (my_fn): calls function 'my_fn' from the graph's library, and "
+            "function calls are not being inlined");
+  // Lenient import (for `graphrun inspect`) keeps the call as an unknown op.
+  no_lowering.allow_unknown_ops = true;
+  g = ImportGraphDef(*def, no_lowering);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->FindNode("call")->op_def(), nullptr);
+}
+
+// TensorFlow writes full types by enum name; numbers parse too, and a
+// number this build does not name survives a binary round trip.
+TEST(ImportTest, FullTypeIdsByNameAndNumber) {
+  auto def = ParseGraphDef(R"pb(
+    node { name: "a" op: "TSource" experimental_type { type_id: TFT_PRODUCT
+      args { type_id: TFT_ARRAY args { type_id: TFT_TENSOR args { type_id: TFT_FLOAT } } } } }
+    node { name: "b" op: "TSource" experimental_type { type_id: 10203 } })pb",
+                           GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_EQ(def->node(0).experimental_type().type_id(), TFT_PRODUCT);
+  EXPECT_EQ(def->node(0).experimental_type().args(0).args(0).args(0).type_id(), TFT_FLOAT);
+  EXPECT_EQ(def->node(1).experimental_type().type_id(), TFT_LEGACY_VARIANT);
+  auto text = SerializeGraphDef(*def, GraphFormat::kText);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("type_id: TFT_LEGACY_VARIANT"), std::string::npos) << *text;
+
+  GraphDef unnamed = *def;
+  unnamed.mutable_node(1)->mutable_experimental_type()->set_type_id(
+      static_cast<FullTypeId>(77777));
+  auto back = ParseGraphDef(SerializeDeterministically(unnamed), GraphFormat::kBinary);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(static_cast<int>(back->node(1).experimental_type().type_id()), 77777);
 }
 
 TEST(GraphIoTest, TextSyntaxErrorsHaveLineAndColumn) {
