@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "graph/import.h"
+#include "graph/lower_functional.h"
 #include "graph/op_registry.h"
 
 namespace graphrun {
@@ -46,16 +47,19 @@ InspectReport InspectGraph(const GraphDef& graph_def,
   absl::StrAppend(&out, "Graph: ", options.source, "\n");
   absl::StrAppend(&out, "  producer version ", graph_def.versions().producer(),
                   ", min consumer ", graph_def.versions().min_consumer(), "\n");
+  const std::vector<const FunctionDef*> functions = ReachableFunctions(graph_def);
   if (graph_def.library().function_size() > 0) {
     absl::StrAppend(&out, "  function library: ",
-                    graph_def.library().function_size(),
-                    " functions (graphrun does not run functions)\n");
+                    graph_def.library().function_size(), " functions, ",
+                    functions.size(),
+                    " used (calls are inlined and If/Case/While lowered at import)\n");
   }
 
-  // Import leniently (unknown ops kept) for the structure, strictly for the
-  // verdict.
+  // Import leniently (unknown ops kept, functional nodes as written) for the
+  // structure, strictly for the verdict.
   ImportOptions lenient;
   lenient.allow_unknown_ops = true;
+  lenient.lower_functional_ops = false;
   auto graph = ImportGraphDef(graph_def, lenient);
   if (!graph.ok()) {
     // Retry without shape inference so a shape error still gets a summary.
@@ -134,9 +138,24 @@ InspectReport InspectGraph(const GraphDef& graph_def,
         device.empty() ? "" : absl::StrCat(": ", NameList(names, options.max_names))));
   }
 
+  // Ops of the graph and of the function bodies it uses; calls and
+  // functional control flow are lowered away, so they are not listed.
+  std::map<std::string, std::vector<std::string>> to_run;
+  std::set<std::string> function_names;
+  for (const FunctionDef& f : graph_def.library().function()) {
+    function_names.insert(f.signature().name());
+  }
+  for (const auto& [op, names] : by_op) to_run[op] = names;
+  for (const FunctionDef* f : functions) {
+    for (const NodeDef& n : f->node_def()) {
+      to_run[n.op()].push_back(
+          absl::StrCat(n.name(), " (in function ", f->signature().name(), ")"));
+    }
+  }
   absl::StrAppend(&out, "\nOps this build cannot run:\n");
   int missing = 0;
-  for (const auto& [op, names] : by_op) {
+  for (const auto& [op, names] : to_run) {
+    if (IsFunctionalOp(op) || function_names.count(op)) continue;
     std::string why;
     if (options.why_cannot_run) {
       why = options.why_cannot_run(op);

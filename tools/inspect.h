@@ -1,6 +1,7 @@
 // The summary `graphrun inspect` prints: node count by op, inputs
 // (Placeholders with dtype and shape), likely outputs, requested devices,
-// and every op this build cannot run with the nodes that use it.
+// and every op this build cannot run with the nodes that use it, looking
+// inside the bodies of the library functions the graph uses.
 // Stateless; thread-safe.
 #ifndef GRAPHRUN_TOOLS_INSPECT_H_
 #define GRAPHRUN_TOOLS_INSPECT_H_
