@@ -5,11 +5,11 @@
 // (which lowers While/If to Enter/Merge/Switch/NextIteration/LoopCond/Exit),
 // and the same functions in TF2's functional form (StatelessWhile/While/
 // StatelessIf calling a function library), which graphrun lowers at import
-// (graph/lower_functional.h).
+// (graph/lower_functional.h). The RNN fixtures carry their sequences in
+// TensorLists (Keras, TF2) and TensorArrays (dynamic_rnn, v1).
 #include <set>
 #include <string>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/graph_io.h"
 #include "graph/npy.h"
@@ -23,23 +23,12 @@ namespace {
 
 constexpr char kDir[] = "tests/fixtures/control_flow/";
 
-// Fixtures whose ops are not all implemented yet (TensorList and
-// TensorArray). They move to the passing set when their ops land.
-const std::set<std::string>& NotYetSupported() {
-  static const auto* s = new std::set<std::string>{
-      "lstm.lowered",    "gru.lowered",    "bilstm.lowered",
-      "lstm.functional", "gru.functional", "bilstm.functional",
-      "dynamic_rnn_v1.v1"};
-  return *s;
-}
-
 TEST(TfControlFlowTest, LoopsAndCondsMatchTensorFlow) {
   std::vector<testing::FixtureModel> models = testing::ReadFixtureManifest(kDir);
   ASSERT_GE(models.size(), 20u) << kDir << "MANIFEST is missing";
   std::set<std::string> forms;
   int ran = 0;
   for (const testing::FixtureModel& m : models) {
-    if (NotYetSupported().count(m.name)) continue;
     SCOPED_TRACE(m.name);
     for (int parallel : {1, 0}) {
       SessionOptions options;
@@ -51,33 +40,11 @@ TEST(TfControlFlowTest, LoopsAndCondsMatchTensorFlow) {
     ++ran;
   }
   // while_count, while_tensor, while_nested, cond_in_loop, cond_plain and
-  // cond_plain_false, each lowered, functional and v1.
-  EXPECT_EQ(ran, 18);
+  // cond_plain_false, each lowered, functional and v1; Keras LSTM, GRU and
+  // bidirectional LSTM (TensorList loops), lowered and functional; and v1
+  // dynamic_rnn (TensorArray loop).
+  EXPECT_EQ(ran, 25);
   EXPECT_EQ(forms, (std::set<std::string>{"functional", "lowered", "v1"}));
-}
-
-// What is not implemented yet (TensorList and TensorArray ops, variant
-// tensors) is refused, naming the node and its op (inside a function body,
-// the function too), not a crash or a wrong answer. As those ops land these
-// fixtures start to run; RunFixture then checks them against TensorFlow.
-TEST(TfControlFlowTest, UnsupportedOpsAreNamed) {
-  int seen = 0;
-  for (const testing::FixtureModel& m : testing::ReadFixtureManifest(kDir)) {
-    if (!NotYetSupported().count(m.name)) continue;
-    SCOPED_TRACE(m.name);
-    ++seen;
-    absl::Status s = testing::RunFixture(m, SessionOptions());
-    if (s.ok()) continue;
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    const bool unregistered =
-        absl::StrContains(s.message(), "Op type not registered 'TensorList") ||
-        absl::StrContains(s.message(), "Op type not registered 'TensorArray");
-    EXPECT_TRUE(unregistered || absl::StrContains(s.message(), "variant")) << s;
-    if (unregistered && m.form == "functional") {
-      EXPECT_TRUE(absl::StrContains(s.message(), "function '")) << s;
-    }
-  }
-  EXPECT_EQ(seen, 7);
 }
 
 // The text form of a TF2 graph with a function library (as TensorFlow

@@ -3,6 +3,8 @@
 // Names, inputs, outputs and attrs are TensorFlow's (core/ops/array_ops.cc,
 // math_ops.cc for Cast/Range/Select); shape functions are in
 // array_shapes.cc and slice_shapes.cc.
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/ops/array_shapes.h"
@@ -46,6 +48,37 @@ absl::Status IdentityNShape(InferenceContext* c) {
 absl::Status ShapeShape(InferenceContext* c) {
   const PartialShape& in = c->input(0);
   c->set_output(0, PartialShape(std::vector<int64_t>{in.rank()}));
+  return absl::OkStatus();
+}
+
+// TensorFlow's ReverseV2 shape function: the input's shape; constant axes
+// must be in range and distinct.
+absl::Status ReverseV2Shape(InferenceContext* c) {
+  GR_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, "axis").status());
+  const PartialShape& input = c->input(0);
+  if (input.rank() > 8) {
+    return absl::InvalidArgumentError(
+        "reverse does not work on tensors with more than 8 dimensions");
+  }
+  std::vector<int64_t> axes;
+  if (!input.unknown_rank() && c->ConstantVector(1, &axes)) {
+    const int rank = input.rank();
+    std::vector<bool> seen(rank, false);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+      if (axis < 0 || axis >= rank) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("'axis'[", i, "] = ", axes[i],
+                         " is out of valid range [0, ", rank - 1, "]"));
+      }
+      if (seen[axis]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("axis ", axis, " specified more than once."));
+      }
+      seen[axis] = true;
+    }
+  }
+  c->ForwardInput(0, 0);
   return absl::OkStatus();
 }
 
@@ -103,6 +136,16 @@ REGISTER_OP("Transpose")
     .Attr("T: type")
     .Attr("Tperm: {int32, int64} = DT_INT32")
     .SetShapeFn(array_shapes::TransposeShape);
+
+REGISTER_OP("ReverseV2")
+    .Input("tensor: T")
+    .Input("axis: Tidx")
+    .Output("output: T")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .Attr("T: {uint8, int8, uint16, int16, int32, uint32, int64, uint64, "
+          "bool, bfloat16, half, float, double, complex64, complex128, "
+          "string}")
+    .SetShapeFn(ReverseV2Shape);
 
 REGISTER_OP("Shape")
     .Input("input: T")

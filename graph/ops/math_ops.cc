@@ -358,6 +358,22 @@ REGISTER_OP("Min")
     .Attr("Tidx: {int32, int64} = DT_INT32")
     .SetShapeFn(op_shapes::ReductionShape);
 
+REGISTER_OP("All")
+    .Input("input: bool")
+    .Input("reduction_indices: Tidx")
+    .Output("output: bool")
+    .Attr("keep_dims: bool = false")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(op_shapes::ReductionShape);
+
+REGISTER_OP("Any")
+    .Input("input: bool")
+    .Input("reduction_indices: Tidx")
+    .Output("output: bool")
+    .Attr("keep_dims: bool = false")
+    .Attr("Tidx: {int32, int64} = DT_INT32")
+    .SetShapeFn(op_shapes::ReductionShape);
+
 REGISTER_OP("ArgMax")
     .Input("input: T")
     .Input("dimension: Tidx")

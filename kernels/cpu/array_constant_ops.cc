@@ -288,6 +288,18 @@ class RangeOp : public OpKernel {
   }
 };
 
+// Kernels that only pass tensors on also pass list handles (DT_VARIANT) and
+// TensorArray handles (DT_RESOURCE), which loops carry.
+const std::vector<DataType>& ForwardableTypes() {
+  static const std::vector<DataType>* const types = [] {
+    auto* v = new std::vector<DataType>(AllTensorTypes());
+    v->push_back(DT_VARIANT);
+    v->push_back(DT_RESOURCE);
+    return v;
+  }();
+  return *types;
+}
+
 REGISTER_KERNEL(KernelDefBuilder("Const").Device(kDeviceCpu)
                     .TypeConstraint("dtype", AllTensorTypes()),
                 ConstOp);
@@ -298,13 +310,13 @@ REGISTER_KERNEL(KernelDefBuilder("PlaceholderWithDefault").Device(kDeviceCpu)
                     .TypeConstraint("dtype", AllTensorTypes()),
                 ForwardInputsOp);
 REGISTER_KERNEL(KernelDefBuilder("Identity").Device(kDeviceCpu)
-                    .TypeConstraint("T", AllTensorTypes()),
+                    .TypeConstraint("T", ForwardableTypes()),
                 ForwardInputsOp);
 REGISTER_KERNEL(KernelDefBuilder("IdentityN").Device(kDeviceCpu)
-                    .TypeConstraint("T", AllTensorTypes()),
+                    .TypeConstraint("T", ForwardableTypes()),
                 ForwardInputsOp);
 REGISTER_KERNEL(KernelDefBuilder("StopGradient").Device(kDeviceCpu)
-                    .TypeConstraint("T", AllTensorTypes()),
+                    .TypeConstraint("T", ForwardableTypes()),
                 ForwardInputsOp);
 REGISTER_KERNEL(KernelDefBuilder("NoOp").Device(kDeviceCpu), NoOp);
 

@@ -1,8 +1,8 @@
-// Sum, Mean, Prod, Max and Min over `reduction_indices` on CPU, as
+// Sum, Mean, Prod, Max, Min, All and Any over `reduction_indices` on CPU, as
 // TensorFlow's ReductionOp: axes may be negative, duplicates are an error,
 // keep_dims keeps reduced dimensions as 1s, and an empty reduction gives the
-// reducer's identity (0, 1, lowest/-inf, highest/+inf; NaN for the Mean of
-// floating types).
+// reducer's identity (0, 1, lowest/-inf, highest/+inf, true, false; NaN for
+// the Mean of floating types).
 //
 // The input is viewed with size-1 dimensions dropped and adjacent kept or
 // reduced dimensions merged; each run of reduced dimensions is then reduced
@@ -100,7 +100,7 @@ void ReducePass(const Device& d, const Acc* in, int64_t outer, int64_t r,
   }
 }
 
-enum class ReduceKind { kSum, kMean, kProd, kMax, kMin };
+enum class ReduceKind { kSum, kMean, kProd, kMax, kMin, kAll, kAny };
 
 template <typename T>
 constexpr bool kIsHalfLike =
@@ -125,6 +125,10 @@ auto MakeReducer() {
     return Eigen::internal::ProdReducer<Acc>();
   } else if constexpr (K == ReduceKind::kMax) {
     return Eigen::internal::MaxReducer<Acc, Eigen::PropagateNaN>();
+  } else if constexpr (K == ReduceKind::kAll) {
+    return Eigen::internal::AndReducer();
+  } else if constexpr (K == ReduceKind::kAny) {
+    return Eigen::internal::OrReducer();
   } else {
     return Eigen::internal::MinReducer<Acc, Eigen::PropagateNaN>();
   }
@@ -301,6 +305,11 @@ GR_REGISTER_REAL(int64_t);
 GR_REGISTER_REAL(uint64_t);
 GR_REGISTER_COMPLEX(complex64);
 GR_REGISTER_COMPLEX(complex128);
+// All and Any have no "T" attr: their input is always bool.
+REGISTER_KERNEL(KernelDefBuilder("All").Device(kDeviceCpu),
+                ReductionOp<bool, ReduceKind::kAll>);
+REGISTER_KERNEL(KernelDefBuilder("Any").Device(kDeviceCpu),
+                ReductionOp<bool, ReduceKind::kAny>);
 #undef GR_REGISTER_COMPLEX
 #undef GR_REGISTER_REAL
 #undef GR_REGISTER_REDUCTION

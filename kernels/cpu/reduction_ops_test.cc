@@ -454,5 +454,31 @@ TEST(ArgTest, EmptyAndErrors) {
             "dim must be a scalar, but received tensor of shape: [1]");
 }
 
+TEST(ReductionTest, AllAndAny) {
+  // [[T, F, T], [T, T, T]]
+  const Tensor x = Tensor::FromVector<bool>({true, false, true, true, true, true},
+                                            TensorShape({2, 3}));
+  auto bools = [](const Tensor& t) {
+    return std::vector<bool>(t.flat<bool>().begin(), t.flat<bool>().end());
+  };
+  auto all_rows = Reduce("All", x, Axes({1}));
+  ASSERT_TRUE(all_rows.ok()) << all_rows.status();
+  EXPECT_EQ(bools(*all_rows), (std::vector<bool>{false, true}));
+  auto all_cols = Reduce("All", x, Axes({0}), /*keep_dims=*/true);
+  ASSERT_TRUE(all_cols.ok()) << all_cols.status();
+  EXPECT_EQ(all_cols->shape(), TensorShape({1, 3}));
+  EXPECT_EQ(bools(*all_cols), (std::vector<bool>{true, false, true}));
+  auto any_all = Reduce("Any", x, Axes({0, 1}));
+  ASSERT_TRUE(any_all.ok()) << any_all.status();
+  EXPECT_EQ(bools(*any_all), (std::vector<bool>{true}));
+  const Tensor f = Tensor::FromVector<bool>({false, false});
+  EXPECT_EQ(bools(*Reduce("Any", f, Axes({0}))), (std::vector<bool>{false}));
+  EXPECT_EQ(bools(*Reduce("All", f, Axes({0}))), (std::vector<bool>{false}));
+  // Empty reductions give the identities: All true, Any false.
+  const Tensor empty(DT_BOOL, TensorShape({0, 2}));
+  EXPECT_EQ(bools(*Reduce("All", empty, Axes({0}))), (std::vector<bool>{true, true}));
+  EXPECT_EQ(bools(*Reduce("Any", empty, Axes({0}))), (std::vector<bool>{false, false}));
+}
+
 }  // namespace
 }  // namespace graphrun
