@@ -1,5 +1,6 @@
 #include "runtime/local_rendezvous.h"
 
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,8 @@
 
 namespace graphrun {
 namespace {
+
+std::atomic<RecvWaitingHook> recv_waiting_hook{nullptr};
 
 class LocalRendezvous : public Rendezvous {
  public:
@@ -40,6 +43,7 @@ class LocalRendezvous : public Rendezvous {
   void RecvAsync(absl::string_view key, DoneCallback done) override {
     Tensor value;
     bool is_dead = false;
+    bool waiting = false;
     absl::Status status;
     {
       absl::MutexLock lock(&mu_);
@@ -50,9 +54,8 @@ class LocalRendezvous : public Rendezvous {
         if (it == table_.end()) {
           Item& item = table_[key];
           item.waiter = std::move(done);
-          return;
-        }
-        if (!it->second.has_value) {
+          waiting = true;
+        } else if (!it->second.has_value) {
           status = absl::InternalError(
               absl::StrCat("rendezvous key '", key, "' was received twice in one step"));
         } else {
@@ -61,6 +64,14 @@ class LocalRendezvous : public Rendezvous {
           table_.erase(it);
         }
       }
+    }
+    if (waiting) {
+      // `this` may already be handed the value on another thread: the hook
+      // only learns that the Recv waited.
+      if (RecvWaitingHook hook = recv_waiting_hook.load(std::memory_order_acquire)) {
+        hook(this, key);
+      }
+      return;
     }
     done(status, value, is_dead);
   }
@@ -97,6 +108,10 @@ class LocalRendezvous : public Rendezvous {
 };
 
 }  // namespace
+
+void SetRecvWaitingHookForTest(RecvWaitingHook hook) {
+  recv_waiting_hook.store(hook, std::memory_order_release);
+}
 
 std::shared_ptr<Rendezvous> NewLocalRendezvous() {
   return std::make_shared<LocalRendezvous>();

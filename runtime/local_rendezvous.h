@@ -10,11 +10,20 @@
 
 #include <memory>
 
+#include "absl/strings/string_view.h"
+
 #include "kernels/rendezvous.h"
 
 namespace graphrun {
 
 std::shared_ptr<Rendezvous> NewLocalRendezvous();
+
+// Test hook: called with the rendezvous and the key each time a RecvAsync
+// finds no value yet and starts waiting (after it is registered, outside
+// the lock). Lets a test act once a partition is blocked in a Recv instead
+// of sleeping and hoping. Process-wide; nullptr (the default) removes it.
+using RecvWaitingHook = void (*)(const Rendezvous* rendezvous, absl::string_view key);
+void SetRecvWaitingHookForTest(RecvWaitingHook hook);
 
 }  // namespace graphrun
 

@@ -1,7 +1,9 @@
 #include "runtime/local_rendezvous.h"
 
 #include <atomic>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -48,16 +50,73 @@ TEST(LocalRendezvousTest, SendThenRecvSharesTheBuffer) {
 TEST(LocalRendezvousTest, RecvThenSendAndDuplicates) {
   auto r = NewLocalRendezvous();
   float got = 0;
-  r->RecvAsync("k", [&](const absl::Status& s, const Tensor& v, bool) {
+  bool got_dead = false;
+  r->RecvAsync("k", [&](const absl::Status& s, const Tensor& v, bool dead) {
     ASSERT_TRUE(s.ok());
     got = v.scalar<float>();
+    got_dead = dead;
   });
   EXPECT_EQ(got, 0);
   ASSERT_TRUE(r->Send("k", Tensor::Scalar<float>(5), true).ok());
   EXPECT_EQ(got, 5);
+  EXPECT_TRUE(got_dead);  // the deadness travels with the value
   ASSERT_TRUE(r->Send("twice", Tensor::Scalar<float>(1), false).ok());
   EXPECT_EQ(r->Send("twice", Tensor::Scalar<float>(1), false).code(),
             absl::StatusCode::kInternal);
+}
+
+// Deadness arrives either way round, and each key keeps its own.
+TEST(LocalRendezvousTest, DeadnessTravelsInBothOrders) {
+  auto r = NewLocalRendezvous();
+  ASSERT_TRUE(r->Send("dead_first", Tensor(), true).ok());
+  ASSERT_TRUE(r->Send("live_first", Tensor::Scalar<float>(1), false).ok());
+  int calls = 0;
+  r->RecvAsync("dead_first", [&](const absl::Status& s, const Tensor&, bool dead) {
+    EXPECT_TRUE(s.ok());
+    EXPECT_TRUE(dead);
+    ++calls;
+  });
+  r->RecvAsync("live_first", [&](const absl::Status& s, const Tensor& v, bool dead) {
+    EXPECT_TRUE(s.ok());
+    EXPECT_FALSE(dead);
+    EXPECT_EQ(v.scalar<float>(), 1.0f);
+    ++calls;
+  });
+  r->RecvAsync("dead_later", [&](const absl::Status& s, const Tensor&, bool dead) {
+    EXPECT_TRUE(s.ok());
+    EXPECT_TRUE(dead);
+    ++calls;
+  });
+  ASSERT_TRUE(r->Send("dead_later", Tensor(), true).ok());
+  EXPECT_EQ(calls, 3);
+}
+
+// The hook sees exactly the Recvs that had to wait, with their rendezvous.
+std::vector<std::pair<const Rendezvous*, std::string>>* hook_calls = nullptr;
+void RecordWaitingRecv(const Rendezvous* r, absl::string_view key) {
+  hook_calls->emplace_back(r, std::string(key));
+}
+
+TEST(LocalRendezvousTest, RecvWaitingHookSeesOnlyWaitingRecvs) {
+  std::vector<std::pair<const Rendezvous*, std::string>> calls;
+  hook_calls = &calls;
+  SetRecvWaitingHookForTest(RecordWaitingRecv);
+  auto r = NewLocalRendezvous();
+  ASSERT_TRUE(r->Send("sent_first", Tensor::Scalar<float>(1), false).ok());
+  r->RecvAsync("sent_first", [](const absl::Status&, const Tensor&, bool) {});
+  EXPECT_TRUE(calls.empty());
+  bool received = false;
+  r->RecvAsync("waits", [&](const absl::Status&, const Tensor&, bool) { received = true; });
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].first, r.get());
+  EXPECT_EQ(calls[0].second, "waits");
+  EXPECT_FALSE(received);
+  ASSERT_TRUE(r->Send("waits", Tensor::Scalar<float>(2), false).ok());
+  EXPECT_TRUE(received);
+  SetRecvWaitingHookForTest(nullptr);
+  r->RecvAsync("unhooked", [](const absl::Status&, const Tensor&, bool) {});
+  EXPECT_EQ(calls.size(), 1u);
+  hook_calls = nullptr;
 }
 
 TEST(LocalRendezvousTest, AbortFailsPendingAndLaterCalls) {

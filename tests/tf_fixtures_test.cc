@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/numbers.h"
@@ -50,6 +51,18 @@ std::string FixturePath(const std::string& model, const std::string& tensor) {
                       ".npy");
 }
 
+// `graph` with node i pinned to /device:CPU:(i % 2), except nodes that
+// ask to be colocated with another (they follow it).
+GraphDef PinAlternately(const GraphDef& graph) {
+  GraphDef pinned = graph;
+  for (int i = 0; i < pinned.node_size(); ++i) {
+    NodeDef* n = pinned.mutable_node(i);
+    if (n->attr().count("_class") > 0) continue;
+    n->set_device(absl::StrCat("/job:localhost/replica:0/task:0/device:CPU:", i % 2));
+  }
+  return pinned;
+}
+
 TEST(TfFixturesTest, OutputsMatchTensorFlow) {
   std::vector<Model> models = ReadManifest();
   ASSERT_GE(models.size(), 3u) << "tests/fixtures/MANIFEST is missing";
@@ -58,9 +71,14 @@ TEST(TfFixturesTest, OutputsMatchTensorFlow) {
     auto graph = ReadGraphDefFile(absl::StrCat(kDir, m.name, ".pb"));
     ASSERT_TRUE(graph.ok()) << graph.status();
     for (int cpu_devices : {1, 2}) {
+      SCOPED_TRACE(absl::StrCat(cpu_devices, " CPU devices"));
       SessionOptions options;
       options.cpu_devices = cpu_devices;
-      auto session = Session::Create(*graph, options);
+      // Two devices: pin the nodes alternately, so the graph is cut into
+      // two partitions joined by Send/Recv (the placer alone keeps a graph
+      // this small on one device).
+      const GraphDef def = cpu_devices == 1 ? *graph : PinAlternately(*graph);
+      auto session = Session::Create(def, options);
       ASSERT_TRUE(session.ok()) << session.status();
       std::vector<std::pair<std::string, Tensor>> feeds;
       for (const std::string& f : m.feeds) {
@@ -69,8 +87,24 @@ TEST(TfFixturesTest, OutputsMatchTensorFlow) {
         feeds.emplace_back(f, *t);
       }
       std::vector<Tensor> outputs;
-      absl::Status s = (*session)->Run(feeds, m.fetches, {}, &outputs);
+      RunOptions run;
+      run.set_output_partition_graphs(true);
+      RunMetadata metadata;
+      absl::Status s = (*session)->Run(run, feeds, m.fetches, {}, &outputs, &metadata);
       ASSERT_TRUE(s.ok()) << s;
+      // It was cut: one partition per device, tensors crossing between them.
+      ASSERT_EQ(metadata.partition_graphs_size(), cpu_devices);
+      int sends = 0;
+      for (const GraphDef& part : metadata.partition_graphs()) {
+        for (const NodeDef& n : part.node()) sends += n.op() == "_Send";
+      }
+      if (cpu_devices == 1) {
+        EXPECT_EQ(sends, 0);
+      } else {
+        EXPECT_GT(sends, 0);
+        EXPECT_NE(metadata.partition_graphs(0).node(0).device(),
+                  metadata.partition_graphs(1).node(0).device());
+      }
       ASSERT_EQ(outputs.size(), m.fetches.size());
       for (size_t i = 0; i < m.fetches.size(); ++i) {
         auto want = ReadNpyFile(FixturePath(m.name, m.fetches[i]));
