@@ -1,5 +1,6 @@
 #include "kernels/cpu/tensor_list.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -21,6 +22,9 @@ std::string TensorList::DebugString() const {
 
 namespace list_kernels {
 namespace {
+
+// Only counted, never used to order anything: relaxed.
+std::atomic<int64_t> list_copies{0};
 
 template <typename T>
 void CopyObjects(const Tensor& src, Tensor* dst, int64_t offset) {
@@ -101,11 +105,14 @@ absl::StatusOr<TensorList*> ForwardOrCopyList(OpKernelContext* ctx, int input,
   if (TensorList* mine = v.MutableIfUnique<TensorList>(); mine != nullptr && mine == &list) {
     return mine;
   }
+  list_copies.fetch_add(1, std::memory_order_relaxed);
   auto copy = std::make_shared<TensorList>(list);
   TensorList* raw = copy.get();
   v = Variant(std::move(copy));
   return raw;
 }
+
+int64_t ListCopies() { return list_copies.load(std::memory_order_relaxed); }
 
 absl::Status SetOutputList(OpKernelContext* ctx, int output, TensorList list) {
   Tensor* out = nullptr;

@@ -56,6 +56,10 @@ absl::StatusOr<PartialShape> ElementShapeFromInput(OpKernelContext* ctx,
 absl::StatusOr<TensorList*> ForwardOrCopyList(OpKernelContext* ctx, int input,
                                               int output, const TensorList& list);
 
+// How many lists ForwardOrCopyList has copied in this process: a loop
+// whose list is updated in place adds none. Thread-safe.
+int64_t ListCopies();
+
 // Sets output `output` to a new list handle holding `list`.
 absl::Status SetOutputList(OpKernelContext* ctx, int output, TensorList list);
 
