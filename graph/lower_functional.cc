@@ -6,13 +6,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "graph/attr_slice.h"
+#include "graph/function_inliner.h"
 #include "graph/import.h"
 #include "graph/status_macros.h"
 
@@ -29,11 +26,6 @@ bool IsCase(absl::string_view op) { return op == "Case" || op == "StatelessCase"
 
 absl::Status Invalid(absl::string_view what) {
   return absl::InvalidArgumentError(what);
-}
-
-// Adds `context: ` in front of an error's message, keeping its code.
-absl::Status WithContext(const absl::Status& s, absl::string_view context) {
-  return absl::Status(s.code(), absl::StrCat(context, ": ", s.message()));
 }
 
 std::string TensorRef(absl::string_view node, int index) {
@@ -85,25 +77,7 @@ absl::StatusOr<const NameAttrList*> FuncAttr(const NodeDef& n, const char* attr)
   return &it->second.func();
 }
 
-// The element type of a signature argument; `attrs` bind its type attr.
-absl::StatusOr<DataType> ArgType(const proto::OpDef::ArgDef& arg,
-                                 const AttrMap& attrs) {
-  if (!arg.number_attr().empty() || !arg.type_list_attr().empty()) {
-    return absl::UnimplementedError(absl::StrCat(
-        "argument '", arg.name(), "' is a list of tensors; graphrun inlines "
-        "functions whose arguments and results are single tensors"));
-  }
-  if (arg.type() != DT_INVALID) return arg.type();
-  auto it = attrs.find(arg.type_attr());
-  if (arg.type_attr().empty() || it == attrs.end() ||
-      it->second.value_case() != AttrValue::kType) {
-    return Invalid(absl::StrCat("argument '", arg.name(), "' has type attr '",
-                                arg.type_attr(), "', which the call does not set"));
-  }
-  return it->second.type();
-}
-
-class Lowerer {
+class Lowerer : public NodeSink {
  public:
   Lowerer(const GraphDef& graph, const LowerFunctionalOptions& options)
       : options_(options), graph_(graph) {
@@ -152,21 +126,6 @@ class Lowerer {
   }
 
  private:
-  // One function's results once inlined.
-  struct Inlined {
-    std::vector<std::string> outputs;          // tensor refs, one per result
-    std::vector<DataType> output_types;
-    std::vector<std::string> control_outputs;  // node names
-  };
-  // Where a function body goes.
-  struct Site {
-    std::string prefix;                       // body node "n" -> "prefix/n"
-    std::vector<std::string> args;            // one tensor ref per argument
-    std::vector<std::string> control_inputs;  // gate the whole body
-    std::string device;                       // for body nodes without one
-    const AttrMap* attrs = nullptr;           // binds placeholders, type attrs
-    int chain = 0;                            // chain of the body's nodes
-  };
   // Adds nodes named "<base>/<suffix>" on one device and chain.
   struct Builder {
     Lowerer* lowerer;
@@ -179,7 +138,7 @@ class Lowerer {
     }
   };
 
-  std::string UniqueName(absl::string_view base) {
+  std::string UniqueName(absl::string_view base) override {
     std::string name(base);
     for (int k = 1; names_.contains(name); ++k) name = absl::StrCat(base, "_", k);
     names_.insert(name);
@@ -247,8 +206,8 @@ class Lowerer {
                                      const AttrMap& attrs, int chain) {
     GR_ASSIGN_OR_RETURN(auto called, Call(fname, chain));
     const NodeInputs in = InputsOf(n);
-    Site site{n.name(), in.data, in.control, n.device(), &attrs, called.second};
-    absl::StatusOr<Inlined> body = InlineBody(*called.first, site);
+    InlineSite site{n.name(), in.data, in.control, n.device(), &attrs};
+    absl::StatusOr<InlinedFunction> body = InlineBody(*called.first, site, called.second);
     if (!body.ok()) return body.status();
     if (n.op() != fname) {  // PartitionedCall: Tout must match the results
       GR_ASSIGN_OR_RETURN(std::vector<DataType> tout, TypeListAttr(n, "Tout"));
@@ -305,9 +264,9 @@ class Lowerer {
       (*merge->mutable_attr())["N"].set_i(2);
       merges[i] = merge->name();
     }
-    Site cond_site{absl::StrCat(n.name(), "/cond"), merges, {}, n.device(),
-                   &cond_fn->attr(), cond.second};
-    absl::StatusOr<Inlined> c = InlineBody(*cond.first, cond_site);
+    InlineSite cond_site{absl::StrCat(n.name(), "/cond"), merges, {}, n.device(),
+                         &cond_fn->attr()};
+    absl::StatusOr<InlinedFunction> c = InlineBody(*cond.first, cond_site, cond.second);
     if (!c.ok()) return c.status();
     if (c->outputs.size() != 1 || c->output_types[0] != DT_BOOL) {
       return Invalid(absl::StrCat(
@@ -331,9 +290,9 @@ class Lowerer {
     }
     std::vector<std::string> body_args;
     for (const std::string& s : switches) body_args.push_back(TensorRef(s, 1));
-    Site body_site{absl::StrCat(n.name(), "/body"), body_args, {}, n.device(),
-                   &body_fn->attr(), body.second};
-    absl::StatusOr<Inlined> bo = InlineBody(*body.first, body_site);
+    InlineSite body_site{absl::StrCat(n.name(), "/body"), body_args, {}, n.device(),
+                         &body_fn->attr()};
+    absl::StatusOr<InlinedFunction> bo = InlineBody(*body.first, body_site, body.second);
     if (!bo.ok()) return bo.status();
     if (bo->output_types != types) {
       return Invalid(absl::StrCat("body function '", body_fn->name(), "' returns ",
@@ -473,12 +432,12 @@ class Lowerer {
                                          const std::vector<DataType>& tout,
                                          const std::vector<Branch>& branches) {
     Builder b{this, n.name(), n.device(), chain};
-    std::vector<Inlined> results;
+    std::vector<InlinedFunction> results;
     for (const Branch& br : branches) {
       GR_ASSIGN_OR_RETURN(auto called, Call(br.fn->name(), chain));
-      Site site{absl::StrCat(n.name(), "/", br.name), br.args, {br.pivot}, n.device(),
-                &br.fn->attr(), called.second};
-      absl::StatusOr<Inlined> r = InlineBody(*called.first, site);
+      InlineSite site{absl::StrCat(n.name(), "/", br.name), br.args, {br.pivot},
+                      n.device(), &br.fn->attr()};
+      absl::StatusOr<InlinedFunction> r = InlineBody(*called.first, site, called.second);
       if (!r.ok()) return r.status();
       if (r->output_types != tout) {
         return Invalid(absl::StrCat("branch function '", br.fn->name(), "' returns ",
@@ -491,7 +450,7 @@ class Lowerer {
     std::vector<std::string> merges;
     for (size_t j = 0; j < tout.size(); ++j) {
       NodeDef* m = b.Add(absl::StrCat("merge_", j), "Merge");
-      for (const Inlined& r : results) m->add_input(r.outputs[j]);
+      for (const InlinedFunction& r : results) m->add_input(r.outputs[j]);
       SetType(m, "T", tout[j]);
       (*m->mutable_attr())["N"].set_i(num);
       merges.push_back(m->name());
@@ -514,256 +473,31 @@ class Lowerer {
     return Replacement(n, merges, tout, {executed->name()});
   }
 
-  // Output arg name and tensor count of each output of a body node's op.
-  using OutputLayout = std::vector<std::pair<std::string, int64_t>>;
-  absl::StatusOr<OutputLayout> LayoutOf(const NodeDef& n) const;
+  // Inlines `f` at `site`; the new nodes belong to `chain`.
+  absl::StatusOr<InlinedFunction> InlineBody(const FunctionDef& f, const InlineSite& site,
+                                             int chain) {
+    current_chain_ = chain;
+    return InlineFunctionBody(f, site, functions_, *options_.registry, this);
+  }
 
-  // Emits `f`'s body at `site`: Identity per argument, the body nodes
-  // renamed, Identity per result. Errors name the function.
-  absl::StatusOr<Inlined> InlineBody(const FunctionDef& f, const Site& site);
-  absl::StatusOr<Inlined> InlineBodyUnlabelled(const FunctionDef& f, const Site& site);
+  // NodeSink, for InlineFunctionBody.
+  NodeDef* Add(NodeDef node) override {
+    NodeDef& n = nodes_.emplace_back(std::move(node));
+    chain_of_.push_back(current_chain_);
+    return &n;
+  }
 
   const LowerFunctionalOptions& options_;
   const GraphDef& graph_;
-  absl::flat_hash_map<std::string, const FunctionDef*> functions_;
+  FunctionMap functions_;
   // The output graph's nodes (deque: pointers stay valid as it grows), and
   // for each the chain of functions it was inlined from.
   std::deque<NodeDef> nodes_;
   std::deque<int> chain_of_;
   std::vector<std::vector<std::string>> chains_;
   absl::flat_hash_set<std::string> names_;
+  int current_chain_ = 0;  // of the nodes InlineFunctionBody adds
 };
-
-// Binds attr placeholders ("$T" in a polymorphic body) to the call's attrs.
-absl::Status BindPlaceholders(NodeDef* n, const AttrMap& attrs) {
-  for (auto& [key, value] : *n->mutable_attr()) {
-    if (value.value_case() != AttrValue::kPlaceholder) continue;
-    auto it = attrs.find(value.placeholder());
-    if (it == attrs.end()) {
-      return Invalid(absl::StrCat("attr '", key, "' is the placeholder '",
-                                  value.placeholder(), "', which the call does not bind"));
-    }
-    value = it->second;
-  }
-  return absl::OkStatus();
-}
-
-bool AllDigits(absl::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(),
-                                   [](char c) { return absl::ascii_isdigit(c); });
-}
-
-absl::StatusOr<Lowerer::OutputLayout> Lowerer::LayoutOf(const NodeDef& n) const {
-  OutputLayout layout;
-  if (auto f = functions_.find(n.op()); f != functions_.end()) {
-    for (const auto& arg : f->second->signature().output_arg()) {
-      if (!arg.number_attr().empty() || !arg.type_list_attr().empty()) {
-        return absl::UnimplementedError(absl::StrCat(
-            "function '", n.op(), "' returns a list of tensors ('", arg.name(), "')"));
-      }
-      layout.emplace_back(arg.name(), 1);
-    }
-    return layout;
-  }
-  const OpDef* op = options_.registry->Find(n.op());
-  if (op == nullptr) {
-    return Invalid(absl::StrCat("Op type not registered '", n.op(),
-                                "': graphrun has no definition of this op"));
-  }
-  AttrSlice attrs(&n.attr(), op);
-  for (const ArgDef& a : op->outputs) {
-    int64_t count = 1;
-    if (!a.number_attr.empty()) {
-      GR_RETURN_IF_ERROR(attrs.Get(a.number_attr, &count));
-    } else if (!a.type_list_attr.empty()) {
-      std::vector<DataType> types;
-      GR_RETURN_IF_ERROR(attrs.Get(a.type_list_attr, &types));
-      count = static_cast<int64_t>(types.size());
-    }
-    layout.emplace_back(a.name, count);
-  }
-  return layout;
-}
-
-absl::StatusOr<Lowerer::Inlined> Lowerer::InlineBody(const FunctionDef& f,
-                                                     const Site& site) {
-  absl::StatusOr<Inlined> out = InlineBodyUnlabelled(f, site);
-  if (!out.ok()) {
-    return WithContext(out.status(),
-                       absl::StrCat("function '", f.signature().name(), "'"));
-  }
-  return out;
-}
-
-absl::StatusOr<Lowerer::Inlined> Lowerer::InlineBodyUnlabelled(const FunctionDef& f,
-                                                               const Site& site) {
-  const proto::OpDef& sig = f.signature();
-  const AttrMap& attrs = *site.attrs;
-  if (static_cast<int>(site.args.size()) != sig.input_arg_size()) {
-    return Invalid(absl::StrCat("takes ", sig.input_arg_size(), " arguments but is given ",
-                                site.args.size()));
-  }
-  auto add = [&](absl::string_view suffix, absl::string_view op) {
-    return Emit(UniqueName(absl::StrCat(site.prefix, "/", suffix)), op, site.device,
-                site.chain);
-  };
-  // The gate every argument and every input-less body node waits for.
-  std::string gate;
-  if (site.control_inputs.size() == 1) {
-    gate = site.control_inputs[0];
-  } else if (site.control_inputs.size() > 1) {
-    NodeDef* noop = add("input_control_node", "NoOp");
-    for (const std::string& c : site.control_inputs) noop->add_input("^" + c);
-    gate = noop->name();
-  }
-  absl::flat_hash_map<std::string, std::string> arg_nodes;
-  std::string first_arg;
-  for (int i = 0; i < sig.input_arg_size(); ++i) {
-    const auto& arg = sig.input_arg(i);
-    GR_ASSIGN_OR_RETURN(DataType type, ArgType(arg, attrs));
-    NodeDef* id = add(absl::StrCat("input/", arg.name()), "Identity");
-    id->add_input(site.args[i]);
-    if (!gate.empty()) id->add_input("^" + gate);
-    SetType(id, "T", type);
-    if (!arg_nodes.emplace(arg.name(), id->name()).second) {
-      return Invalid(absl::StrCat("two arguments are named '", arg.name(), "'"));
-    }
-    if (first_arg.empty()) first_arg = id->name();
-  }
-  // Constants and other source nodes join the call's frame or branch
-  // through the gate, else through the first argument.
-  const std::string source_gate = gate.empty() ? first_arg : gate;
-
-  std::vector<NodeDef> body;
-  std::vector<OutputLayout> layouts;
-  absl::flat_hash_map<std::string, int> index;
-  for (const NodeDef& n : f.node_def()) {
-    if (!index.emplace(n.name(), static_cast<int>(body.size())).second) {
-      return Invalid(absl::StrCat("two body nodes are named '", n.name(), "'"));
-    }
-    NodeDef copy = n;
-    absl::Status bound = BindPlaceholders(&copy, attrs);
-    if (!bound.ok()) return WithContext(bound, NodeLabel(n));
-    absl::StatusOr<OutputLayout> layout = LayoutOf(copy);
-    if (!layout.ok()) return WithContext(layout.status(), NodeLabel(n));
-    body.push_back(std::move(copy));
-    layouts.push_back(*std::move(layout));
-  }
-  std::vector<std::string> names;
-  for (const NodeDef& n : body) {
-    names.push_back(UniqueName(absl::StrCat(site.prefix, "/", n.name())));
-  }
-
-  // "arg", "node:out:k" and "^node" -> graph references.
-  auto translate = [&](const std::string& ref) -> absl::StatusOr<std::string> {
-    const bool control = absl::StartsWith(ref, "^");
-    const std::vector<std::string> parts =
-        absl::StrSplit(control ? absl::string_view(ref).substr(1) : ref, ':');
-    auto unknown = [&] {
-      return Invalid(absl::StrCat("input \"", ref,
-                                  "\" names no node or argument of the function"));
-    };
-    if (auto a = arg_nodes.find(parts[0]); a != arg_nodes.end()) {
-      if (control) return "^" + a->second;
-      if (parts.size() == 1 || (parts.size() == 2 && parts[1] == "0")) return a->second;
-      return Invalid(absl::StrCat("input \"", ref, "\": argument '", parts[0],
-                                  "' is a single tensor"));
-    }
-    auto it = index.find(parts[0]);
-    if (it == index.end()) return unknown();
-    const std::string& target = names[it->second];
-    if (control) return "^" + target;
-    if (parts.size() == 1) return target;
-    int k = 0;
-    if (parts.size() == 2 && AllDigits(parts[1]) && absl::SimpleAtoi(parts[1], &k)) {
-      return TensorRef(target, k);  // GraphDef syntax "node:k"
-    }
-    if (parts.size() > 3 || (parts.size() == 3 && (!AllDigits(parts[2]) ||
-                                                    !absl::SimpleAtoi(parts[2], &k)))) {
-      return Invalid(absl::StrCat("malformed input \"", ref, "\""));
-    }
-    int64_t offset = 0;
-    for (const auto& [name, count] : layouts[it->second]) {
-      if (name == parts[1]) {
-        if (k >= count) {
-          return Invalid(absl::StrCat("input \"", ref, "\": output '", name, "' of ",
-                                      NodeLabel(f.node_def(it->second)), " has ", count,
-                                      " tensors"));
-        }
-        return TensorRef(target, static_cast<int>(offset + k));
-      }
-      offset += count;
-    }
-    return Invalid(absl::StrCat("input \"", ref, "\": ", NodeLabel(f.node_def(it->second)),
-                                " has no output named '", parts[1], "'"));
-  };
-
-  for (size_t i = 0; i < body.size(); ++i) {
-    NodeDef& n = body[i];
-    const std::vector<std::string> inputs(n.input().begin(), n.input().end());
-    n.clear_input();
-    for (const std::string& ref : inputs) {
-      absl::StatusOr<std::string> t = translate(ref);
-      if (!t.ok()) return WithContext(t.status(), NodeLabel(n));
-      n.add_input(*std::move(t));
-    }
-    if (n.input_size() == 0 && !source_gate.empty()) n.add_input("^" + source_gate);
-    n.set_name(names[i]);
-    if (n.device().empty()) n.set_device(site.device);
-    if (auto cls = n.mutable_attr()->find("_class"); cls != n.mutable_attr()->end()) {
-      AttrValue::ListValue kept;
-      for (const std::string& s : cls->second.list().s()) {
-        if (!absl::StartsWith(s, "loc:@")) {
-          kept.add_s(s);
-        } else if (auto t = index.find(s.substr(5)); t != index.end()) {
-          kept.add_s("loc:@" + names[t->second]);
-        }
-      }
-      if (kept.s_size() == 0) {
-        n.mutable_attr()->erase(cls);
-      } else {
-        *cls->second.mutable_list() = std::move(kept);
-      }
-    }
-    nodes_.push_back(std::move(n));
-    chain_of_.push_back(site.chain);
-  }
-
-  Inlined out;
-  for (const auto& arg : sig.output_arg()) {
-    GR_ASSIGN_OR_RETURN(DataType type, ArgType(arg, attrs));
-    auto ret = f.ret().find(arg.name());
-    if (ret == f.ret().end()) {
-      return Invalid(absl::StrCat("result '", arg.name(), "' has no entry in ret"));
-    }
-    absl::StatusOr<std::string> value = translate(ret->second);
-    if (!value.ok()) return WithContext(value.status(), absl::StrCat("ret '", arg.name(), "'"));
-    NodeDef* id = add(absl::StrCat("output/", arg.name()), "Identity");
-    id->add_input(*value);
-    SetType(id, "T", type);
-    out.outputs.push_back(id->name());
-    out.output_types.push_back(type);
-  }
-  // Control outputs in signature order, then any others by name.
-  std::vector<std::string> keys(sig.control_output().begin(), sig.control_output().end());
-  std::vector<std::string> rest;
-  for (const auto& [key, node] : f.control_ret()) {
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) rest.push_back(key);
-  }
-  std::sort(rest.begin(), rest.end());
-  keys.insert(keys.end(), rest.begin(), rest.end());
-  for (const std::string& key : keys) {
-    auto c = f.control_ret().find(key);
-    if (c == f.control_ret().end()) continue;
-    auto it = index.find(c->second);
-    if (it == index.end()) {
-      return Invalid(absl::StrCat("control_ret '", key, "' names '", c->second,
-                                  "', which is not a body node"));
-    }
-    out.control_outputs.push_back(names[it->second]);
-  }
-  return out;
-}
 
 }  // namespace
 
