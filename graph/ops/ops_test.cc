@@ -787,5 +787,83 @@ TEST(OpsShapeTest, MiscArrayOps) {
   EXPECT_EQ(ShapeRun("NoOp").Str(), "");
 }
 
+AttrValue ShapeAttr(const std::vector<int64_t>& dims) {
+  AttrValue a;
+  for (int64_t d : dims) a.mutable_shape()->add_dim()->set_size(d);
+  return a;
+}
+
+// TensorList ops: shapes come from the element_shape inputs and attrs
+// (graphrun has no handle data).
+TEST(OpsShapeTest, TensorListOps) {
+  EXPECT_EQ(ShapeRun("TensorListReserve").In(I32({2, -1})).In(I32Scalar(3)).Str(), "[]");
+  EXPECT_EQ(ShapeRun("TensorListReserve").In(I32Scalar(-1)).In(S({})).Str(), "[]");
+  EXPECT_NE(ShapeRun("TensorListReserve").In(I32Scalar(4)).In(S({})).Error().find(
+                "it must have value -1"),
+            std::string::npos);
+  EXPECT_EQ(ShapeRun("TensorListFromTensor").In(S({5, 2, 3})).In(I32({2, -1})).Str(), "[]");
+  EXPECT_FALSE(
+      ShapeRun("TensorListFromTensor").In(S({5, 2, 3})).In(I32({3})).Error().empty());
+  EXPECT_EQ(ShapeRun("TensorListGetItem").In(S({})).In(S({})).In(I32({4, -1})).Str(),
+            "[4,?]");
+  EXPECT_EQ(ShapeRun("TensorListGetItem").In(S({})).In(S({})).In(I32Scalar(-1)).Str(),
+            "<unknown>");
+  EXPECT_EQ(ShapeRun("TensorListSetItem").In(S({})).In(S({})).In(S({4})).Str(), "[]");
+  EXPECT_EQ(ShapeRun("TensorListStack").In(S({})).In(I32({4, 8})).Str(), "[?,4,8]");
+  EXPECT_EQ(ShapeRun("TensorListStack").In(S({})).In(I32({4, 8}))
+                .Attr("num_elements", Int(3)).Str(),
+            "[3,4,8]");
+  EXPECT_EQ(ShapeRun("TensorListStack").In(S({})).In(I32Scalar(-1)).Str(), "<unknown>");
+  EXPECT_EQ(ShapeRun("TensorListGather").In(S({})).In(S({5})).In(I32({2})).Str(), "[5,2]");
+  EXPECT_EQ(ShapeRun("TensorListLength").In(S({})).Str(), "[]");
+  EXPECT_EQ(ShapeRun("TensorListPopBack").In(S({})).In(I32Scalar(-1)).Str(),
+            "[];<unknown>");
+  EXPECT_EQ(ShapeRun("TensorListConcatV2").In(S({})).In(I32({-1, 3})).In(S({0})).Str(),
+            "[?,3];[?]");
+  EXPECT_EQ(ShapeRun("TensorListConcat").In(S({})).Attr("element_shape", ShapeAttr({2, 3}))
+                .Str(),
+            "[?,3];[?]");
+  EXPECT_EQ(Default("TensorListSetItem", "resize_if_index_out_of_bounds").b(), false);
+  EXPECT_EQ(Default("TensorListStack", "num_elements").i(), -1);
+}
+
+TEST(OpsShapeTest, TensorArrayOps) {
+  EXPECT_EQ(ShapeRun("TensorArrayV3").In(S({})).Str(), "[2];[]");
+  EXPECT_FALSE(ShapeRun("TensorArrayV3").In(S({2})).Error().empty());
+  EXPECT_EQ(ShapeRun("TensorArrayReadV3").In(S({2})).In(S({})).In(S({})).Str(), "<unknown>");
+  EXPECT_EQ(ShapeRun("TensorArrayWriteV3").In(S({2})).In(S({})).In(S({3})).In(S({})).Str(),
+            "[]");
+  EXPECT_EQ(ShapeRun("TensorArrayGatherV3").In(S({2})).In(S({7})).In(S({}))
+                .Attr("element_shape", ShapeAttr({2, 6})).Str(),
+            "[7,2,6]");
+  EXPECT_EQ(ShapeRun("TensorArrayGatherV3").In(S({2})).In(S({7})).In(S({})).Str(),
+            "<unknown>");
+  EXPECT_FALSE(ShapeRun("TensorArrayGatherV3").In(S({3})).In(S({7})).In(S({}))
+                   .Error().empty());
+  EXPECT_EQ(ShapeRun("TensorArrayScatterV3").In(S({2})).In(S({7})).In(S({7, 3})).In(S({}))
+                .Str(),
+            "[]");
+  EXPECT_EQ(ShapeRun("TensorArrayConcatV3").In(S({2})).In(S({})).Str(), "<unknown>;[?]");
+  EXPECT_EQ(ShapeRun("TensorArraySizeV3").In(S({2})).In(S({})).Str(), "[]");
+  EXPECT_EQ(Default("TensorArrayV3", "clear_after_read").b(), true);
+  EXPECT_EQ(Default("TensorArrayV3", "dynamic_size").b(), false);
+  EXPECT_TRUE(Def("TensorArrayV3").is_stateful);
+}
+
+TEST(OpsShapeTest, ReverseV2AllAnyAssert) {
+  EXPECT_EQ(ShapeRun("ReverseV2").In(S({2, -1, 3})).In(I32({0, -1})).Str(), "[2,?,3]");
+  EXPECT_NE(ShapeRun("ReverseV2").In(S({2, 3})).In(I32({2})).Error().find(
+                "'axis'[0] = 2 is out of valid range [0, 1]"),
+            std::string::npos);
+  EXPECT_NE(ShapeRun("ReverseV2").In(S({2, 3})).In(I32({1, -1})).Error().find(
+                "axis 1 specified more than once."),
+            std::string::npos);
+  EXPECT_EQ(ShapeRun("All").In(S({2, 3})).In(I32({1})).Str(), "[2]");
+  EXPECT_EQ(ShapeRun("Any").In(S({2, 3})).In(I32({1})).Attr("keep_dims", Bool(true)).Str(),
+            "[2,1]");
+  EXPECT_TRUE(Def("Assert").is_stateful);
+  EXPECT_EQ(Default("Assert", "summarize").i(), 3);
+}
+
 }  // namespace
 }  // namespace graphrun
