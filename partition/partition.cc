@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "graph/control_flow.h"
 #include "graph/import.h"
 #include "graph/status_macros.h"
 #include "graph/types.h"
@@ -112,7 +113,25 @@ class Partitioner {
                                            bool dst_on_host,
                                            std::vector<NodeDef*>* ref_recvs);
   // The control input ("^identity") `dst` gets for the control edge `e`.
-  std::string TransferControl(const Edge& e);
+  absl::StatusOr<std::string> TransferControl(const Edge& e);
+
+  // While-loop frames cut across locations (TensorFlow's AddControlFlow,
+  // with one change, see ControlLoopMerge).
+  absl::Status FindLoops();
+  // The frame a value of `src` lives in / a consumer `dst` reads in.
+  const std::string& OutputFrame(const Node& src) const;
+  const std::string& InputFrame(const Node& dst) const;
+  // The frame that edge `e` stays inside, or "" (root, or it enters or
+  // leaves a frame).
+  std::string InFrameEdgeFrame(const Edge& e) const;
+  // The Merge of the control loop that drives `frame` on `loc`, made on
+  // first use.
+  absl::StatusOr<std::string> ControlLoopMerge(const std::string& frame,
+                                               const std::string& loc);
+  // A location that sends values inside `frame` must run every iteration
+  // even when all it holds there are loop invariants: unless it owns the
+  // LoopCond, it gets a control loop too.
+  absl::Status EnsureSenderIterates(const std::string& frame, const std::string& loc);
 
   bool OnHost(const Node& node, bool is_output, int index) const;
   std::string NewName(absl::string_view prefix);
@@ -138,11 +157,20 @@ class Partitioner {
   std::map<DupKey, std::string> dup_;  // -> the input consumers read
   std::map<std::string, GraphDef> parts_;
   PartitionStats stats_;
+  // Loops only (empty otherwise): frames of the nodes, each frame's
+  // LoopCond and the Enter whose input says whether the loop runs, and the
+  // control loops made, by (frame, location).
+  std::vector<ControlFlowInfo> cf_;
+  std::map<std::string, const Node*> pivot_;
+  std::map<std::string, const Node*> token_enter_;
+  std::map<int, std::string> enter_frame_;  // Enter node id -> frame it opens
+  std::map<std::pair<std::string, std::string>, std::string> control_loops_;
 };
 
 absl::StatusOr<std::map<std::string, GraphDef>> Partitioner::Run(
     PartitionStats* stats) {
   GR_RETURN_IF_ERROR(LocateNodes());
+  GR_RETURN_IF_ERROR(FindLoops());
   NumberEdges();
   for (const auto& node : graph_.nodes()) names_.insert(node->name());
   for (const auto& node : graph_.nodes()) {
@@ -293,6 +321,14 @@ absl::StatusOr<std::string> Partitioner::TransferData(
                      TensorName(src, e.src_output), "' on ", src_loc, ")"));
   }
   const bool is_ref = IsRefType(src_type);
+  // Inside a loop frame the recv runs once per iteration, when the
+  // location's control loop starts that iteration.
+  std::string loop_merge;
+  const std::string frame = same_loc ? "" : InFrameEdgeFrame(e);
+  if (!frame.empty()) {
+    GR_ASSIGN_OR_RETURN(loop_merge, ControlLoopMerge(frame, dst_loc));
+    GR_RETURN_IF_ERROR(EnsureSenderIterates(frame, src_loc));
+  }
   const DupKey key{src.id(), e.src_output, dst_loc, dst_on_host};
   if (!is_ref) {
     auto it = dup_.find(key);
@@ -322,6 +358,7 @@ absl::StatusOr<std::string> Partitioner::TransferData(
                           dst_on_host, wire_type);
   // A same-device pair: the recv must not be scheduled before the send.
   if (same_loc) recv->add_input(absl::StrCat("^", send->name()));
+  if (!loop_merge.empty()) recv->add_input(absl::StrCat("^", loop_merge));
   std::string out = recv->name();
   if (compress) {
     out = AddCast(dst_loc, src.name(), out, wire_type, DT_FLOAT,
@@ -338,10 +375,16 @@ absl::StatusOr<std::string> Partitioner::TransferData(
   return out;
 }
 
-std::string Partitioner::TransferControl(const Edge& e) {
+absl::StatusOr<std::string> Partitioner::TransferControl(const Edge& e) {
   const Node& src = *e.src;
   const std::string& src_loc = loc_[src.id()];
   const std::string& dst_loc = loc_[e.dst->id()];
+  std::string loop_merge;
+  const std::string frame = InFrameEdgeFrame(e);
+  if (!frame.empty()) {
+    GR_ASSIGN_OR_RETURN(loop_merge, ControlLoopMerge(frame, dst_loc));
+    GR_RETURN_IF_ERROR(EnsureSenderIterates(frame, src_loc));
+  }
   const DupKey key{src.id(), kControlSlot, dst_loc, false};
   auto it = dup_.find(key);
   if (it != dup_.end()) return it->second;
@@ -357,8 +400,9 @@ std::string Partitioner::TransferControl(const Edge& e) {
       absl::StrCat("edge_", edge_number_.at(&e), "_", src.name());
   AddSend(src_loc, dst_loc, src.name(), tensor_name, /*on_host=*/false,
           dummy->name(), DT_FLOAT);
-  const NodeDef* recv = AddRecv(src_loc, dst_loc, src.name(), tensor_name,
-                                /*on_host=*/false, DT_FLOAT);
+  NodeDef* recv = AddRecv(src_loc, dst_loc, src.name(), tensor_name,
+                          /*on_host=*/false, DT_FLOAT);
+  if (!loop_merge.empty()) recv->add_input(absl::StrCat("^", loop_merge));
   NodeDef* identity = AddNode(dst_loc, NewName(src.name()), "Identity");
   identity->add_input(recv->name());
   SetType(identity, "T", DT_FLOAT);
@@ -366,6 +410,171 @@ std::string Partitioner::TransferControl(const Edge& e) {
   std::string out = absl::StrCat("^", identity->name());
   dup_.emplace(key, out);
   return out;
+}
+
+absl::Status Partitioner::FindLoops() {
+  if (!HasLoops(graph_)) return absl::OkStatus();
+  GR_ASSIGN_OR_RETURN(cf_, BuildControlFlowInfo(graph_));
+  for (const auto& node : graph_.nodes()) {
+    const std::string& frame = cf_[node->id()].frame_name;
+    if (IsLoopCond(*node)) pivot_.emplace(frame, node.get());
+    if (IsEnter(*node)) {
+      // The loop runs iff its loop variables are live: the first
+      // non-constant Enter of each frame stands for them.
+      std::string name;
+      GR_RETURN_IF_ERROR(node->attrs().Get("frame_name", &name));
+      bool constant = false;
+      GR_RETURN_IF_ERROR(node->attrs().Get("is_constant", &constant));
+      enter_frame_[node->id()] = name;
+      auto it = token_enter_.find(name);
+      if (it == token_enter_.end()) {
+        token_enter_.emplace(name, node.get());
+      } else if (!constant) {
+        bool first_constant = false;
+        GR_RETURN_IF_ERROR(it->second->attrs().Get("is_constant", &first_constant));
+        if (first_constant) it->second = node.get();
+      }
+    }
+  }
+  // A NextIteration runs where the Merge it feeds runs (the value crosses
+  // devices before it, not on the back edge), and a non-ref Enter where its
+  // first consumer runs (its value then enters the frame on that device,
+  // instead of a recv there waiting in every iteration for a value that
+  // only iteration 0 has). TensorFlow moves them the same way.
+  for (const auto& node : graph_.nodes()) {
+    const bool movable = IsNextIteration(*node) ||
+                         (IsEnter(*node) && node->num_outputs() == 1 &&
+                          !IsRefType(node->output_type(0)));
+    if (!movable) continue;
+    for (const Edge* e : node->out_edges()) {
+      if (!e->IsControl()) {
+        loc_[node->id()] = loc_[e->dst->id()];
+        break;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+const std::string& Partitioner::OutputFrame(const Node& src) const {
+  const ControlFlowInfo& ci = cf_[src.id()];
+  if (IsEnter(src)) return enter_frame_.at(src.id());
+  if (IsExit(src)) return cf_[ci.frame->id()].frame_name;
+  return ci.frame_name;
+}
+
+const std::string& Partitioner::InputFrame(const Node& dst) const {
+  return cf_[dst.id()].frame_name;
+}
+
+std::string Partitioner::InFrameEdgeFrame(const Edge& e) const {
+  if (cf_.empty()) return "";
+  const std::string& in = InputFrame(*e.dst);
+  if (in.empty() || OutputFrame(*e.src) != in) return "";
+  return in;
+}
+
+// TensorFlow's control loop for `frame` on `loc`: Enter -> Merge ->
+// Switch(pred) -> NextIteration -> Merge, where pred is the frame's
+// LoopCond (received from its location), so `loc` starts an iteration
+// when the loop does and stops when it stops; the Merge gates every recv
+// of the frame on `loc`. TensorFlow feeds the Enter from a constant (or
+// the parent frame's control loop); here it is fed by a token made from
+// the input of one of the frame's own Enters, so a loop that does not run
+// (dead inputs: an untaken cond branch, the last iteration of an outer
+// loop) starts no control loop and leaves no recv waiting.
+absl::StatusOr<std::string> Partitioner::ControlLoopMerge(const std::string& frame,
+                                                          const std::string& loc) {
+  auto found = control_loops_.find({frame, loc});
+  if (found != control_loops_.end()) return found->second;
+  auto pivot_it = pivot_.find(frame);
+  if (pivot_it == pivot_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "while-loop frame '", frame, "' spans devices but has no LoopCond: a loop cut "
+        "across devices must have a pivot predicate"));
+  }
+  const Node& pivot = *pivot_it->second;
+  const Node& enter = *token_enter_.at(frame);
+  const Edge* enter_in = enter.input_edge(0);
+  if (enter_in == nullptr) return NodeError(enter, "has no data input");
+  const std::string prefix = absl::StrCat("_cloop/", frame);
+
+  // The token: Const(float[0]) that is dead iff the Enter's input is, made
+  // where that input is produced, in the frame around the loop.
+  const Node& producer = *enter_in->src;
+  const std::string& token_loc = loc_[producer.id()];
+  NodeDef* probe = AddNode(token_loc, NewName(prefix), "Identity");
+  probe->add_input(TensorName(producer, enter_in->src_output));
+  SetType(probe, "T", BaseType(producer.output_type(enter_in->src_output)));
+  NodeDef* token = AddNode(token_loc, NewName(prefix), "Const");
+  token->add_input(absl::StrCat("^", probe->name()));
+  SetType(token, "dtype", DT_FLOAT);
+  TensorProto* value = (*token->mutable_attr())["value"].mutable_tensor();
+  value->set_dtype(DT_FLOAT);
+  value->mutable_tensor_shape()->add_dim()->set_size(0);
+  std::string enter_input = token->name();
+  if (token_loc != loc) {
+    const std::string tensor_name = NewName(absl::StrCat("cloop_token_", frame));
+    AddSend(token_loc, loc, prefix, tensor_name, /*on_host=*/false, token->name(), DT_FLOAT);
+    NodeDef* recv = AddRecv(token_loc, loc, prefix, tensor_name, /*on_host=*/false, DT_FLOAT);
+    const std::string& outer = cf_[enter.id()].frame_name;
+    if (!outer.empty()) {
+      GR_ASSIGN_OR_RETURN(std::string outer_merge, ControlLoopMerge(outer, loc));
+      recv->add_input(absl::StrCat("^", outer_merge));
+    }
+    enter_input = recv->name();
+  }
+
+  int64_t parallel = 10;
+  GR_RETURN_IF_ERROR(enter.attrs().Get("parallel_iterations", &parallel));
+  NodeDef* center = AddNode(loc, NewName(prefix), "Enter");
+  center->add_input(enter_input);
+  SetType(center, "T", DT_FLOAT);
+  auto& attr = *center->mutable_attr();
+  attr["frame_name"].set_s(frame);
+  attr["is_constant"].set_b(false);
+  attr["parallel_iterations"].set_i(parallel);
+  NodeDef* merge = AddNode(loc, NewName(prefix), "Merge");
+  const std::string next_name = NewName(prefix);
+  merge->add_input(center->name());
+  merge->add_input(next_name);
+  SetType(merge, "T", DT_FLOAT);
+  (*merge->mutable_attr())["N"].set_i(2);
+  control_loops_[{frame, loc}] = merge->name();
+
+  // The predicate of each iteration, from the LoopCond's location.
+  std::string pred = pivot.name();
+  if (loc_[pivot.id()] != loc) {
+    const DupKey key{pivot.id(), 0, loc, false};
+    auto it = dup_.find(key);
+    if (it != dup_.end()) {
+      pred = it->second;
+    } else {
+      const std::string tensor_name = NewName(absl::StrCat("cloop_pred_", frame));
+      AddSend(loc_[pivot.id()], loc, pivot.name(), tensor_name, false, pivot.name(), DT_BOOL);
+      NodeDef* recv = AddRecv(loc_[pivot.id()], loc, pivot.name(), tensor_name, false, DT_BOOL);
+      recv->add_input(absl::StrCat("^", merge->name()));
+      ++stats_.data_sends;
+      pred = recv->name();
+      dup_.emplace(key, pred);
+    }
+  }
+  NodeDef* sw = AddNode(loc, NewName(prefix), "Switch");
+  sw->add_input(merge->name());
+  sw->add_input(pred);
+  SetType(sw, "T", DT_FLOAT);
+  NodeDef* next = AddNode(loc, next_name, "NextIteration");
+  next->add_input(absl::StrCat(sw->name(), ":1"));
+  SetType(next, "T", DT_FLOAT);
+  ++stats_.control_loops;
+  return merge->name();
+}
+
+absl::Status Partitioner::EnsureSenderIterates(const std::string& frame,
+                                              const std::string& loc) {
+  auto pivot = pivot_.find(frame);
+  if (pivot != pivot_.end() && loc_[pivot->second->id()] == loc) return absl::OkStatus();
+  return ControlLoopMerge(frame, loc).status();
 }
 
 // Drops the "loc:@x" entries of `def`'s _class attr whose x is not in
@@ -403,8 +612,12 @@ absl::Status Partitioner::PlaceNode(const Node& dst) {
     const Node& src = *e->src;
     const bool same_loc = loc_[src.id()] == dst_loc;
     if (e->IsControl()) {
-      control_inputs.push_back(same_loc ? absl::StrCat("^", src.name())
-                                        : TransferControl(*e));
+      if (same_loc) {
+        control_inputs.push_back(absl::StrCat("^", src.name()));
+      } else {
+        GR_ASSIGN_OR_RETURN(std::string in, TransferControl(*e));
+        control_inputs.push_back(std::move(in));
+      }
       continue;
     }
     const bool src_on_host = OnHost(src, /*is_output=*/true, e->src_output);

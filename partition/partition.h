@@ -66,6 +66,7 @@ struct PartitionStats {
   int data_sends = 0;        // _Send/_HostSend nodes carrying a data edge
   int control_sends = 0;     // _Send nodes carrying a control edge
   int compressed_edges = 0;  // Send/Recv pairs with a Cast on each side
+  int control_loops = 0;     // (frame, device) control-loop state machines
 };
 
 // Splits `graph` by location; the result maps each location that holds at
@@ -86,13 +87,23 @@ struct PartitionStats {
 //  - for a control edge between partitions: Const(float, shape [0]) <- ^src
 //    and a _Send in the source partition, a _Recv and an Identity in the
 //    destination, and ^identity on the consumer; one per (src, partition).
+//  - for a while-loop frame cut across locations, on every location that
+//    receives a value inside the frame: a control loop (Enter, Merge,
+//    Switch on the frame's LoopCond, received from its location, and
+//    NextIteration; named "_cloop/<frame>/_<k>") whose Merge is a control
+//    input of each of the frame's recvs there, so they run once per
+//    iteration and the location stops when the loop does. Its Enter is fed
+//    a token that is dead iff the loop's inputs are, so a loop that never
+//    runs leaves nothing waiting. A NextIteration is moved to the location
+//    of the Merge it feeds;
 // New nodes are named "<src name>/_<k>", k counting up per call and skipping
 // names the graph already has. Each GraphDef carries the graph's versions
 // and function library, and re-imports with ImportGraphDef when
 // allow_internal_names is set.
 // InvalidArgument naming the node and op for a node without a location, an
 // incomplete device name, a location outside `options.devices`, a missing
-// input, a ref input fed from another partition, or an edge of unknown type.
+// input, a ref input fed from another partition, an edge of unknown type,
+// or a loop frame cut across locations without a LoopCond.
 // `stats`, if not null, receives the counts (only on success).
 absl::StatusOr<std::map<std::string, GraphDef>> Partition(
     const Graph& graph, const PartitionOptions& options,

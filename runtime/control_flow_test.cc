@@ -19,6 +19,7 @@
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "runtime/session.h"
+#include "runtime/testing/loop_graphs.h"
 
 namespace graphrun {
 namespace {
@@ -54,70 +55,18 @@ class HeapProbe : public OpKernel {
 };
 REGISTER_KERNEL(KernelDefBuilder("CfTestHeapProbe").Device(kDeviceCpu), HeapProbe);
 
-std::string IntConst(const std::string& name, int v, const std::string& control = "") {
-  return absl::StrCat("node { name: '", name, "' op: 'Const' ",
-                      control.empty() ? "" : absl::StrCat("input: '^", control, "' "),
-                      "attr { key: 'dtype' value { type: DT_INT32 } } "
-                      "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} "
-                      "int_val: ",
-                      v, " } } } }\n");
-}
-
-std::string Enter(const std::string& name, const std::string& input, const std::string& frame,
-                  const std::string& type, bool constant, int parallel = 10) {
-  return absl::StrCat("node { name: '", name, "' op: 'Enter' input: '", input,
-                      "' attr { key: 'T' value { type: ", type,
-                      " } } attr { key: 'frame_name' value { s: '", frame,
-                      "' } } attr { key: 'is_constant' value { b: ", constant ? "true" : "false",
-                      " } } attr { key: 'parallel_iterations' value { i: ", parallel, " } } }\n");
-}
-
-std::string Op(const std::string& name, const std::string& op,
-               std::initializer_list<std::string> inputs, const std::string& type = "DT_INT32") {
-  std::string s = absl::StrCat("node { name: '", name, "' op: '", op, "' ");
-  for (const std::string& in : inputs) absl::StrAppend(&s, "input: '", in, "' ");
-  if (!type.empty()) absl::StrAppend(&s, "attr { key: 'T' value { type: ", type, " } } ");
-  if (op == "Merge") absl::StrAppend(&s, "attr { key: 'N' value { i: 2 } } ");
-  return s + "}\n";
-}
-
-std::string Placeholder(const std::string& name, const std::string& type) {
-  return absl::StrCat("node { name: '", name, "' op: 'Placeholder' attr { key: 'dtype' "
-                      "value { type: ", type, " } } }\n");
-}
-
-// The body of a counting loop over i in frame `f`: i from `start`, while
-// i < limit (a constant Enter of `limit`), i += 1. `body_op` (if any) is
-// applied to i each iteration before the add. Exit is f/exit_i.
-std::string CountingLoop(const std::string& f, const std::string& start,
-                         const std::string& limit, int parallel,
-                         const std::string& body_op = "") {
-  std::string s;
-  s += Enter(f + "/enter_i", start, f, "DT_INT32", false, parallel);
-  s += Enter(f + "/enter_n", limit, f, "DT_INT32", true, parallel);
-  s += Op(f + "/merge_i", "Merge", {f + "/enter_i", f + "/next_i"});
-  s += Op(f + "/less", "Less", {f + "/merge_i", f + "/enter_n"});
-  s += Op(f + "/cond", "LoopCond", {f + "/less"}, "");
-  s += Op(f + "/switch_i", "Switch", {f + "/merge_i", f + "/cond"});
-  s += Op(f + "/id_i", "Identity", {f + "/switch_i:1"});
-  std::string cur = f + "/id_i";
-  if (!body_op.empty()) {
-    s += Op(f + "/body", body_op, {cur}, "");
-    cur = f + "/body";
-  }
-  s += IntConst(f + "/one", 1, f + "/id_i");
-  s += Op(f + "/add_i", "AddV2", {cur, f + "/one"});
-  s += Op(f + "/next_i", "NextIteration", {f + "/add_i"});
-  s += Op(f + "/exit_i", "Exit", {f + "/switch_i"});
-  return s;
-}
+using testing::CountingLoop;
+using testing::Enter;
+using testing::IntConst;
+using testing::Op;
+using testing::Placeholder;
 
 absl::StatusOr<std::vector<Tensor>> RunGraph(const std::string& text,
                                              const std::vector<std::pair<std::string, Tensor>>& feeds,
                                              const std::vector<std::string>& fetches,
                                              const SessionOptions& options = {},
                                              const RunOptions& run_options = {}) {
-  auto def = ParseGraphDef(absl::StrReplaceAll(text, {{"'", "\""}}), GraphFormat::kText);
+  auto def = testing::LoopGraphDef(text);
   if (!def.ok()) return def.status();
   auto session = Session::Create(*def, options);
   if (!session.ok()) return session.status();
@@ -285,7 +234,7 @@ TEST(ControlFlowTest, ErrorInsideAnIterationNamesFrameAndIteration) {
 TEST(ControlFlowTest, EndlessLoopEndsAtTimeout) {
   const std::string g = Placeholder("n", "DT_INT32") + IntConst("zero", 0) +
                         CountingLoop("L", "zero", "n", 10);
-  auto def = ParseGraphDef(absl::StrReplaceAll(g, {{"'", "\""}}), GraphFormat::kText);
+  auto def = testing::LoopGraphDef(g);
   ASSERT_TRUE(def.ok());
   auto session = Session::Create(*def);
   ASSERT_TRUE(session.ok());

@@ -163,8 +163,10 @@ absl::Status Executor::BuildFrames() {
       item.child_frame = frame_of(name);
     }
   }
-  for (const NodeItem& item : items_) {
+  for (int i = 0; i < static_cast<int>(items_.size()); ++i) {
+    const NodeItem& item = items_[i];
     if (item.kind == Kind::kEnter) ++frames_[item.child_frame].num_enters;
+    if (item.kind == Kind::kExit) frames_[item.frame].exits.push_back(i);
   }
   return absl::OkStatus();
 }
@@ -208,6 +210,7 @@ class ExecutorState {
 
     absl::Mutex mu;
     int num_pending_inputs = 0;       // Enters that have not arrived
+    bool any_live_var = false;        // a non-constant Enter arrived live
     int64_t iteration_count = 0;      // the newest iteration
     int num_outstanding_iterations = 1;
     // Circular buffer of max_parallel_iterations + 1 iterations.
@@ -479,14 +482,28 @@ class ExecutorState {
         break;
       case Kind::kEnter: {
         FrameState* child = FindOrCreateChildFrame(in_frame, in_iter->iter, item);
+        bool child_done = false;
         {
           absl::MutexLock lock(&child->mu);
           if (item.is_constant_enter) {
             AddLoopInvariantLocked(child, item, is_dead, outputs, ready);
           } else {
             ActivateNodes(item, is_dead, child, child->Iteration(0), outputs, true, ready);
+            child->any_live_var |= !is_dead;
           }
-          --child->num_pending_inputs;
+          if (--child->num_pending_inputs == 0 && !child->any_live_var) {
+            // Every loop variable is dead (the loop sits in an untaken
+            // branch): the loop never runs, and its Exits are dead, so
+            // whatever waits on them (another device's recv) is released.
+            child->dead_exits = child->info->exits;
+            const IterationState* it0 = child->Iteration(0);
+            child_done = it0->outstanding_ops == 0 && it0->outstanding_frame_count == 0 &&
+                         CleanupIterationsLocked(child, 0, ready);
+          }
+        }
+        if (child_done) {
+          DeleteFrame(child, ready);
+          CleanupFramesIterations(in_frame, in_iter->iter, ready);
         }
         frame_done = DecrementOutstandingOps(in_frame, in_iter->iter, ready);
         break;
@@ -496,7 +513,7 @@ class ExecutorState {
           absl::MutexLock lock(&in_frame->mu);
           // Only the last iteration's dead Exits leave the frame (when the
           // frame is done); earlier ones are the loop going round.
-          if (in_iter->iter == in_frame->iteration_count) {
+          if (in_iter->iter == in_frame->iteration_count && in_frame->any_live_var) {
             in_frame->dead_exits.push_back(t.id);
           }
           frame_done = DecrementOutstandingOpsLocked(in_frame, in_iter->iter, ready);

@@ -101,6 +101,7 @@ class Executor {
     int num_nodes = 0;
     int total_inputs = 0;
     int num_enters = 0;  // Enter nodes that open it
+    std::vector<int> exits;  // its Exit nodes
     // Per node: pending count in the low 32 bits, dead count above.
     std::vector<int64_t> initial_counts;
   };
