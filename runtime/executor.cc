@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "graph/control_flow.h"
@@ -53,6 +54,15 @@ uint64_t FrameId(absl::string_view name) {
   h ^= h >> kShift;
   return h;
 }
+
+// absl::Mutex's deadlock detection (on in Debian's Abseil build) builds a
+// lock graph on every Lock: a measurable part of a loop iteration. The
+// executor's lock order is fixed (frames_mu_ before a frame's mu; never two
+// frames' mu at once), so it is turned off once, for the process.
+const bool kNoMutexDeadlockDetection = [] {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  return true;
+}();
 
 }  // namespace
 
@@ -182,6 +192,19 @@ class ExecutorState {
   // nodes. Non-root iterations are guarded by their frame's mutex; the root
   // frame's counts are updated lock-free (Merges aside).
   struct IterationState {
+    // Makes the state ready for iteration `next` of the same frame: counts
+    // back to their initial values, no input left behind.
+    void Reuse(const Executor::FrameInfo& info, int64_t next) {
+      iter = next;
+      for (int i = 0; i < info.num_nodes; ++i) {
+        counts[i].store(info.initial_counts[i], std::memory_order_relaxed);
+      }
+      for (int i = 0; i < info.total_inputs; ++i) {
+        if (inputs[i].IsInitialized()) inputs[i] = Tensor();
+      }
+      outstanding_ops = 0;
+      outstanding_frame_count = 0;
+    }
     IterationState(const Executor::FrameInfo& info, int64_t iter)
         : iter(iter),
           inputs(new Tensor[info.total_inputs]),
@@ -190,7 +213,7 @@ class ExecutorState {
         counts[i].store(info.initial_counts[i], std::memory_order_relaxed);
       }
     }
-    const int64_t iter;
+    int64_t iter;
     std::unique_ptr<Tensor[]> inputs;
     std::unique_ptr<std::atomic<int64_t>[]> counts;
     int outstanding_ops = 0;          // nodes ready or running in it
@@ -221,6 +244,9 @@ class ExecutorState {
     std::vector<std::pair<int, Tensor>> inv_values;
     // Exits that ran dead in the newest iteration.
     std::vector<int> dead_exits;
+    // A finished iteration's state, kept for the next one (saves three
+    // allocations per iteration).
+    std::unique_ptr<IterationState> spare;
 
     IterationState* Iteration(int64_t iter) const {
       return iterations[iter % iterations.size()].get();
@@ -339,9 +365,9 @@ class ExecutorState {
       FillParams(t, item, &params);
       OpKernelContext ctx(&params);
       NodeExecStats* stats = nullptr;
-      NodeExecStats stats_storage;
+      std::optional<NodeExecStats> stats_storage;  // only when tracing
       if (args_.stats != nullptr) {
-        stats = &stats_storage;
+        stats = &stats_storage.emplace();
         StartStats(item, stats);
       }
       item.kernel->Compute(&ctx);
@@ -670,7 +696,12 @@ class ExecutorState {
   int64_t IncrementIterationLocked(FrameState* frame, ReadyList* ready) {
     const int64_t next = ++frame->iteration_count;
     auto& slot = frame->iterations[next % frame->iterations.size()];
-    slot = std::make_unique<IterationState>(*frame->info, next);
+    if (frame->spare != nullptr) {
+      slot = std::move(frame->spare);
+      slot->Reuse(*frame->info, next);
+    } else {
+      slot = std::make_unique<IterationState>(*frame->info, next);
+    }
     IterationState* it = slot.get();
     ++frame->num_outstanding_iterations;
     frame->dead_exits.clear();
@@ -702,7 +733,7 @@ class ExecutorState {
   bool CleanupIterationsLocked(FrameState* frame, int64_t iter, ReadyList* ready) {
     int64_t cur = iter;
     while (cur <= frame->iteration_count && IsIterationDoneLocked(frame, cur)) {
-      frame->iterations[cur % frame->iterations.size()].reset();
+      frame->spare = std::move(frame->iterations[cur % frame->iterations.size()]);
       --frame->num_outstanding_iterations;
       ++cur;
       if (!frame->next_iter_roots.empty()) IncrementIterationLocked(frame, ready);
