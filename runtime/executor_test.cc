@@ -45,13 +45,17 @@ class XAdd : public OpKernel {
                                                ctx->input(1).scalar<int64_t>()));
   }
 };
+// Counts the runs that wrote into their input's buffer (forwarded in place).
+std::atomic<int64_t> g_in_place{0};
 class XInc : public OpKernel {
  public:
   explicit XInc(OpKernelConstruction* c) : OpKernel(c) { set_expensive(false); }
   void Compute(OpKernelContext* ctx) override {
     const int64_t v = ctx->input(0).scalar<int64_t>();
+    const void* in_buffer = &ctx->input(0).scalar<int64_t>();
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, TensorShape(), &out));
+    if (&out->scalar<int64_t>() == in_buffer) ++g_in_place;
     out->scalar<int64_t>() = v + 1;
   }
 };
@@ -74,6 +78,8 @@ class XAsyncInc : public AsyncOpKernel {
     }).detach();
   }
 };
+// Set when an XWaitForCancel has registered and is waiting.
+absl::Notification* g_waiting = nullptr;
 class XWaitForCancel : public AsyncOpKernel {
  public:
   using AsyncOpKernel::AsyncOpKernel;
@@ -86,7 +92,9 @@ class XWaitForCancel : public AsyncOpKernel {
         })) {
       ctx->SetStatus(absl::CancelledError("already cancelled"));
       done();
+      return;
     }
+    if (g_waiting != nullptr && !g_waiting->HasBeenNotified()) g_waiting->Notify();
   }
 };
 class XSink : public OpKernel {
@@ -177,6 +185,7 @@ TEST_F(ExecutorTest, LongChainInPlaceAndManyConcurrentSteps) {
   ASSERT_TRUE(ex.ok());
   std::vector<std::thread> threads;
   std::atomic<int> good{0};
+  g_in_place = 0;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 20; ++i) {
@@ -188,6 +197,9 @@ TEST_F(ExecutorTest, LongChainInPlaceAndManyConcurrentSteps) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(good.load(), 160);
+  // Every XInc after the first (which reads XConst's output) held the only
+  // reference to its input and wrote into it.
+  EXPECT_GE(g_in_place.load(), int64_t{160} * (kLen - 1));
 }
 
 TEST_F(ExecutorTest, WideFanOutFanIn) {
@@ -246,12 +258,17 @@ TEST_F(ExecutorTest, ExternalCancellationAbortsWaitingStep) {
   CancellationManager cm;
   CallFrame frame;
   frame.retvals.resize(1);
+  // Cancel only once the kernel is really waiting, so this tests the
+  // release of a running step, not a step cancelled before it started.
+  absl::Notification waiting;
+  g_waiting = &waiting;
   std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    waiting.WaitForNotification();
     cm.StartCancel();
   });
   absl::Status s = Run(**ex, &frame, &cm);
   canceller.join();
+  g_waiting = nullptr;
   EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
 
   CancellationManager already;

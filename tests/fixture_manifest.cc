@@ -41,10 +41,19 @@ std::string FixtureNpyPath(const FixtureModel& model, const std::string& tensor)
                       absl::StrReplaceAll(tensor, {{"/", "__"}, {":", "_"}}), ".npy");
 }
 
+void PinAlternately(GraphDef* graph) {
+  for (int i = 0; i < graph->node_size(); ++i) {
+    NodeDef* n = graph->mutable_node(i);
+    if (n->attr().count("_class") > 0) continue;
+    n->set_device(absl::StrCat("/job:localhost/replica:0/task:0/device:CPU:", i % 2));
+  }
+}
+
 absl::Status RunFixture(const FixtureModel& m, const SessionOptions& options,
-                        RunMetadata* metadata) {
+                        RunMetadata* metadata, const std::function<void(GraphDef*)>& edit) {
   auto graph = ReadGraphDefFile(absl::StrCat(m.dir, m.name, ".pb"));
   if (!graph.ok()) return graph.status();
+  if (edit) edit(&*graph);
   auto session = Session::Create(*graph, options);
   if (!session.ok()) return session.status();
   std::vector<std::pair<std::string, Tensor>> feeds;

@@ -5,6 +5,7 @@
 #ifndef GRAPHRUN_TESTS_FIXTURE_MANIFEST_H_
 #define GRAPHRUN_TESTS_FIXTURE_MANIFEST_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,14 @@ std::string FixtureNpyPath(const FixtureModel& model, const std::string& tensor)
 // uses the cached plan) and adds a gtest failure for every fetch that
 // differs from TensorFlow's beyond the model's tolerance. Returns the
 // first error from creating or running the session.
+// `edit`, if set, rewrites the graph first (e.g. pins its nodes).
 absl::Status RunFixture(const FixtureModel& model, const SessionOptions& options,
-                        RunMetadata* metadata = nullptr);
+                        RunMetadata* metadata = nullptr,
+                        const std::function<void(GraphDef*)>& edit = nullptr);
+
+// Pins the nodes alternately to /device:CPU:0 and CPU:1 (nodes that ask to
+// be colocated with another follow it), so a graph is cut in two.
+void PinAlternately(GraphDef* graph);
 
 }  // namespace testing
 }  // namespace graphrun

@@ -36,6 +36,15 @@ TEST(TfControlFlowTest, LoopsAndCondsMatchTensorFlow) {
       absl::Status s = testing::RunFixture(m, options);
       EXPECT_TRUE(s.ok()) << s;
     }
+    // Cut in two: every other node on a second device, so loops run with
+    // control loops on both (loop_partition_test covers random cuts).
+    SessionOptions two;
+    two.cpu_devices = 2;
+    two.allow_soft_placement = true;  // resource colocation beats a pin
+    RunMetadata metadata;
+    absl::Status s = testing::RunFixture(m, two, &metadata, testing::PinAlternately);
+    EXPECT_TRUE(s.ok()) << s;
+    EXPECT_EQ(metadata.partition_graphs_size(), 2);
     forms.insert(m.form);
     ++ran;
   }
