@@ -233,6 +233,33 @@ const Edge* Graph::AddControlEdge(Node* src, Node* dst) {
   return e;
 }
 
+absl::Status Graph::UpdateEdge(Node* new_src, int new_src_output, Node* dst,
+                               int dst_input) {
+  auto edge_it = std::find_if(edges_.begin(), edges_.end(), [&](const auto& e) {
+    return e->dst == dst && e->dst_input == dst_input && !e->IsControl();
+  });
+  if (edge_it == edges_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("node '", dst->name(), "' (", dst->op(),
+                                                   ") has no edge into input ", dst_input));
+  }
+  Edge* old = edge_it->get();
+  // Checks slots and types by adding the new edge, then drops the old one
+  // (the new edge takes its place among dst's in-edges).
+  auto added = AddEdge(new_src, new_src_output, dst, dst_input);
+  if (!added.ok()) return added.status();
+  dst->in_edges_.pop_back();
+  *std::find(dst->in_edges_.begin(), dst->in_edges_.end(), old) = *added;
+  std::vector<const Edge*>& outs = old->src->out_edges_;
+  outs.erase(std::find(outs.begin(), outs.end(), old));
+  edges_.erase(std::find_if(edges_.begin(), edges_.end(),
+                            [old](const auto& e) { return e.get() == old; }));
+  // The NodeDef's data inputs come first, in slot order.
+  dst->def_.set_input(dst_input, new_src_output == 0
+                                     ? new_src->name()
+                                     : absl::StrCat(new_src->name(), ":", new_src_output));
+  return absl::OkStatus();
+}
+
 Node* Graph::FindNode(absl::string_view name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;

@@ -95,6 +95,11 @@ class Graph {
   absl::StatusOr<const Edge*> AddEdge(Node* src, int src_output, Node* dst,
                                       int dst_input);
   const Edge* AddControlEdge(Node* src, Node* dst);
+  // Feeds data input `dst_input` of `dst` from new_src:new_src_output
+  // instead (same type checks as AddEdge) and rewrites the NodeDef's input
+  // string: how a builder closes a while loop's back edge into a Merge.
+  // InvalidArgument if that input has no edge yet.
+  absl::Status UpdateEdge(Node* new_src, int new_src_output, Node* dst, int dst_input);
 
   Node* FindNode(absl::string_view name) const;
   int num_nodes() const { return static_cast<int>(nodes_.size()); }

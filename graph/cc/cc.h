@@ -12,6 +12,7 @@
 #define GRAPHRUN_GRAPH_CC_CC_H_
 
 #include "graph/cc/const.h"
+#include "graph/cc/control_flow.h"
 #include "graph/cc/node_builder.h"
 #include "graph/cc/ops.h"
 #include "graph/cc/scope.h"
