@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/types/span.h"
@@ -65,15 +66,18 @@ T* MutableData(Tensor* t) {
 // one. E.g. [2,3,4] vs [4] -> out_dims [6,4], in_dims {[6,4], [1,4]},
 // in_bcast {[1,1], [6,1]}.
 struct BroadcastPlan {
+  // Inline storage: a plan is made per kernel run, and for the common small
+  // ranks it then allocates nothing.
+  using Dims = absl::InlinedVector<int64_t, 6>;
   bool valid = false;
   // The uncollapsed broadcast shape (the output's shape).
-  std::vector<int64_t> output_dims;
+  Dims output_dims;
   // Collapsed output shape; at least one entry.
-  std::vector<int64_t> out_dims;
+  Dims out_dims;
   // Per input: its collapsed shape (same rank as out_dims) and how many
   // times each dimension repeats to make out_dims.
-  std::vector<std::vector<int64_t>> in_dims;
-  std::vector<std::vector<int64_t>> in_bcast;
+  absl::InlinedVector<Dims, 3> in_dims;
+  absl::InlinedVector<Dims, 3> in_bcast;
 
   int rank() const { return static_cast<int>(out_dims.size()); }
 };
@@ -181,7 +185,7 @@ namespace cwise {
 
 // `dims` as Eigen dimensions, padded on the left with 1s to rank N.
 template <int N>
-Eigen::DSizes<Eigen::DenseIndex, N> PaddedDims(const std::vector<int64_t>& dims) {
+Eigen::DSizes<Eigen::DenseIndex, N> PaddedDims(absl::Span<const int64_t> dims) {
   Eigen::DSizes<Eigen::DenseIndex, N> out;
   const int pad = N - static_cast<int>(dims.size());
   for (int i = 0; i < N; ++i) out[i] = i < pad ? 1 : dims[i - pad];

@@ -125,44 +125,44 @@ cwise::BroadcastPlan Plan(const TensorShape& a, const TensorShape& b) {
 TEST(BroadcastPlanTest, SameShapesCollapseToOneDimension) {
   auto p = Plan(TensorShape({2, 3, 4}), TensorShape({2, 3, 4}));
   ASSERT_TRUE(p.valid);
-  EXPECT_EQ(p.output_dims, (std::vector<int64_t>{2, 3, 4}));
-  EXPECT_EQ(p.out_dims, (std::vector<int64_t>{24}));
-  EXPECT_EQ(p.in_bcast[1], (std::vector<int64_t>{1}));
+  EXPECT_EQ(std::vector<int64_t>(p.output_dims.begin(), p.output_dims.end()), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(std::vector<int64_t>(p.out_dims.begin(), p.out_dims.end()), (std::vector<int64_t>{24}));
+  EXPECT_EQ(std::vector<int64_t>(p.in_bcast[1].begin(), p.in_bcast[1].end()), (std::vector<int64_t>{1}));
 }
 
 TEST(BroadcastPlanTest, MergesRunsOfTheSameBroadcastPattern) {
   auto p = Plan(TensorShape({2, 3, 4}), TensorShape({4}));
   ASSERT_TRUE(p.valid);
-  EXPECT_EQ(p.output_dims, (std::vector<int64_t>{2, 3, 4}));
-  EXPECT_EQ(p.out_dims, (std::vector<int64_t>{6, 4}));
-  EXPECT_EQ(p.in_dims[0], (std::vector<int64_t>{6, 4}));
-  EXPECT_EQ(p.in_dims[1], (std::vector<int64_t>{1, 4}));
-  EXPECT_EQ(p.in_bcast[0], (std::vector<int64_t>{1, 1}));
-  EXPECT_EQ(p.in_bcast[1], (std::vector<int64_t>{6, 1}));
+  EXPECT_EQ(std::vector<int64_t>(p.output_dims.begin(), p.output_dims.end()), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(std::vector<int64_t>(p.out_dims.begin(), p.out_dims.end()), (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(std::vector<int64_t>(p.in_dims[0].begin(), p.in_dims[0].end()), (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(std::vector<int64_t>(p.in_dims[1].begin(), p.in_dims[1].end()), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(std::vector<int64_t>(p.in_bcast[0].begin(), p.in_bcast[0].end()), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(std::vector<int64_t>(p.in_bcast[1].begin(), p.in_bcast[1].end()), (std::vector<int64_t>{6, 1}));
 
   auto q = Plan(TensorShape({5, 1, 3, 1}), TensorShape({1, 4, 1, 1}));
   ASSERT_TRUE(q.valid);
-  EXPECT_EQ(q.output_dims, (std::vector<int64_t>{5, 4, 3, 1}));
-  EXPECT_EQ(q.out_dims, (std::vector<int64_t>{5, 4, 3}));
-  EXPECT_EQ(q.in_bcast[0], (std::vector<int64_t>{1, 4, 1}));
-  EXPECT_EQ(q.in_bcast[1], (std::vector<int64_t>{5, 1, 3}));
+  EXPECT_EQ(std::vector<int64_t>(q.output_dims.begin(), q.output_dims.end()), (std::vector<int64_t>{5, 4, 3, 1}));
+  EXPECT_EQ(std::vector<int64_t>(q.out_dims.begin(), q.out_dims.end()), (std::vector<int64_t>{5, 4, 3}));
+  EXPECT_EQ(std::vector<int64_t>(q.in_bcast[0].begin(), q.in_bcast[0].end()), (std::vector<int64_t>{1, 4, 1}));
+  EXPECT_EQ(std::vector<int64_t>(q.in_bcast[1].begin(), q.in_bcast[1].end()), (std::vector<int64_t>{5, 1, 3}));
 }
 
 TEST(BroadcastPlanTest, ScalarsOnesZerosAndInvalid) {
   auto s = Plan(TensorShape({}), TensorShape({1, 1}));
   ASSERT_TRUE(s.valid);
-  EXPECT_EQ(s.output_dims, (std::vector<int64_t>{1, 1}));
-  EXPECT_EQ(s.out_dims, (std::vector<int64_t>{1}));
+  EXPECT_EQ(std::vector<int64_t>(s.output_dims.begin(), s.output_dims.end()), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(std::vector<int64_t>(s.out_dims.begin(), s.out_dims.end()), (std::vector<int64_t>{1}));
   auto z = Plan(TensorShape({0, 3}), TensorShape({1, 3}));
   ASSERT_TRUE(z.valid);
-  EXPECT_EQ(z.output_dims, (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(std::vector<int64_t>(z.output_dims.begin(), z.output_dims.end()), (std::vector<int64_t>{0, 3}));
   EXPECT_FALSE(Plan(TensorShape({2, 3}), TensorShape({4})).valid);
   EXPECT_FALSE(Plan(TensorShape({0}), TensorShape({2})).valid);
   const TensorShape a({2, 1}), b({1, 3}), c({3});
   const TensorShape* three[] = {&a, &b, &c};
   auto t = cwise::MakeBroadcastPlan(three);
   ASSERT_TRUE(t.valid);
-  EXPECT_EQ(t.output_dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(std::vector<int64_t>(t.output_dims.begin(), t.output_dims.end()), (std::vector<int64_t>{2, 3}));
 }
 
 // --- Binary ops ---
