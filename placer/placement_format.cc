@@ -46,18 +46,34 @@ bool OneTask(const DeviceSet& devices) {
 }  // namespace
 
 std::string FormatPlacementLog(const Graph& graph, const DeviceSet& devices,
-                               const Placement& placement) {
-  std::string out;
+                               const Placement& placement,
+                               const absl::flat_hash_map<std::string, LogName>* rename) {
+  auto line = [&](const Node& node, absl::string_view name, absl::string_view op,
+                  absl::string_view note) {
+    const int d = placement.device[node.id()];
+    std::string s = absl::StrCat(name, ": (", op, "): ", devices.devices()[d].name);
+    std::string why = placement.reason[node.id()];
+    if (!note.empty()) why = why.empty() ? std::string(note) : absl::StrCat(note, "; ", why);
+    if (!why.empty()) absl::StrAppend(&s, " # ", why);
+    s += "\n";
+    return s;
+  };
+  std::string out, added;
   for (const auto& node : graph.nodes()) {
-    const int d = placement.device[node->id()];
-    absl::StrAppend(&out, node->name(), ": (", node->op(),
-                    "): ", devices.devices()[d].name);
-    if (!placement.reason[node->id()].empty()) {
-      absl::StrAppend(&out, " # ", placement.reason[node->id()]);
+    const LogName* as = nullptr;
+    if (rename != nullptr) {
+      auto it = rename->find(node->name());
+      if (it != rename->end()) as = &it->second;
     }
-    out += "\n";
+    if (as == nullptr) {
+      out += line(*node, node->name(), node->op(), "");
+    } else if (!as->name.empty()) {
+      out += line(*node, as->name, as->op, "");
+    } else {
+      added += line(*node, node->name(), node->op(), as->note);
+    }
   }
-  return out;
+  return out + added;
 }
 
 std::string FormatPlacementSummary(const Graph& graph, const DeviceSet& devices,

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
@@ -103,10 +104,21 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
                                 const CostModel& costs,
                                 const PlacerOptions& options = {});
 
+// How a node that a session added to the user's graph appears in the
+// log: a feed's stand-in is printed as the node it replaces (the user's
+// own name and op); other added nodes follow the graph's nodes, marked.
+struct LogName {
+  std::string name, op;  // the user's node; empty: print as added
+  std::string note;      // for added nodes: what they are for
+};
+
 // TensorFlow's log_device_placement lines, one per node in node order:
 //   "name: (Op): /job:localhost/replica:0/task:0/device:CPU:0 # reason"
-std::string FormatPlacementLog(const Graph& graph, const DeviceSet& devices,
-                               const Placement& placement);
+// With `rename` (keyed by node name): feed stand-ins print as the user's
+// node; the other nodes in `rename` come last, each with its note.
+std::string FormatPlacementLog(
+    const Graph& graph, const DeviceSet& devices, const Placement& placement,
+    const absl::flat_hash_map<std::string, LogName>* rename = nullptr);
 
 // Per device: nodes, busy time, peak memory; cross-device edges and bytes
 // per step; predicted step time, lower bound and their ratio; the best

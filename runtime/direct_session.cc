@@ -100,6 +100,8 @@ struct Plan {
   // keys the step sends each feed to and receives each fetch from.
   std::vector<std::string> feed_keys;
   std::vector<std::string> fetch_keys;
+  // The nodes BuildPlan added, as log_device_placement shows them.
+  absl::flat_hash_map<std::string, placer::LogName> log_names;
 };
 
 std::string PlanKey(const std::vector<std::pair<std::string, Tensor>>& feeds,
@@ -448,6 +450,8 @@ class DirectSession : public Session {
       plan->feed_shapes.push_back(t.first->output_shape(t.second));
       plan->feed_labels.push_back(NodeLabel(*t.first));
       feed_nodes.push_back(arg);
+      plan->log_names[arg] = {t.first->name(), t.first->op(),
+                              absl::StrCat("feed of '", feeds[i].first, "'")};
       NodeDef* n = out.add_node();
       n->set_name(arg);
       if (options_.feeds_through_rendezvous) {
@@ -493,15 +497,34 @@ class DirectSession : public Session {
     std::vector<bool> keep(g.num_nodes(), false);
     std::vector<const Node*> stack = roots;
     for (const Node* r : roots) keep[r->id()] = true;
+    // A fed Placeholder hands its control edges to its feed node, as in
+    // TensorFlow: `^x` waits for the fed value, not for the Placeholder.
+    std::map<int, std::string> fed_placeholders;
+    for (const auto& f : fed) {
+      const Node* src = g.node(f.first.first);
+      if (src->op() == "Placeholder" || src->op() == "PlaceholderV2" ||
+          src->op() == "PlaceholderWithDefault") {
+        fed_placeholders.emplace(src->id(), f.second);
+      }
+    }
     while (!stack.empty()) {
       const Node* n = stack.back();
       stack.pop_back();
       for (const Edge* e : n->in_edges()) {
         if (!e->IsControl() && fed.count({e->src->id(), e->src_output})) continue;
+        if (e->IsControl() && fed_placeholders.count(e->src->id())) continue;
         if (!keep[e->src->id()]) {
           keep[e->src->id()] = true;
           stack.push_back(e->src);
         }
+      }
+    }
+    // A fed node the step still runs (for another output) keeps its name
+    // in the log; its feed node is then listed as an added node.
+    for (const auto& f : fed) {
+      if (keep[f.first.first]) {
+        plan->log_names[f.second].name.clear();
+        plan->log_names[f.second].op.clear();
       }
     }
     for (const auto& node : g.nodes()) {
@@ -519,6 +542,13 @@ class DirectSession : public Session {
             n->add_input(it->second);
             continue;
           }
+        } else if (id.ok()) {
+          const Node* src = g.FindNode(id->node);
+          auto it = src == nullptr ? fed_placeholders.end() : fed_placeholders.find(src->id());
+          if (it != fed_placeholders.end()) {
+            n->add_input(absl::StrCat("^", it->second));
+            continue;
+          }
         }
         n->add_input(in);
       }
@@ -529,6 +559,7 @@ class DirectSession : public Session {
       if (options_.feeds_through_rendezvous) {
         // The client-terminated fetch: a _Send on the client device.
         n->set_name(absl::StrCat("_send_", i));
+        plan->log_names[n->name()] = {"", "", absl::StrCat("fetch of '", fetches[i], "'")};
         n->set_op("_Send");
         n->set_device(ClientDevice());
         // A fetch named twice is sent twice: give each its own key.
@@ -538,6 +569,7 @@ class DirectSession : public Session {
         plan->fetch_keys.push_back(ClientKey(tensor));
       } else {
         n->set_name(absl::StrCat("_retval_", i));
+        plan->log_names[n->name()] = {"", "", absl::StrCat("fetch of '", fetches[i], "'")};
         n->set_op("_Retval");
         (*n->mutable_attr())["index"].set_i(static_cast<int64_t>(i));
         (*n->mutable_attr())["T"].set_type(retval_dtypes[i]);
@@ -593,7 +625,7 @@ class DirectSession : public Session {
     GR_ASSIGN_OR_RETURN(placer::Placement placement,
                         placer::Place(graph, device_set_, *cost_model_, placer_options));
     if (options_.log_device_placement) {
-      std::string log = placer::FormatPlacementLog(graph, device_set_, placement);
+      std::string log = placer::FormatPlacementLog(graph, device_set_, placement, &plan->log_names);
       for (const std::string& w : placement.warnings) absl::StrAppend(&log, w, "\n");
       std::fwrite(log.data(), 1, log.size(), stdout);
       std::fflush(stdout);

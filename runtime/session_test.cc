@@ -73,6 +73,32 @@ TEST(SessionTest, FeedingAnInnerTensorCutsItsProducers) {
   EXPECT_TRUE(out[0].SharesBufferWith(mm));
 }
 
+// TensorFlow-exported graphs order nodes after a Placeholder by control
+// edge (`^x`); feeding x satisfies them, as in TensorFlow.
+TEST(SessionTest, FedPlaceholderHandsOverItsControlEdges) {
+  auto def = ParseGraphDef(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "c" op: "Const" input: "^x" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 2 } } } }
+    node { name: "y" op: "Mul" input: "x" input: "c" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb", GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  auto session = Session::Create(*def);
+  ASSERT_TRUE(session.ok()) << session.status();
+  std::vector<Tensor> out;
+  absl::Status s = (*session)->Run({{"x", Tensor::FromVector<float>({1.5f, -3}, TensorShape({2}))}},
+                                   {"y", "c"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].flat<float>()[0], 3.f);
+  EXPECT_EQ(out[0].flat<float>()[1], -6.f);
+  EXPECT_EQ(out[1].flat<float>()[0], 2.f);
+  // Not fed, the Placeholder still reports the missing feed.
+  s = (*session)->Run({}, {"c"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("You must feed a value for placeholder tensor 'x'"), std::string::npos)
+      << s;
+}
+
 TEST(SessionTest, ClearErrors) {
   auto session = MakeSession();
   std::vector<Tensor> out;

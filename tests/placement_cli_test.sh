@@ -19,6 +19,12 @@ check "device mapping banner" grep -qx "Device mapping: no known devices." <<<"$
 check "placement line format" grep -qE "^probs: \(Softmax\): $CPU0 # " <<<"$out"
 check "placement line for every graph node" test "$(grep -cE '^[^ ]+: \([A-Za-z_]+\): /job:' <<<"$out")" -ge 11
 check "result still printed" grep -q '^probs: float \[2,3\]' <<<"$out"
+# The fed placeholder is logged under its own name and op, as TensorFlow
+# does; the nodes the session adds come last, marked.
+check "fed placeholder logged as itself" grep -qE "^x: \(Placeholder\): $CPU0" <<<"$out"
+check "no feed stand-in under its internal name" bash -c "! grep -q '^_arg_' <<<\"\$1\"" _ "$out"
+check "added fetch node marked" grep -qE "^_retval_0: \(_Retval\): $CPU0 # fetch of 'probs'" <<<"$out"
+check "added nodes after the graph's" test "$(grep -E ': \(' <<<"$out" | tail -1 | cut -d: -f1)" = _retval_0
 
 # Several virtual CPU devices give TensorFlow's answer too.
 check "cpu_devices=4 run" "$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs \

@@ -173,7 +173,7 @@ std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* ou
     std::string value;
     for (auto [name, vec] : {std::pair<const char*, std::vector<std::string>*>{"feed", &out->feeds},
                              {"fetch", &out->fetches}, {"target", &out->targets}}) {
-      for (const std::string prefix : {std::string("--") + name, std::string("-") + name}) {
+      for (const std::string& prefix : {std::string("--") + name, std::string("-") + name}) {
         if (arg == prefix && i + 1 < argc) {
           dst = vec;
           value = argv[++i];
