@@ -352,7 +352,7 @@ TEST(ImportErrorsTest, ShapeInferenceErrorsNameTheNode) {
   ExpectError(R"pb(node { name: "a" op: "TSource" attr { key: "shape" value { shape { dim { size: 2 } } } } }
                    node { name: "b" op: "TSource" attr { key: "shape" value { shape { dim { size: 3 } } } } }
                    node { name: "sum" op: "TBinary" input: "a" input: "b" attr { key: "T" value { type: DT_FLOAT } } })pb",
-              "node 'sum' (TBinary): incompatible shapes for broadcasting: [2] and [3] "
+              "node 'sum' (TBinary): Dimensions must be equal, but are 2 and 3 "
               "(input shapes: [2], [3])");
 }
 

@@ -132,9 +132,8 @@ absl::StatusOr<PartialShape> InferenceContext::Broadcast(
     } else if (da == db) {
       dims[i] = da;
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("incompatible shapes for broadcasting: ",
-                       a.DebugString(), " and ", b.DebugString()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Dimensions must be equal, but are ", da, " and ", db));
     }
   }
   return PartialShape(std::move(dims));

@@ -58,28 +58,9 @@ absl::StatusOr<PartialShape> BroadcastShapes(const InferenceContext& c,
                                              absl::string_view op,
                                              const PartialShape& a,
                                              const PartialShape& b) {
-  if (a.unknown_rank() || b.unknown_rank()) return PartialShape();
-  const int rank = std::max(a.rank(), b.rank());
-  std::vector<int64_t> dims(rank);
-  for (int i = 0; i < rank; ++i) {
-    const int ia = a.rank() - rank + i, ib = b.rank() - rank + i;
-    const int64_t da = ia >= 0 ? a.dim(ia) : 1;
-    const int64_t db = ib >= 0 ? b.dim(ib) : 1;
-    if (da == 1) {
-      dims[i] = db;
-    } else if (db == 1) {
-      dims[i] = da;
-    } else if (da < 0 || db < 0) {
-      // The unknown one must be 1 or equal to the other.
-      dims[i] = da < 0 ? db : da;
-    } else if (da == db) {
-      dims[i] = da;
-    } else {
-      return ShapeError(c, op, absl::StrCat("Dimensions must be equal, but are ",
-                                            da, " and ", db));
-    }
-  }
-  return PartialShape(std::move(dims));
+  absl::StatusOr<PartialShape> out = InferenceContext::Broadcast(a, b);
+  if (!out.ok()) return ShapeError(c, op, out.status().message());
+  return out;
 }
 
 ShapeFn BroadcastBinaryShapeFor(std::string op) {
