@@ -24,6 +24,7 @@ class AlignedHostAllocator : public Allocator {
         alignment == 0 || (alignment & (alignment - 1)) != 0) {
       return nullptr;
     }
+    if (num_bytes <= kSmallBytes && alignment <= kSmallBytes) return SmallBlocks().Pop();
     // aligned_alloc wants a size that is a multiple of the alignment.
     size_t rounded = (num_bytes + alignment - 1) / alignment * alignment;
     if (rounded == 0) rounded = alignment;
@@ -49,6 +50,10 @@ class AlignedHostAllocator : public Allocator {
 
   void DeallocateRaw(void* ptr, size_t num_bytes) override {
     if (ptr == nullptr) return;
+    if (num_bytes <= kSmallBytes) {
+      SmallBlocks().Push(ptr);
+      return;
+    }
     size_t rounded = (num_bytes + kCacheAlignment - 1) / kCacheAlignment * kCacheAlignment;
     if (rounded >= kMinCachedBytes && rounded <= kMaxCachedBytes) {
       std::vector<void*> evicted;
@@ -70,6 +75,42 @@ class AlignedHostAllocator : public Allocator {
   }
 
  private:
+  // Blocks of up to kSmallBytes (scalars, short vectors: most tensors of a
+  // loop's bookkeeping) are all kSmallBytes-sized and -aligned, and each
+  // thread keeps up to kSmallCached of them that it freed for its next
+  // requests: no lock, no aligned_alloc. A block may be freed by another
+  // thread than the one that allocated it.
+  static constexpr size_t kSmallBytes = 64;
+  static constexpr int kSmallCached = 512;
+  class SmallBlockCache {
+   public:
+    ~SmallBlockCache() {
+      for (int i = 0; i < size_; ++i) std::free(blocks_[i]);
+      size_ = 0;
+      exited_ = true;  // blocks freed later, during thread exit, go to free()
+    }
+    void* Pop() {
+      if (size_ > 0) return blocks_[--size_];
+      return std::aligned_alloc(kSmallBytes, kSmallBytes);
+    }
+    void Push(void* p) {
+      if (size_ < kSmallCached && !exited_) {
+        blocks_[size_++] = p;
+      } else {
+        std::free(p);
+      }
+    }
+
+   private:
+    void* blocks_[kSmallCached];
+    int size_ = 0;
+    bool exited_ = false;
+  };
+  static SmallBlockCache& SmallBlocks() {
+    static thread_local SmallBlockCache cache;
+    return cache;
+  }
+
   static constexpr size_t kCacheAlignment = 64;
   static constexpr size_t kMinCachedBytes = size_t{1} << 20;
   static constexpr size_t kMaxCachedBytes = size_t{256} << 20;

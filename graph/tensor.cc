@@ -97,7 +97,9 @@ std::shared_ptr<TensorBuffer> TensorBuffer::Create(Allocator* allocator,
   const size_t bytes = ElementBytes(dtype) * static_cast<size_t>(num_elements);
   void* data = allocator->AllocateRaw(kTensorAlignment, bytes);
   if (data == nullptr) return nullptr;
-  std::shared_ptr<TensorBuffer> buffer(new TensorBuffer());
+  // One allocation for the buffer object and its reference count.
+  struct Shared : TensorBuffer {};
+  std::shared_ptr<TensorBuffer> buffer = std::make_shared<Shared>();
   buffer->allocator_ = allocator;
   buffer->data_ = data;
   buffer->bytes_ = bytes;

@@ -626,7 +626,12 @@ class ExecutorState {
           dst_ready = PendingOf(old) == 1;
           if (PendingOf(old) & 1) {
             Tensor& slot = it->inputs[e.dst_slot];
-            slot = last_use ? std::move(*value) : *value;
+            // (Not `?:`, which would build a temporary Tensor.)
+            if (last_use) {
+              slot = std::move(*value);
+            } else {
+              slot = *value;
+            }
           }
         } else {
           const int64_t c = count.fetch_add(kDeadOne, std::memory_order_acq_rel) + kDeadOne;
@@ -638,7 +643,11 @@ class ExecutorState {
           // Written before the count drops, so whoever sees it reach zero
           // sees the input (acq_rel below).
           Tensor& slot = it->inputs[e.dst_slot];
-          slot = last_use ? std::move(*value) : *value;
+          if (last_use) {
+            slot = std::move(*value);
+          } else {
+            slot = *value;
+          }
         }
         const int64_t delta = input_dead ? kDeadOne - 1 : -1;
         const int64_t c = count.fetch_add(delta, std::memory_order_acq_rel) + delta;
