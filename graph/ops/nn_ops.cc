@@ -1,5 +1,6 @@
-// Neural-network ops: activations, softmax, BiasAdd, Conv2D, pooling and
-// fused batch norm. Names, inputs, outputs and attrs are TensorFlow's
+// Neural-network ops: activations, softmax, BiasAdd, fused batch norm, LRN,
+// L2Loss and the softmax cross-entropy losses (convolution and pooling are
+// in nn_conv_ops.cc). Names, inputs, outputs and attrs are TensorFlow's
 // (core/ops/nn_ops.cc, 2.x: a superset of 1.15).
 #include <string>
 #include <vector>
@@ -17,7 +18,6 @@ using op_shapes::ImageLayout;
 using op_shapes::InputWithRank;
 using op_shapes::InputWithRankAtLeast;
 using op_shapes::MergeDims;
-using op_shapes::Padding;
 using op_shapes::ShapeError;
 
 constexpr char kRealNumberTypes[] =
@@ -58,110 +58,6 @@ absl::Status BiasAddShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// Reads `padding` and `explicit_paddings` (absent on some ops) and checks
-// that explicit paddings are given exactly when padding is EXPLICIT.
-absl::Status ReadPadding(const InferenceContext& c, int rank,
-                         Padding* padding, std::vector<int64_t>* pads) {
-  std::string padding_str;
-  GR_RETURN_IF_ERROR(c.GetAttr("padding", &padding_str));
-  GR_ASSIGN_OR_RETURN(*padding, op_shapes::ParsePadding(padding_str));
-  pads->clear();
-  if (c.attrs().Find("explicit_paddings") != nullptr) {
-    GR_RETURN_IF_ERROR(c.GetAttr("explicit_paddings", pads));
-  }
-  if (*padding == Padding::kExplicit) {
-    if (static_cast<int>(pads->size()) != 2 * rank) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "explicit_paddings attribute must contain ", 2 * rank,
-          " values, but got: ", pads->size()));
-    }
-  } else if (!pads->empty()) {
-    return absl::InvalidArgumentError(
-        "explicit_paddings attribute must be empty if the padding attribute "
-        "is not EXPLICIT");
-  }
-  pads->resize(2 * rank, 0);
-  return absl::OkStatus();
-}
-
-// Reads list(int) attr `name` and checks it has `n` entries.
-absl::Status ReadWindowAttr(const InferenceContext& c, absl::string_view op,
-                            absl::string_view name, int n,
-                            std::vector<int64_t>* values) {
-  GR_RETURN_IF_ERROR(c.GetAttr(name, values));
-  if (static_cast<int>(values->size()) != n) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(op, " requires the ", name, " attribute to contain ", n,
-                     " values, but got: ", values->size()));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Conv2DShape(InferenceContext* c) {
-  std::string data_format;
-  GR_RETURN_IF_ERROR(c->GetAttr("data_format", &data_format));
-  GR_ASSIGN_OR_RETURN(ImageLayout layout, op_shapes::LayoutFor(data_format));
-  GR_ASSIGN_OR_RETURN(PartialShape in, InputWithRank(*c, "Conv2D", 0, 4));
-  GR_ASSIGN_OR_RETURN(PartialShape filter, InputWithRank(*c, "Conv2D", 1, 4));
-  std::vector<int64_t> strides, dilations, pads;
-  GR_RETURN_IF_ERROR(ReadWindowAttr(*c, "Conv2D", "strides", 4, &strides));
-  GR_RETURN_IF_ERROR(ReadWindowAttr(*c, "Conv2D", "dilations", 4, &dilations));
-  Padding padding;
-  GR_RETURN_IF_ERROR(ReadPadding(*c, 4, &padding, &pads));
-
-  const int64_t in_depth = in.dim(layout.channel);
-  const int64_t filter_depth = filter.dim(2);
-  if (in_depth >= 0 && filter_depth >= 0) {
-    if (filter_depth == 0 || in_depth % filter_depth != 0) {
-      return ShapeError(
-          *c, "Conv2D",
-          absl::StrCat("Depth of input (", in_depth,
-                       ") is not a multiple of input depth of filter (",
-                       filter_depth, ")"));
-    }
-  }
-  std::vector<int64_t> dims(4, -1);
-  dims[layout.batch] = in.dim(layout.batch);
-  dims[layout.channel] = filter.dim(3);
-  for (int i = 0; i < 2; ++i) {
-    const int d = layout.spatial[i];
-    GR_ASSIGN_OR_RETURN(
-        dims[d], op_shapes::WindowedOutputSize(
-                     in.dim(d), filter.dim(i), dilations[d], strides[d],
-                     padding, pads[2 * d], pads[2 * d + 1]));
-  }
-  c->set_output(0, PartialShape(std::move(dims)));
-  return absl::OkStatus();
-}
-
-// MaxPool, AvgPool: every dim is windowed by ksize/strides (batch and
-// depth windows are normally 1).
-ShapeFn PoolShapeFor(std::string op) {
-  return [op = std::move(op)](InferenceContext* c) -> absl::Status {
-    std::string data_format;
-    GR_RETURN_IF_ERROR(c->GetAttr("data_format", &data_format));
-    if (data_format == "NCHW_VECT_C") {
-      c->set_output(0, op_shapes::UnknownDims(5));
-      return absl::OkStatus();
-    }
-    GR_ASSIGN_OR_RETURN(PartialShape in, InputWithRank(*c, op, 0, 4));
-    std::vector<int64_t> ksize, strides, pads;
-    GR_RETURN_IF_ERROR(ReadWindowAttr(*c, op, "ksize", 4, &ksize));
-    GR_RETURN_IF_ERROR(ReadWindowAttr(*c, op, "strides", 4, &strides));
-    Padding padding;
-    GR_RETURN_IF_ERROR(ReadPadding(*c, 4, &padding, &pads));
-    std::vector<int64_t> dims(4, -1);
-    for (int d = 0; d < 4; ++d) {
-      GR_ASSIGN_OR_RETURN(
-          dims[d], op_shapes::WindowedOutputSize(in.dim(d), ksize[d], 1,
-                                                 strides[d], padding,
-                                                 pads[2 * d], pads[2 * d + 1]));
-    }
-    c->set_output(0, PartialShape(std::move(dims)));
-    return absl::OkStatus();
-  };
-}
-
 // FusedBatchNorm, FusedBatchNormV3: y has x's shape; the statistics are
 // vectors of the channel count.
 ShapeFn FusedBatchNormShapeFor(std::string op) {
@@ -191,6 +87,44 @@ ShapeFn FusedBatchNormShapeFor(std::string op) {
     if (c->num_outputs() > 5) c->set_output(5, PartialShape());
     return absl::OkStatus();
   };
+}
+
+// SoftmaxCrossEntropyWithLogits: features and labels are [batch, classes],
+// or broadcast to that; loss is [batch], backprop [batch, classes].
+absl::Status SoftmaxXentShape(InferenceContext* c) {
+  constexpr char kOp[] = "SoftmaxCrossEntropyWithLogits";
+  GR_ASSIGN_OR_RETURN(PartialShape broadcast,
+                      op_shapes::BroadcastShapes(*c, kOp, c->input(0),
+                                                 c->input(1)));
+  if (!broadcast.unknown_rank() && broadcast.rank() != 2) {
+    return ShapeError(*c, kOp,
+                      "logits and labels must be either 2-dimensional, or "
+                      "broadcasted to be 2-dimensional");
+  }
+  const PartialShape both =
+      broadcast.unknown_rank() ? op_shapes::UnknownDims(2) : broadcast;
+  c->set_output(0, PartialShape(std::vector<int64_t>{both.dim(0)}));
+  c->set_output(1, std::move(both));
+  return absl::OkStatus();
+}
+
+// SparseSoftmaxCrossEntropyWithLogits: features [batch, classes], labels
+// [batch]; loss [batch], backprop [batch, classes].
+absl::Status SparseSoftmaxXentShape(InferenceContext* c) {
+  constexpr char kOp[] = "SparseSoftmaxCrossEntropyWithLogits";
+  GR_ASSIGN_OR_RETURN(PartialShape features, InputWithRank(*c, kOp, 0, 2));
+  GR_ASSIGN_OR_RETURN(PartialShape labels, InputWithRank(*c, kOp, 1, 1));
+  GR_ASSIGN_OR_RETURN(const int64_t batch,
+                      MergeDims(*c, kOp, features.dim(0), labels.dim(0)));
+  c->set_output(0, PartialShape(std::vector<int64_t>{batch}));
+  c->set_output(1, PartialShape(std::vector<int64_t>{batch, features.dim(1)}));
+  return absl::OkStatus();
+}
+
+absl::Status LrnShape(InferenceContext* c) {
+  GR_ASSIGN_OR_RETURN(PartialShape in, InputWithRank(*c, "LRN", 0, 4));
+  c->set_output(0, std::move(in));
+  return absl::OkStatus();
 }
 
 std::string TypeAttr(const char* types) {
@@ -237,41 +171,6 @@ REGISTER_OP("BiasAdd")
     .Output("output: T")
     .SetShapeFn(BiasAddShape);
 
-REGISTER_OP("Conv2D")
-    .Input("input: T")
-    .Input("filter: T")
-    .Output("output: T")
-    .Attr("T: {half, bfloat16, float, double, int32}")
-    .Attr("strides: list(int)")
-    .Attr("use_cudnn_on_gpu: bool = true")
-    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
-    .Attr("explicit_paddings: list(int) = []")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Attr("dilations: list(int) = [1, 1, 1, 1]")
-    .SetShapeFn(Conv2DShape);
-
-REGISTER_OP("MaxPool")
-    .Attr("T: {half, bfloat16, float, double, int32, int64, uint8, int16, "
-          "int8, uint16, qint8} = DT_FLOAT")
-    .Attr("ksize: list(int) >= 4")
-    .Attr("strides: list(int) >= 4")
-    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
-    .Attr("explicit_paddings: list(int) = []")
-    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
-    .Input("input: T")
-    .Output("output: T")
-    .SetShapeFn(PoolShapeFor("MaxPool"));
-
-REGISTER_OP("AvgPool")
-    .Input("value: T")
-    .Output("output: T")
-    .Attr("ksize: list(int) >= 4")
-    .Attr("strides: list(int) >= 4")
-    .Attr("padding: {'SAME', 'VALID'}")
-    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-    .Attr("T: {half, bfloat16, float, double}")
-    .SetShapeFn(PoolShapeFor("AvgPool"));
-
 REGISTER_OP("FusedBatchNorm")
     .Input("x: T")
     .Input("scale: T")
@@ -289,6 +188,25 @@ REGISTER_OP("FusedBatchNorm")
     .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
     .Attr("is_training: bool = true")
     .SetShapeFn(FusedBatchNormShapeFor("FusedBatchNorm"));
+
+REGISTER_OP("FusedBatchNormV2")
+    .Input("x: T")
+    .Input("scale: U")
+    .Input("offset: U")
+    .Input("mean: U")
+    .Input("variance: U")
+    .Output("y: T")
+    .Output("batch_mean: U")
+    .Output("batch_variance: U")
+    .Output("reserve_space_1: U")
+    .Output("reserve_space_2: U")
+    .Attr("T: {half, bfloat16, float}")
+    .Attr("U: {float}")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("exponential_avg_factor: float = 1.0")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("is_training: bool = true")
+    .SetShapeFn(FusedBatchNormShapeFor("FusedBatchNormV2"));
 
 REGISTER_OP("FusedBatchNormV3")
     .Input("x: T")
@@ -309,5 +227,38 @@ REGISTER_OP("FusedBatchNormV3")
     .Attr("data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'")
     .Attr("is_training: bool = true")
     .SetShapeFn(FusedBatchNormShapeFor("FusedBatchNormV3"));
+
+REGISTER_OP("LRN")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("depth_radius: int = 5")
+    .Attr("bias: float = 1.0")
+    .Attr("alpha: float = 1.0")
+    .Attr("beta: float = 0.5")
+    .Attr("T: {half, bfloat16, float} = DT_FLOAT")
+    .SetShapeFn(LrnShape);
+
+REGISTER_OP("L2Loss")
+    .Input("t: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .SetShapeFn(shape_fns::ScalarShape);
+
+REGISTER_OP("SoftmaxCrossEntropyWithLogits")
+    .Input("features: T")
+    .Input("labels: T")
+    .Output("loss: T")
+    .Output("backprop: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .SetShapeFn(SoftmaxXentShape);
+
+REGISTER_OP("SparseSoftmaxCrossEntropyWithLogits")
+    .Input("features: T")
+    .Input("labels: Tlabels")
+    .Output("loss: T")
+    .Output("backprop: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("Tlabels: {int32, int64} = DT_INT64")
+    .SetShapeFn(SparseSoftmaxXentShape);
 
 }  // namespace graphrun

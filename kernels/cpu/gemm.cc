@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/tensor_shape.h"
 #include "graph/types.h"
 #include "kernels/eigen.h"
 
@@ -100,9 +103,95 @@ void Gemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
   }
 }
 
-#define GR_INSTANTIATE_GEMM(T)                                          \
-  template void Gemm<T>(const Eigen::ThreadPoolDevice*, bool, bool,     \
-                        int64_t, int64_t, int64_t, const T*, const T*, T*)
+absl::StatusOr<MatMulBatch> BroadcastMatMulBatch(
+    absl::Span<const int64_t> a_dims, absl::Span<const int64_t> b_dims) {
+  const int ar = static_cast<int>(a_dims.size());
+  const int br = static_cast<int>(b_dims.size());
+  const int rank = std::max(ar, br);
+  // Batch dims right-aligned and padded with 1s.
+  std::vector<int64_t> ad(rank, 1), bd(rank, 1);
+  std::copy(a_dims.begin(), a_dims.end(), ad.begin() + (rank - ar));
+  std::copy(b_dims.begin(), b_dims.end(), bd.begin() + (rank - br));
+  MatMulBatch out;
+  out.dims.resize(rank);
+  TensorShape shape;
+  for (int i = 0; i < rank; ++i) {
+    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "batch dimensions [", absl::StrJoin(a_dims, ","), "] and [",
+          absl::StrJoin(b_dims, ","), "] do not broadcast"));
+    }
+    out.dims[i] = ad[i] == 1 ? bd[i] : ad[i];
+    // [2^30,1] with [1,2^30] batch dims broadcast past kMaxElements.
+    absl::Status s = shape.AddDimWithStatus(out.dims[i]);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "broadcasting batch dimensions [", absl::StrJoin(a_dims, ","),
+          "] and [", absl::StrJoin(b_dims, ","), "]: ", s.message()));
+    }
+  }
+  // Strides in matrices; 0 along a broadcast dimension.
+  std::vector<int64_t> as(rank), bs(rank);
+  int64_t astride = 1, bstride = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    as[i] = ad[i] == 1 ? 0 : astride;
+    bs[i] = bd[i] == 1 ? 0 : bstride;
+    astride *= ad[i];
+    bstride *= bd[i];
+  }
+  const int64_t batch = shape.num_elements();
+  out.a_index.assign(batch, 0);
+  out.b_index.assign(batch, 0);
+  std::vector<int64_t> pos(rank, 0);
+  int64_t ai = 0, bi = 0;
+  for (int64_t i = 0; i < batch; ++i) {
+    out.a_index[i] = ai;
+    out.b_index[i] = bi;
+    for (int d = rank - 1; d >= 0; --d) {
+      ai += as[d];
+      bi += bs[d];
+      if (++pos[d] < out.dims[d]) break;
+      ai -= pos[d] * as[d];
+      bi -= pos[d] * bs[d];
+      pos[d] = 0;
+    }
+  }
+  return out;
+}
+
+template <typename T>
+void BatchGemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
+               bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a,
+               const T* b, const MatMulBatch& batch, T* c) {
+  const int64_t count = batch.size();
+  auto multiply = [&](int64_t i, const Eigen::ThreadPoolDevice* d) {
+    Gemm<T>(d, transpose_a, transpose_b, m, n, k, a + batch.a_index[i] * m * k,
+            b + batch.b_index[i] * k * n, c + i * m * n);
+  };
+  const double work = static_cast<double>(m) * n * k;
+  if (device != nullptr && device->numThreads() > 1 && count > 1 &&
+      work <= kGemmThreadedMinWork && work * count > kGemmThreadedMinWork) {
+    // Many small products: one single-threaded Gemm per task.
+    const Eigen::TensorOpCost cost(
+        static_cast<double>(m * k + k * n) * sizeof(T),
+        static_cast<double>(m * n) * sizeof(T), 2 * work);
+    device->parallelFor(count, cost,
+                        [&](Eigen::Index first, Eigen::Index last) {
+                          for (Eigen::Index i = first; i < last; ++i) {
+                            multiply(i, nullptr);
+                          }
+                        });
+  } else {
+    for (int64_t i = 0; i < count; ++i) multiply(i, device);
+  }
+}
+
+#define GR_INSTANTIATE_GEMM(T)                                             \
+  template void Gemm<T>(const Eigen::ThreadPoolDevice*, bool, bool,        \
+                        int64_t, int64_t, int64_t, const T*, const T*, T*); \
+  template void BatchGemm<T>(const Eigen::ThreadPoolDevice*, bool, bool,   \
+                             int64_t, int64_t, int64_t, const T*, const T*, \
+                             const MatMulBatch&, T*)
 GR_INSTANTIATE_GEMM(float);
 GR_INSTANTIATE_GEMM(double);
 GR_INSTANTIATE_GEMM(half);

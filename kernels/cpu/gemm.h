@@ -1,5 +1,6 @@
-// Gemm: the CPU matrix product behind MatMul and BatchMatMulV2, exposed so
-// benchmarks can call the exact library path the kernels use.
+// Gemm: the CPU matrix product behind MatMul, BatchMatMulV2, Einsum and the
+// GEMM-based convolutions, exposed so benchmarks can call the exact library
+// path the kernels use. BatchGemm multiplies broadcast batches of matrices.
 //
 //   C[m,n] = op(A) * op(B), op(X) = X or X^T (no conjugation), all row-major.
 //
@@ -13,6 +14,10 @@
 #define GRAPHRUN_KERNELS_CPU_GEMM_H_
 
 #include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
 
 namespace Eigen {
 struct ThreadPoolDevice;
@@ -29,6 +34,31 @@ template <typename T>
 void Gemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
           bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a,
           const T* b, T* c);
+
+// The batch dims of a batched product whose operands' batch dims broadcast
+// (NumPy rules, as TensorFlow's MatMulBCast): the output's batch dims and,
+// for each output matrix (row-major over them), the index of the a and b
+// matrix it multiplies.
+struct MatMulBatch {
+  std::vector<int64_t> dims;
+  std::vector<int64_t> a_index;
+  std::vector<int64_t> b_index;
+  int64_t size() const { return static_cast<int64_t>(a_index.size()); }
+};
+
+// InvalidArgument "batch dimensions [2,3] and [4] do not broadcast" (or too
+// many output elements) when they do not.
+absl::StatusOr<MatMulBatch> BroadcastMatMulBatch(
+    absl::Span<const int64_t> a_dims, absl::Span<const int64_t> b_dims);
+
+// c[i] = op(a[batch.a_index[i]]) * op(b[batch.b_index[i]]) for each output
+// matrix i, matrices as in Gemm (a's are m*k apart, b's k*n, c's m*n).
+// Many small products are spread over `device`'s pool one per task; big
+// ones use the pool inside Gemm. Same types as Gemm.
+template <typename T>
+void BatchGemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
+               bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a,
+               const T* b, const MatMulBatch& batch, T* c);
 
 }  // namespace graphrun
 
