@@ -1,7 +1,7 @@
-// FusedBatchNorm and FusedBatchNormV3 on CPU, as TensorFlow's
-// FusedBatchNormOp: y = (x - mean) * rsqrt(variance + epsilon) * scale +
-// offset per channel (the last dim for NHWC/NDHWC, dim 1 for NCHW/NCDHW),
-// with the statistics in float (U) whatever x's type.
+// FusedBatchNorm, FusedBatchNormV2 and FusedBatchNormV3 on CPU, as
+// TensorFlow's FusedBatchNormOp: y = (x - mean) * rsqrt(variance + epsilon)
+// * scale + offset per channel (the last dim for NHWC/NDHWC, dim 1 for
+// NCHW/NCDHW), with the statistics in float (U) whatever x's type.
 //
 // Inference (is_training=false) uses the given mean and variance and
 // returns them as batch_mean/batch_variance and reserve_space_1/2.
@@ -290,16 +290,21 @@ REGISTER_KERNEL(KernelDefBuilder("FusedBatchNorm")
                     .TypeConstraint("T", {DT_FLOAT}),
                 FusedBatchNormOp<float>);
 
-#define GR_REGISTER_FBN_V3(T)                                          \
+#define GR_REGISTER_FBN_V2_V3(T)                                       \
+  REGISTER_KERNEL(KernelDefBuilder("FusedBatchNormV2")                 \
+                      .Device(kDeviceCpu)                              \
+                      .TypeConstraint("T", {DataTypeToEnum<T>::value}) \
+                      .TypeConstraint("U", {DT_FLOAT}),                \
+                  FusedBatchNormOp<T>);                                \
   REGISTER_KERNEL(KernelDefBuilder("FusedBatchNormV3")                 \
                       .Device(kDeviceCpu)                              \
                       .TypeConstraint("T", {DataTypeToEnum<T>::value}) \
                       .TypeConstraint("U", {DT_FLOAT}),                \
                   FusedBatchNormOp<T>)
-GR_REGISTER_FBN_V3(float);
-GR_REGISTER_FBN_V3(half);
-GR_REGISTER_FBN_V3(bfloat16);
-#undef GR_REGISTER_FBN_V3
+GR_REGISTER_FBN_V2_V3(float);
+GR_REGISTER_FBN_V2_V3(half);
+GR_REGISTER_FBN_V2_V3(bfloat16);
+#undef GR_REGISTER_FBN_V2_V3
 
 }  // namespace
 }  // namespace graphrun
