@@ -1,6 +1,8 @@
-// Element-wise activations (Relu, Relu6, Elu) and BiasAdd on CPU, as
-// TensorFlow's relu_op.cc / bias_op.cc: outputs reuse the input buffer when
-// they can; tensors over kThreadedMinElements run on the intra-op pool.
+// Element-wise activations (Relu, Relu6, Elu, Softplus, Softsign, Selu,
+// LeakyRelu) and BiasAdd/BiasAddV1 on CPU, as TensorFlow's relu_op.cc,
+// softplus_op.cc, softsign_op.cc and bias_op.cc: outputs reuse the input
+// buffer when they can; tensors over kThreadedMinElements run on the
+// intra-op pool.
 #include <cstdint>
 #include <string>
 
@@ -82,14 +84,77 @@ struct EluFunctor {
   }
 };
 
+struct SoftplusFunctor {
+  template <typename X>
+  static auto Apply(const X& x) {
+    using T = typename X::Scalar;
+    // log(1 + exp(x)) = max(x, 0) + log(1 + exp(-|x|)): exp never overflows
+    // and large x give x exactly.
+    return x.cwiseMax(static_cast<T>(0)) + (-x.abs()).exp().log1p();
+  }
+};
+
+struct SoftsignFunctor {
+  template <typename X>
+  static auto Apply(const X& x) {
+    using T = typename X::Scalar;
+    return x / (x.abs() + x.constant(static_cast<T>(1)));
+  }
+};
+
+struct SeluFunctor {
+  template <typename X>
+  static auto Apply(const X& x) {
+    using T = typename X::Scalar;
+    // Klambauer et al. (2017): scale and alpha for unit variance.
+    const T scale = static_cast<T>(1.0507009873554804934193349852946);
+    const T scale_alpha =
+        static_cast<T>(1.0507009873554804934193349852946 *
+                       1.6732632423543772848170429916717);
+    return (x > x.constant(static_cast<T>(0)))
+        .select(x * scale, x.expm1() * scale_alpha);
+  }
+};
+
+// LeakyRelu: x for x > 0, else alpha * x (alpha may exceed 1).
+template <typename T>
+class LeakyReluOp : public OpKernel {
+ public:
+  explicit LeakyReluOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    float alpha = 0.2f;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("alpha", &alpha));
+    alpha_ = static_cast<T>(alpha);
+    set_expensive(false);
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const TensorShape shape = x.shape();
+    const int64_t n = x.NumElements();
+    const T* in = x.flat<T>().data();
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, shape, &y));
+    if (n == 0) return;
+    ConstMap<T> src(in, n);
+    Assign(ctx, n, Map<T>(y->flat<T>().data(), n),
+           (src > src.constant(static_cast<T>(0))).select(src, src * alpha_));
+  }
+
+ private:
+  T alpha_;
+};
+
 // BiasAdd: adds a 1-D bias along the channel dimension (last for NHWC,
-// dimension 1 for NCHW, as TensorFlow's BiasOp).
+// dimension 1 for NCHW, as TensorFlow's BiasOp). BiasAddV1 has no
+// data_format attr: always the last dimension.
 template <typename T>
 class BiasAddOp : public OpKernel {
  public:
   explicit BiasAddOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    std::string format;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &format));
+    std::string format = "NHWC";
+    if (ctx->def().op() != "BiasAddV1") {
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &format));
+    }
     OP_REQUIRES(ctx, format == "NHWC" || format == "NCHW",
                 absl::InvalidArgumentError("Invalid data format"));
     nchw_ = format == "NCHW";
@@ -168,11 +233,27 @@ GR_REGISTER_ACTIVATION("Elu", EluFunctor, float);
 GR_REGISTER_ACTIVATION("Elu", EluFunctor, double);
 GR_REGISTER_ACTIVATION("Elu", EluFunctor, half);
 GR_REGISTER_ACTIVATION("Elu", EluFunctor, bfloat16);
+
+#define GR_REGISTER_FLOAT_ACTIVATIONS(T)                                    \
+  GR_REGISTER_ACTIVATION("Softplus", SoftplusFunctor, T);                   \
+  GR_REGISTER_ACTIVATION("Softsign", SoftsignFunctor, T);                   \
+  GR_REGISTER_ACTIVATION("Selu", SeluFunctor, T);                           \
+  REGISTER_KERNEL(                                                          \
+      KernelDefBuilder("LeakyRelu").Device(kDeviceCpu).TypeConstraint<T>("T"), \
+      LeakyReluOp<T>)
+GR_REGISTER_FLOAT_ACTIVATIONS(float);
+GR_REGISTER_FLOAT_ACTIVATIONS(double);
+GR_REGISTER_FLOAT_ACTIVATIONS(half);
+GR_REGISTER_FLOAT_ACTIVATIONS(bfloat16);
+#undef GR_REGISTER_FLOAT_ACTIVATIONS
 #undef GR_REGISTER_ACTIVATION
 
-#define GR_REGISTER_BIAS_ADD(T)                                            \
-  REGISTER_KERNEL(                                                         \
-      KernelDefBuilder("BiasAdd").Device(kDeviceCpu).TypeConstraint<T>("T"), \
+#define GR_REGISTER_BIAS_ADD(T)                                              \
+  REGISTER_KERNEL(                                                           \
+      KernelDefBuilder("BiasAdd").Device(kDeviceCpu).TypeConstraint<T>("T"),   \
+      BiasAddOp<T>);                                                         \
+  REGISTER_KERNEL(                                                           \
+      KernelDefBuilder("BiasAddV1").Device(kDeviceCpu).TypeConstraint<T>("T"), \
       BiasAddOp<T>)
 GR_REGISTER_BIAS_ADD(float);
 GR_REGISTER_BIAS_ADD(double);

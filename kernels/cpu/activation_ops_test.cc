@@ -1,11 +1,14 @@
-// Tests for Relu, Relu6, Elu, Softmax, LogSoftmax and BiasAdd against
-// hand-computed values and naive reference loops.
+// Tests for Relu, Relu6, Elu, Softplus, Softsign, Selu, LeakyRelu, Softmax,
+// LogSoftmax, BiasAdd and BiasAddV1 against hand-computed values, values
+// from TensorFlow 2.21 and naive reference loops.
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -15,6 +18,7 @@ namespace graphrun {
 namespace {
 
 using testing::AllClose;
+using testing::AttrF;
 using testing::AttrS;
 using testing::RunOp;
 
@@ -126,6 +130,111 @@ TYPED_TEST(FloatTypedTest, Elu) {
     ASSERT_TRUE(out.ok()) << out.status();
     ExpectNear(Values<T>((*out)[0]), want, Tol<T>(), "Elu");
   }
+}
+
+// --- Softplus / Softsign / Selu / LeakyRelu ---
+
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+
+// The activations by their formulas, in double.
+double Softplus(double x) {
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+double Softsign(double x) { return x / (1 + std::abs(x)); }
+double Selu(double x) {
+  return x > 0 ? kSeluScale * x : kSeluScale * kSeluAlpha * std::expm1(x);
+}
+
+TYPED_TEST(FloatTypedTest, SoftplusSoftsignSeluLeakyReluMatchTheirFormulas) {
+  using T = TypeParam;
+  std::vector<double> in = {-20, -3, -1, -1e-3, 0, 0.5, 2, 15, 40};
+  for (int64_t n : {int64_t{9}, int64_t{40000}}) {
+    if (n > 9) in = Random(n, -12, 12, 3);
+    const Tensor x = Make<T>(in, TensorShape({n}));
+    const std::vector<double> xs = Values<T>(x);  // as T holds them
+    struct Case {
+      const char* op;
+      double (*f)(double);
+    } cases[] = {{"Softplus", Softplus}, {"Softsign", Softsign}, {"Selu", Selu}};
+    for (const Case& c : cases) {
+      std::vector<double> want;
+      for (double v : xs) want.push_back(c.f(v));
+      auto out = RunOp(c.op, {}, {x}, 4);
+      ASSERT_TRUE(out.ok()) << c.op << ": " << out.status();
+      ExpectNear(Values<T>((*out)[0]), want, Tol<T>(), c.op);
+    }
+    // alpha is a float attr: the kernel multiplies by T(0.3f).
+    const double alpha = static_cast<double>(static_cast<T>(0.3f));
+    std::vector<double> want;
+    for (double v : xs) want.push_back(v > 0 ? v : alpha * v);
+    auto out = RunOp("LeakyRelu", {{"alpha", AttrF(0.3f)}}, {x}, 4);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectNear(Values<T>((*out)[0]), want, Tol<T>(), "LeakyRelu");
+  }
+}
+
+// TensorFlow 2.21's values (tf.raw_ops, float64; alpha = 0.1 for LeakyRelu).
+TEST(ActivationTest, MatchTensorFlow) {
+  const std::vector<double> x = {-20.0, -3.0, -1.0, -0.0001, 0.0, 0.5, 2.0, 15.0, 40.0};
+  const std::vector<std::pair<std::string, std::vector<double>>> cases = {
+      {"Softplus", {2.061153620314381e-09, 0.048587351573742055, 0.3132616875182228,
+                    0.6930971818099453, 0.6931471805599453, 0.9740769841801067,
+                    2.1269280110429722, 15.000000305902272, 40.0}},
+      {"Softsign", {-0.9523809523809523, -0.75, -0.5, -9.999000099990002e-05, 0.0,
+                    0.3333333333333333, 0.6666666666666666, 0.9375, 0.975609756097561}},
+      {"Selu", {-1.7580993372236642, -1.670568728767112, -1.1113307378125628,
+                -0.00017580114388104505, 0.0, 0.5253504936777402, 2.101401974710961,
+                15.760514810332207, 42.028039494219215}},
+      {"LeakyRelu", {-2.0000000298023224, -0.30000000447034836, -0.10000000149011612,
+                     -1.0000000149011612e-05, 0.0, 0.5, 2.0, 15.0, 40.0}},
+  };
+  for (const auto& [op, want] : cases) {
+    std::map<std::string, AttrValue> attrs;
+    if (op == "LeakyRelu") attrs["alpha"] = AttrF(0.1f);
+    auto d = RunOp(op, attrs, {Make<double>(x, TensorShape({9}))});
+    ASSERT_TRUE(d.ok()) << op << ": " << d.status();
+    ExpectNear(Values<double>((*d)[0]), want, 1e-15, op + " double");
+    auto f = RunOp(op, attrs, {Make<float>(x, TensorShape({9}))});
+    ASSERT_TRUE(f.ok()) << op << ": " << f.status();
+    ExpectNear(Values<float>((*f)[0]), want, 2e-7, op + " float");
+  }
+}
+
+TEST(ActivationTest, InfinitiesNanAndDefaults) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = Tensor::FromVector<float>({-inf, inf, nan});
+  auto values = [&](const std::string& op) {
+    auto out = RunOp(op, {}, {x});
+    EXPECT_TRUE(out.ok()) << op << ": " << out.status();
+    return out.ok() ? Values<float>((*out)[0]) : std::vector<double>(3, 0);
+  };
+  // TensorFlow: Softplus [0, inf, nan], Softsign [nan, nan, nan], Selu
+  // [-scale * alpha, inf, nan], LeakyRelu [-inf, inf, nan].
+  std::vector<double> v = values("Softplus");
+  EXPECT_EQ(v[0], 0);
+  EXPECT_EQ(v[1], inf);
+  EXPECT_TRUE(std::isnan(v[2]));
+  for (double s : values("Softsign")) EXPECT_TRUE(std::isnan(s));
+  v = values("Selu");
+  EXPECT_NEAR(v[0], -kSeluScale * kSeluAlpha, 1e-6);
+  EXPECT_EQ(v[1], inf);
+  EXPECT_TRUE(std::isnan(v[2]));
+  v = values("LeakyRelu");  // default alpha 0.2
+  EXPECT_EQ(v[0], -inf);
+  EXPECT_EQ(v[1], inf);
+  EXPECT_TRUE(std::isnan(v[2]));
+  auto leaky = RunOp("LeakyRelu", {}, {Tensor::FromVector<float>({-1, 2})});
+  ASSERT_TRUE(leaky.ok()) << leaky.status();
+  EXPECT_EQ(Values<float>((*leaky)[0]), (std::vector<double>{-0.2f, 2}));
+  // alpha above 1 still scales only the negative side.
+  leaky = RunOp("LeakyRelu", {{"alpha", AttrF(2)}}, {Tensor::FromVector<float>({-1, 0, 2})});
+  ASSERT_TRUE(leaky.ok()) << leaky.status();
+  EXPECT_EQ(Values<float>((*leaky)[0]), (std::vector<double>{-2, 0, 2}));
+  auto empty = RunOp("Selu", {}, {Tensor(DT_DOUBLE, TensorShape({2, 0}))});
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ((*empty)[0].shape(), TensorShape({2, 0}));
 }
 
 // --- Softmax / LogSoftmax ---
@@ -276,6 +385,34 @@ TEST(BiasAddTest, ComplexAndLargeMatchNaive) {
                Make<float>(bias, TensorShape({c}))}, 4);
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectNear(Values<float>((*out)[0]), want_nhwc, 1e-6, "nhwc");
+}
+
+// BiasAddV1: BiasAdd without data_format, always along the last dimension.
+TEST(BiasAddTest, BiasAddV1AddsAlongTheLastDimension) {
+  auto out = RunOp("BiasAddV1", {},
+                   {Make<float>({1, 2, 3, 4}, TensorShape({2, 2})),
+                    Make<float>({10, 20}, TensorShape({2}))});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<double>{11, 22, 13, 24}));
+  std::vector<double> x(12);
+  for (int i = 0; i < 12; ++i) x[i] = i;
+  out = RunOp("BiasAddV1", {},
+              {Make<int64_t>(x, TensorShape({2, 3, 2})), Make<int64_t>({100, -100}, TensorShape({2}))});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(Values<int64_t>((*out)[0]),
+            (std::vector<double>{100, -99, 102, -97, 104, -95, 106, -93, 108, -91, 110, -89}));
+  // TensorFlow's messages.
+  out = RunOp("BiasAddV1", {},
+              {Make<float>({1, 2, 3, 4}, TensorShape({2, 2})),
+               Make<float>({10, 20, 3}, TensorShape({3}))});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(),
+            "Must provide as many biases as the last dimension of the input "
+            "tensor: [3] vs. [2,2]");
+  out = RunOp("BiasAddV1", {},
+              {Make<float>({1, 2}, TensorShape({2})), Make<float>({10, 20}, TensorShape({2}))});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(), "Input tensor must be at least 2D: [2]");
 }
 
 TEST(BiasAddTest, EmptyAndErrors) {

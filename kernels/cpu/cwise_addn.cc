@@ -1,5 +1,6 @@
 // AddN on CPU: the sum of N same-shaped tensors, accumulated left to right
-// into the output (which reuses an input's buffer when it can).
+// into the output (which reuses an input's buffer when it can), on every
+// real and complex dtype TensorFlow's CPU kernel takes (not DT_VARIANT).
 #include <utility>
 #include <vector>
 
@@ -63,6 +64,11 @@ GR_REGISTER_ADDN(int16_t);
 GR_REGISTER_ADDN(int32_t);
 GR_REGISTER_ADDN(int64_t);
 GR_REGISTER_ADDN(uint8_t);
+GR_REGISTER_ADDN(uint16_t);
+GR_REGISTER_ADDN(uint32_t);
+GR_REGISTER_ADDN(uint64_t);
+GR_REGISTER_ADDN(complex64);
+GR_REGISTER_ADDN(complex128);
 #undef GR_REGISTER_ADDN
 
 }  // namespace

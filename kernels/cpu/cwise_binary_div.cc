@@ -1,7 +1,8 @@
-// RealDiv, Div, FloorDiv, FloorMod and Pow on CPU, with broadcasting.
-// Integer division truncates (Div) or floors (FloorDiv; FloorMod's result
-// takes the divisor's sign) and fails on a zero divisor; integer
-// Pow fails on a negative exponent, as TensorFlow's safe_div / safe_pow.
+// RealDiv, Div, FloorDiv, FloorMod, Pow and integer TruncateDiv on CPU,
+// with broadcasting. Integer division truncates (Div, TruncateDiv) or floors
+// (FloorDiv; FloorMod's result takes the divisor's sign) and fails on a zero
+// divisor; integer Pow fails on a negative exponent, as TensorFlow's
+// safe_div / safe_pow.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -99,18 +100,6 @@ struct IntPow {
   }
 };
 
-struct NonZeroDivisor {
-  template <typename T>
-  static absl::Status Validate(const Tensor&, const Tensor& y) {
-    const T* p = Data<T>(y);
-    const T* end = p + y.NumElements();
-    if (std::find(p, end, T(0)) != end) {
-      return absl::InvalidArgumentError("Integer division by zero");
-    }
-    return absl::OkStatus();
-  }
-};
-
 struct NonNegativeExponent {
   template <typename T>
   static absl::Status Validate(const Tensor&, const Tensor& y) {
@@ -161,8 +150,12 @@ GR_REGISTER_FLOAT(half);
 GR_REGISTER_FLOAT(bfloat16);
 #undef GR_REGISTER_FLOAT
 
+// TruncateDiv is Div on integers (the same kernel class, so no new code);
+// its floating types and TruncateMod are in cwise_binary_truncate.cc.
 #define GR_REGISTER_INT_DIV(T)                                            \
   GR_CWISE_REGISTER("Div", T, BinaryOp<T, T, IntDiv<T>, NonZeroDivisor>); \
+  GR_CWISE_REGISTER("TruncateDiv", T,                                     \
+                    BinaryOp<T, T, IntDiv<T>, NonZeroDivisor>);           \
   GR_CWISE_REGISTER("FloorDiv", T,                                        \
                     BinaryOp<T, T, IntFloorDiv<T>, NonZeroDivisor>);      \
   GR_CWISE_REGISTER("FloorMod", T, BinaryOp<T, T, FloorMod<T>, NonZeroDivisor>)

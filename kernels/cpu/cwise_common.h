@@ -254,6 +254,22 @@ struct NoCheck {
   }
 };
 
+// Validation hook of the integer divisions and remainders: InvalidArgument
+// "Integer division by zero" if any divisor (y) is 0.
+struct NonZeroDivisor {
+  template <typename T>
+  static absl::Status Validate(const Tensor&, const Tensor& y) {
+    const T* p = Data<T>(y);
+    const T* end = p + y.NumElements();
+    for (; p != end; ++p) {
+      if (*p == T(0)) {
+        return absl::InvalidArgumentError("Integer division by zero");
+      }
+    }
+    return absl::OkStatus();
+  }
+};
+
 // z = F(x, y) with broadcasting. Tin/Tout are the element types the
 // functor sees (possibly same-sized stand-ins for the node's dtype).
 template <typename Tin, typename Tout, typename F, typename Check = NoCheck>
