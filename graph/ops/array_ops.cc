@@ -1,8 +1,10 @@
 // Array ops: constants, placeholders, identities, shape queries,
-// reshaping, joining/splitting, slicing, gathering, selection and casts.
-// Names, inputs, outputs and attrs are TensorFlow's (core/ops/array_ops.cc,
-// math_ops.cc for Cast/Range/Select); shape functions are in
-// array_shapes.cc and slice_shapes.cc.
+// reshaping, joining/splitting, slicing, gathering, selection, casts,
+// padding, space/batch/depth rearrangement, N-d gather/scatter, banded and
+// diagonal matrices. Names, inputs, outputs and attrs are TensorFlow's
+// (core/ops/array_ops.cc, math_ops.cc for Cast/Range/Select); shape
+// functions are in array_shapes.cc, slice_shapes.cc, layout_shapes.cc and
+// index_shapes.cc.
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -339,5 +341,182 @@ REGISTER_OP("BroadcastTo")
     .Attr("T: type")
     .Attr("Tidx: {int32, int64} = DT_INT32")
     .SetShapeFn(array_shapes::BroadcastToShape);
+
+REGISTER_OP("PreventGradient")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("message: string = ''")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("Snapshot")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("EnsureShape")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("shape: shape")
+    .Attr("T: type")
+    .SetShapeFn(array_shapes::EnsureShapeShape);
+
+REGISTER_OP("Pad")
+    .Input("input: T")
+    .Input("paddings: Tpaddings")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tpaddings: {int32, int64} = DT_INT32")
+    .SetShapeFn(array_shapes::PadShape);
+
+REGISTER_OP("PadV2")
+    .Input("input: T")
+    .Input("paddings: Tpaddings")
+    .Input("constant_values: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tpaddings: {int32, int64} = DT_INT32")
+    .SetShapeFn(array_shapes::PadShape);
+
+REGISTER_OP("MirrorPad")
+    .Input("input: T")
+    .Input("paddings: Tpaddings")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tpaddings: {int32, int64} = DT_INT32")
+    .Attr("mode: {'REFLECT', 'SYMMETRIC'}")
+    .SetShapeFn(array_shapes::PadShape);
+
+REGISTER_OP("Roll")
+    .Input("input: T")
+    .Input("shift: Tshift")
+    .Input("axis: Taxis")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tshift: {int32, int64}")
+    .Attr("Taxis: {int32, int64}")
+    .SetShapeFn(array_shapes::RollShape);
+
+REGISTER_OP("SpaceToBatchND")
+    .Input("input: T")
+    .Input("block_shape: Tblock_shape")
+    .Input("paddings: Tpaddings")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tblock_shape: {int32, int64} = DT_INT32")
+    .Attr("Tpaddings: {int32, int64} = DT_INT32")
+    .SetShapeFn(array_shapes::SpaceToBatchNDShape);
+
+REGISTER_OP("BatchToSpaceND")
+    .Input("input: T")
+    .Input("block_shape: Tblock_shape")
+    .Input("crops: Tcrops")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tblock_shape: {int32, int64} = DT_INT32")
+    .Attr("Tcrops: {int32, int64} = DT_INT32")
+    .SetShapeFn(array_shapes::BatchToSpaceNDShape);
+
+REGISTER_OP("DepthToSpace")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("block_size: int >= 2")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+    .SetShapeFn(array_shapes::DepthToSpaceShape);
+
+REGISTER_OP("SpaceToDepth")
+    .Input("input: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("block_size: int >= 2")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+    .SetShapeFn(array_shapes::SpaceToDepthShape);
+
+REGISTER_OP("Where")
+    .Input("input: T")
+    .Output("index: int64")
+    .Attr("T: {float, double, int32, uint8, int16, int8, complex64, int64, "
+          "qint8, quint8, qint32, bfloat16, qint16, quint16, uint16, "
+          "complex128, half, uint32, uint64, bool} = DT_BOOL")
+    .SetShapeFn(array_shapes::WhereShape);
+
+REGISTER_OP("GatherNd")
+    .Input("params: Tparams")
+    .Input("indices: Tindices")
+    .Output("output: Tparams")
+    .Attr("Tparams: type")
+    .Attr("Tindices: {int16, int32, int64}")
+    .Attr("bad_indices_policy: string = ''")
+    .SetShapeFn(array_shapes::GatherNdShape);
+
+REGISTER_OP("ScatterNd")
+    .Input("indices: Tindices")
+    .Input("updates: T")
+    .Input("shape: Tindices")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Tindices: {int16, int32, int64}")
+    .Attr("bad_indices_policy: string = ''")
+    .SetShapeFn(array_shapes::ScatterNdShape);
+
+REGISTER_OP("BroadcastArgs")
+    .Input("s0: T")
+    .Input("s1: T")
+    .Output("r0: T")
+    .Attr("T: {int32, int64} = DT_INT32")
+    .SetShapeFn(array_shapes::BroadcastArgsShape);
+
+REGISTER_OP("Unique")
+    .Input("x: T")
+    .Output("y: T")
+    .Output("idx: out_idx")
+    .Attr("T: type")
+    .Attr("out_idx: {int32, int64} = DT_INT32")
+    .SetShapeFn(array_shapes::UniqueShape);
+
+REGISTER_OP("InvertPermutation")
+    .Input("x: T")
+    .Output("y: T")
+    .Attr("T: {int32, int64} = DT_INT32")
+    .SetShapeFn(array_shapes::InvertPermutationShape);
+
+REGISTER_OP("MatrixBandPart")
+    .Input("input: T")
+    .Input("num_lower: Tindex")
+    .Input("num_upper: Tindex")
+    .Output("band: T")
+    .Attr("T: type")
+    .Attr("Tindex: {int32, int64} = DT_INT64")
+    .SetShapeFn(array_shapes::MatrixBandPartShape);
+
+REGISTER_OP("MatrixDiag")
+    .Input("diagonal: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .SetShapeFn(array_shapes::MatrixDiagShape);
+
+REGISTER_OP("MatrixDiagV3")
+    .Input("diagonal: T")
+    .Input("k: int32")
+    .Input("num_rows: int32")
+    .Input("num_cols: int32")
+    .Input("padding_value: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("align: {'LEFT_RIGHT', 'RIGHT_LEFT', 'LEFT_LEFT', 'RIGHT_RIGHT'} = "
+          "'RIGHT_LEFT'")
+    .SetShapeFn(array_shapes::MatrixDiagV3Shape);
+
+REGISTER_OP("MatrixDiagPartV3")
+    .Input("input: T")
+    .Input("k: int32")
+    .Input("padding_value: T")
+    .Output("diagonal: T")
+    .Attr("T: type")
+    .Attr("align: {'LEFT_RIGHT', 'RIGHT_LEFT', 'LEFT_LEFT', 'RIGHT_RIGHT'} = "
+          "'RIGHT_LEFT'")
+    .SetShapeFn(array_shapes::MatrixDiagPartV3Shape);
 
 }  // namespace graphrun

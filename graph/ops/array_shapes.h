@@ -1,8 +1,9 @@
-// Shape functions of the array ops registered in array_ops.cc (those longer
-// than a few lines). Each follows TensorFlow's function for the op of the
-// same name: constant inputs (shapes, axes, begin/end...) are used when
-// known, unknown ranks and dims stay unknown, impossible inputs give
-// InvalidArgument. Stateless; thread-safe.
+// Shape functions of the array ops registered in array_ops.cc and
+// sort_scan_ops.cc (those longer than a few lines). Each follows
+// TensorFlow's function for the op of the same name: constant inputs
+// (shapes, axes, begin/end...) are used when known, unknown ranks and dims
+// stay unknown, impossible inputs give InvalidArgument. Stateless;
+// thread-safe.
 #ifndef GRAPHRUN_GRAPH_OPS_ARRAY_SHAPES_H_
 #define GRAPHRUN_GRAPH_OPS_ARRAY_SHAPES_H_
 
@@ -32,6 +33,30 @@ absl::Status RangeShape(InferenceContext* c);
 absl::Status SelectShape(InferenceContext* c);
 absl::Status SelectV2Shape(InferenceContext* c);
 absl::Status BroadcastToShape(InferenceContext* c);
+
+// layout_shapes.cc: padding and element rearrangement.
+absl::Status PadShape(InferenceContext* c);  // Pad, PadV2, MirrorPad
+absl::Status RollShape(InferenceContext* c);
+absl::Status SpaceToBatchNDShape(InferenceContext* c);
+absl::Status BatchToSpaceNDShape(InferenceContext* c);
+absl::Status DepthToSpaceShape(InferenceContext* c);
+absl::Status SpaceToDepthShape(InferenceContext* c);
+
+// index_shapes.cc: index-producing and index-consuming ops.
+absl::Status EnsureShapeShape(InferenceContext* c);
+absl::Status WhereShape(InferenceContext* c);
+absl::Status GatherNdShape(InferenceContext* c);
+absl::Status ScatterNdShape(InferenceContext* c);
+absl::Status BroadcastArgsShape(InferenceContext* c);
+absl::Status UniqueShape(InferenceContext* c);
+absl::Status InvertPermutationShape(InferenceContext* c);
+absl::Status MatrixBandPartShape(InferenceContext* c);
+absl::Status MatrixDiagShape(InferenceContext* c);
+absl::Status MatrixDiagV3Shape(InferenceContext* c);
+absl::Status MatrixDiagPartV3Shape(InferenceContext* c);
+absl::Status CumulativeShape(InferenceContext* c);  // Cumsum, Cumprod
+absl::Status TopKV2Shape(InferenceContext* c);
+absl::Status LinSpaceShape(InferenceContext* c);
 
 }  // namespace array_shapes
 }  // namespace graphrun

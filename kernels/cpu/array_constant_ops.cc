@@ -1,6 +1,7 @@
 // CPU kernels that make or forward tensors without computing on them:
 // Const, Placeholder, PlaceholderWithDefault, Identity, IdentityN,
-// StopGradient, NoOp, Shape, Size, Rank, Fill, ZerosLike, OnesLike, Range.
+// StopGradient, PreventGradient, Snapshot, NoOp, Shape, Size, Rank, Fill,
+// ZerosLike, OnesLike, Range.
 // Forwarding kernels share their input's buffer; all but Fill, ZerosLike,
 // OnesLike and Range are inexpensive. Semantics and messages follow
 // TensorFlow's constant_op.cc, identity_op.cc, shape_ops.h and
@@ -71,8 +72,8 @@ class PlaceholderOp : public OpKernel {
   PartialShape shape_;
 };
 
-// Identity, IdentityN, StopGradient, PlaceholderWithDefault: output i is
-// input i, sharing its buffer.
+// Identity, IdentityN, StopGradient, PreventGradient, Snapshot,
+// PlaceholderWithDefault: output i is input i, sharing its buffer.
 class ForwardInputsOp : public OpKernel {
  public:
   explicit ForwardInputsOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
@@ -316,6 +317,14 @@ REGISTER_KERNEL(KernelDefBuilder("IdentityN").Device(kDeviceCpu)
                     .TypeConstraint("T", ForwardableTypes()),
                 ForwardInputsOp);
 REGISTER_KERNEL(KernelDefBuilder("StopGradient").Device(kDeviceCpu)
+                    .TypeConstraint("T", ForwardableTypes()),
+                ForwardInputsOp);
+REGISTER_KERNEL(KernelDefBuilder("PreventGradient").Device(kDeviceCpu)
+                    .TypeConstraint("T", ForwardableTypes()),
+                ForwardInputsOp);
+// Tensors are immutable once made (a kernel writes in place only into a
+// buffer it alone holds), so sharing the buffer is a snapshot.
+REGISTER_KERNEL(KernelDefBuilder("Snapshot").Device(kDeviceCpu)
                     .TypeConstraint("T", ForwardableTypes()),
                 ForwardInputsOp);
 REGISTER_KERNEL(KernelDefBuilder("NoOp").Device(kDeviceCpu), NoOp);
