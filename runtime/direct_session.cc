@@ -12,8 +12,10 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "graph/import.h"
+#include "graph/optimize/optimizer.h"
 #include "graph/status_macros.h"
 #include "kernels/eigen.h"
+#include "kernels/kernel_registry.h"
 #include "kernels/rendezvous.h"
 #include "partition/partition.h"
 #include "placer/cost_model.h"
@@ -575,6 +577,32 @@ class DirectSession : public Session {
         (*n->mutable_attr())["T"].set_type(retval_dtypes[i]);
       }
     }
+    if (options_.optimize != SessionOptions::Optimize::kNone) {
+      OptimizerOptions oopts;
+      for (const std::string& n : feed_nodes) oopts.preserve.insert(n);
+      for (const NodeDef& n : out.node()) {
+        if (n.op() == "_Retval" || n.op() == "_Send") oopts.preserve.insert(n.name());
+      }
+      for (const Node* r : roots) oopts.preserve.insert(r->name());
+      for (const NodeDef& n : out.node()) {
+        const Node* full = g.FindNode(n.name());
+        if (full == nullptr) continue;
+        std::vector<PartialShape> shapes;
+        for (int k = 0; k < full->num_outputs(); ++k) shapes.push_back(full->output_shape(k));
+        oopts.shapes.emplace(n.name(), std::move(shapes));
+      }
+      oopts.evaluate = [this](const NodeDef& node, const OpDef& op_def,
+                              std::vector<Tensor> inputs) {
+        return EvaluateOnHost(node, op_def, std::move(inputs));
+      };
+      OptimizationReport report;
+      GR_RETURN_IF_ERROR(OptimizeGraph(&out, oopts, &report));
+      if (options_.log_optimizations) {
+        const std::string log = report.ToString();
+        std::fwrite(log.data(), 1, log.size(), stdout);
+        std::fflush(stdout);
+      }
+    }
     ImportOptions options;
     options.infer_shapes = false;  // done on the full graph already
     options.allow_internal_names = true;
@@ -595,6 +623,38 @@ class DirectSession : public Session {
     }
     GR_RETURN_IF_ERROR(PlaceAndPartition(plan.get()));
     return plan;
+  }
+
+  // Constant folding's evaluator: runs `node`'s CPU kernel once on the
+  // first CPU device.
+  absl::StatusOr<std::vector<Tensor>> EvaluateOnHost(const NodeDef& node, const OpDef& op_def,
+                                                     std::vector<Tensor> inputs) {
+    DeviceBase* device = nullptr;
+    for (const auto& d : devices_) {
+      if (d->device_type() == "CPU") {
+        device = d.get();
+        break;
+      }
+    }
+    if (device == nullptr) return absl::UnavailableError("no CPU device");
+    std::vector<DataType> in_types, out_types;
+    GR_RETURN_IF_ERROR(
+        ComputeArgTypes(op_def, AttrSlice(&node.attr(), &op_def), &in_types, &out_types));
+    GR_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
+                        KernelRegistry::Global()->CreateKernel(device, node, &op_def,
+                                                               in_types, out_types));
+    if (kernel->AsAsync() != nullptr) return absl::UnimplementedError("async kernel");
+    OpKernelContext::Params params;
+    params.device = device;
+    params.op_kernel = kernel.get();
+    params.inputs = inputs.data();
+    params.num_inputs = static_cast<int>(inputs.size());
+    CancellationManager cancellation;
+    params.cancellation = &cancellation;
+    OpKernelContext ctx(&params);
+    kernel->Compute(&ctx);
+    GR_RETURN_IF_ERROR(ctx.status());
+    return std::vector<Tensor>(ctx.mutable_outputs()->begin(), ctx.mutable_outputs()->end());
   }
 
   // The client's device for client-terminated feeds and fetches.

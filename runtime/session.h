@@ -60,6 +60,14 @@ struct SessionOptions {
   // way a remote client talks to workers), instead of the in-process call
   // frame (_Arg/_Retval, TensorFlow's DirectSession default and faster).
   bool feeds_through_rendezvous = false;
+  // Graph optimizer (graph/optimize/optimizer.h) on each step's pruned
+  // graph before placement: constant folding, identity removal, common
+  // subexpressions, pruning. Results stay within float rounding of the
+  // graph as written; feeds and fetches keep their names.
+  enum class Optimize { kNone, kDefault };
+  Optimize optimize = Optimize::kDefault;
+  // Print what each optimizer pass changed (stdout) when a plan is built.
+  bool log_optimizations = false;
   // Device name prefix of this process.
   std::string device_prefix = "/job:localhost/replica:0/task:0";
 };

@@ -1,6 +1,7 @@
 #include "runtime/session.h"
 
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -97,6 +98,59 @@ TEST(SessionTest, FedPlaceholderHandsOverItsControlEdges) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("You must feed a value for placeholder tensor 'x'"), std::string::npos)
       << s;
+}
+
+// The optimizer runs on each step's graph: a constant subexpression is
+// folded, a shape of a fed tensor is not (the feed's shape may change),
+// fetched nodes keep their names, and both ways give the same answer.
+TEST(SessionTest, OptimizerFoldsConstantsAndKeepsFeedsAndFetches) {
+  auto def = ParseGraphDef(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "two" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 2 } } } }
+    node { name: "four" op: "Mul" input: "two" input: "two" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "four_id" op: "Identity" input: "four" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "y" op: "Mul" input: "x" input: "four_id" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "y2" op: "Mul" input: "four_id" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node { name: "z" op: "AddV2" input: "y" input: "y2" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb", GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  std::vector<Tensor> results[2];
+  for (auto level : {SessionOptions::Optimize::kDefault, SessionOptions::Optimize::kNone}) {
+    SessionOptions options;
+    options.optimize = level;
+    auto session = Session::Create(*def, options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    RunOptions run;
+    run.set_output_partition_graphs(true);
+    RunMetadata metadata;
+    std::vector<Tensor>& out = results[level == SessionOptions::Optimize::kNone];
+    absl::Status s = (*session)->Run(run, {{"x", Tensor::FromVector<float>({1, -2}, TensorShape({2}))}},
+                                     {"z", "four"}, {}, &out, &metadata);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(metadata.partition_graphs_size(), 1);
+    std::map<std::string, std::string> ops;
+    for (const NodeDef& n : metadata.partition_graphs(0).node()) ops[n.name()] = n.op();
+    if (level == SessionOptions::Optimize::kDefault) {
+      EXPECT_EQ(ops["four"], "Const");       // folded, name kept (it is fetched)
+      EXPECT_EQ(ops.count("two"), 0u);       // only fed the folded node
+      EXPECT_EQ(ops.count("four_id"), 0u);   // identity bypassed
+      EXPECT_EQ(ops.count("y") + ops.count("y2"), 1u);  // x*4 and 4*x merged
+      EXPECT_EQ(ops["z"], "AddV2");
+    } else {
+      EXPECT_EQ(ops["four"], "Mul");
+      EXPECT_EQ(ops.count("four_id"), 1u);
+    }
+  }
+  for (int k = 0; k < 2; ++k) {
+    ASSERT_EQ(results[0][k].NumElements(), results[1][k].NumElements());
+    for (int64_t i = 0; i < results[0][k].NumElements(); ++i) {
+      EXPECT_EQ(results[0][k].flat<float>()[i], results[1][k].flat<float>()[i]);
+    }
+  }
+  EXPECT_EQ(results[0][0].flat<float>()[0], 8.f);
+  EXPECT_EQ(results[0][0].flat<float>()[1], -16.f);
+  EXPECT_EQ(results[0][1].flat<float>()[0], 4.f);
 }
 
 TEST(SessionTest, ClearErrors) {

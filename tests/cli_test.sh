@@ -99,6 +99,16 @@ check "run exit status" test $? -eq 0
 check "run prints the fetch" grep -q '^probs: float \[2,3\]' <<<"$out"
 check "run wrote probs.npy" test -f "$tmp/run1/probs.npy"
 check "matches TensorFlow" "$ALLCLOSE" "$tmp/run1/probs.npy" "$EXAMPLE_EXPECTED" 1e-5
+# The optimizer: reports each pass; off, the same answer; a bad value is refused.
+out="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --log_optimizations --out "$tmp/opt")"
+check "optimizer passes logged" grep -qE '^optimizer: constant folding: [0-9]+ changes?, [0-9]+ -> [0-9]+ nodes' <<<"$out"
+check "optimizer pruning logged" grep -qE '^optimizer: pruning: ' <<<"$out"
+check "run without the optimizer" "$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --optimize=none --out "$tmp/noopt" --quiet
+check "same answer either way" cmp -s "$tmp/opt/probs.npy" "$tmp/noopt/probs.npy"
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --optimize=fast 2>&1)"; rc=$?
+check "bad --optimize exits 2" test $rc -eq 2
+check "bad --optimize names the flag" grep -q -- "--optimize must be default or none, not 'fast'" <<<"$err"
+
 out="$("$GRAPHRUN" run "$EXAMPLE" --feed="x=$EXAMPLE_X" --fetch=probs,dense1/Relu:0 --steps 20 --trace "$tmp/trace.json" --out "$tmp/run2")"
 check "steps summary" grep -qE '^20 steps in [0-9.]+ s: [0-9.]+ steps/s' <<<"$out"
 check "two fetches written" test -f "$tmp/run2/dense1__Relu.npy"

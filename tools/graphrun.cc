@@ -59,6 +59,10 @@ ABSL_FLAG(bool, allow_soft_placement, false,
           "place, run: let a device request no device can meet fall back");
 ABSL_FLAG(bool, log_device_placement, false,
           "run: print where each node runs and why (TensorFlow's format)");
+ABSL_FLAG(std::string, optimize, "default",
+          "run: graph optimizer before placement: default (constant folding, "
+          "identity removal, common subexpressions, pruning) or none");
+ABSL_FLAG(bool, log_optimizations, false, "run: print what each optimizer pass changed");
 ABSL_FLAG(bool, respect_memory, true, "place: keep each device within its memory");
 ABSL_FLAG(std::string, gpus, "auto",
           "place: GPUs to use on this machine: auto (idle ones), all, none, "
@@ -78,6 +82,7 @@ Usage:
   graphrun run GRAPH --fetch NAME[:k] [--feed NAME=FILE.npy] [--target NAME]
                [--out DIR] [--steps N] [--trace trace.json] [--cpu_devices N]
                [--log_device_placement] [--costs F] [--save_costs F]
+               [--optimize=default|none] [--log_optimizations]
                                          run the graph; --feed, --fetch and
                                          --target repeat; fetched tensors are
                                          printed and written to DIR as .npy
@@ -265,6 +270,14 @@ int main(int argc, char** argv) {
     run.quiet = absl::GetFlag(FLAGS_quiet);
     run.log_device_placement = absl::GetFlag(FLAGS_log_device_placement);
     run.allow_soft_placement = absl::GetFlag(FLAGS_allow_soft_placement);
+    const std::string optimize = absl::GetFlag(FLAGS_optimize);
+    if (optimize != "default" && optimize != "none") {
+      std::fprintf(stderr, "graphrun run: --optimize must be default or none, not '%s'\n",
+                   optimize.c_str());
+      return 2;
+    }
+    run.optimize = optimize == "default";
+    run.log_optimizations = absl::GetFlag(FLAGS_log_optimizations);
     run.costs_file = absl::GetFlag(FLAGS_costs);
     run.save_costs = absl::GetFlag(FLAGS_save_costs);
     return graphrun::RunCommand(run);

@@ -99,6 +99,9 @@ int RunCommand(const RunCommandArgs& args) {
   options.intra_op_threads = args.intra_op_threads;
   options.log_device_placement = args.log_device_placement;
   options.allow_soft_placement = args.allow_soft_placement;
+  options.optimize = args.optimize ? SessionOptions::Optimize::kDefault
+                                   : SessionOptions::Optimize::kNone;
+  options.log_optimizations = args.log_optimizations;
   options.cost_profile = args.costs_file;
   auto session = Session::Create(*graph, options);
   if (!session.ok()) return Fail(session.status());

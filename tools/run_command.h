@@ -23,6 +23,8 @@ struct RunCommandArgs {
   bool quiet = false;
   bool log_device_placement = false;
   bool allow_soft_placement = false;
+  bool optimize = true;  // SessionOptions::optimize
+  bool log_optimizations = false;
   std::string costs_file;  // measured costs for the placer
   std::string save_costs;  // write measured costs here
 

@@ -31,10 +31,10 @@
 namespace graphrun {
 namespace {
 
-REGISTER_OP("TestWaitForCancel").Input("x: float").Output("y: float");
-REGISTER_OP("TestFailLater").Input("x: float").Output("y: float");
-REGISTER_OP("TestDead").Input("x: float").Output("y: float");
-REGISTER_OP("TestRecord").Input("x: float").Output("y: float");
+REGISTER_OP("TestWaitForCancel").Input("x: float").Output("y: float").SetIsStateful();
+REGISTER_OP("TestFailLater").Input("x: float").Output("y: float").SetIsStateful();
+REGISTER_OP("TestDead").Input("x: float").Output("y: float").SetIsStateful();
+REGISTER_OP("TestRecord").Input("x: float").Output("y: float").SetIsStateful();
 
 class DeadOp : public OpKernel {
  public:

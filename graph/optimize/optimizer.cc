@@ -1,0 +1,50 @@
+#include "graph/optimize/optimizer.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/status_macros.h"
+
+namespace graphrun {
+
+std::string OptimizationReport::ToString(int max_changes_per_pass) const {
+  std::string out;
+  for (const Pass& p : passes) {
+    absl::StrAppend(&out, "optimizer: ", p.name, ": ", p.changes.size(), " change",
+                    p.changes.size() == 1 ? "" : "s", ", ", p.nodes_before, " -> ",
+                    p.nodes_after, " nodes\n");
+    const int shown = std::min<int>(max_changes_per_pass, static_cast<int>(p.changes.size()));
+    for (int i = 0; i < shown; ++i) absl::StrAppend(&out, "  ", p.changes[i], "\n");
+    if (shown < static_cast<int>(p.changes.size())) {
+      absl::StrAppend(&out, "  ... and ", p.changes.size() - shown, " more\n");
+    }
+  }
+  return out;
+}
+
+absl::Status OptimizeGraph(GraphDef* graph, const OptimizerOptions& options,
+                           OptimizationReport* report) {
+  using PassFn = absl::Status (*)(GraphDef*, const OptimizerOptions&, OptimizationReport::Pass*);
+  static constexpr std::pair<const char*, PassFn> kPasses[] = {
+      {"constant folding", &FoldConstants},
+      {"identity removal", &RemoveIdentities},
+      {"common subexpressions", &EliminateCommonSubexpressions},
+      {"pruning", &PruneUnused},
+  };
+  GraphDef work = *graph;
+  OptimizationReport local;
+  for (const auto& [name, fn] : kPasses) {
+    OptimizationReport::Pass pass;
+    pass.name = name;
+    pass.nodes_before = work.node_size();
+    GR_RETURN_IF_ERROR(fn(&work, options, &pass));
+    pass.nodes_after = work.node_size();
+    local.passes.push_back(std::move(pass));
+  }
+  *graph = std::move(work);
+  if (report != nullptr) *report = std::move(local);
+  return absl::OkStatus();
+}
+
+}  // namespace graphrun

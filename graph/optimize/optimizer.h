@@ -1,0 +1,86 @@
+// Graph optimizer: rewrites a pruned GraphDef before placement, as
+// TensorFlow's Grappler does for a Session step. Each pass is its own unit
+// (graph/optimize/*.cc) with its own tests; OptimizeGraph runs them in order:
+//
+//   constant folding   a node whose data inputs are all constants (and
+//                      Shape/Size/Rank of fully known shapes) becomes a
+//                      Const holding its value; the new Const keeps the
+//                      control inputs of the node and of its inputs, so it
+//                      stays in the node's loop frame or cond branch
+//   identity removal   Identity/StopGradient/PreventGradient/Snapshot with
+//                      one producer on the same device are bypassed (not
+//                      after Switch, Recv or other control-flow nodes)
+//   common subexpressions  nodes with the same op, device, attrs and inputs
+//                      (in any order for commutative ops) are merged
+//   pruning            nodes nothing consumes that are neither preserved
+//                      nor stateful are removed
+//
+// Preserved nodes (feeds, fetches, targets) keep their names and outputs;
+// they may be folded into a Const of the same name, never removed.
+#ifndef GRAPHRUN_GRAPH_OPTIMIZE_OPTIMIZER_H_
+#define GRAPHRUN_GRAPH_OPTIMIZE_OPTIMIZER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "graph/op_registry.h"
+#include "graph/protos/graph.pb.h"
+#include "graph/tensor.h"
+#include "graph/tensor_shape.h"
+
+namespace graphrun {
+
+// Runs one node's kernel on constant inputs and returns its outputs. The
+// optimizer sits below the kernels; the session supplies the evaluator
+// (a CPU device and the kernel registry).
+using NodeEvaluator = std::function<absl::StatusOr<std::vector<Tensor>>(
+    const NodeDef& node, const OpDef& op_def, std::vector<Tensor> inputs)>;
+
+struct OptimizerOptions {
+  const OpRegistry* registry = OpRegistry::Global();
+  // Node names that must keep their name and outputs.
+  absl::flat_hash_set<std::string> preserve;
+  // Known output shapes by node name (from shape inference on the full
+  // graph): folds Shape, Size and Rank of inputs that are not constants.
+  absl::flat_hash_map<std::string, std::vector<PartialShape>> shapes;
+  // Without an evaluator, only shape folding runs of constant folding.
+  NodeEvaluator evaluate;
+  // A folded value larger than this stays computed (TensorFlow: 10 MiB).
+  int64_t max_constant_bytes = int64_t{10} << 20;
+};
+
+// What the passes changed, for --log_optimizations.
+struct OptimizationReport {
+  struct Pass {
+    std::string name;
+    int nodes_before = 0, nodes_after = 0;
+    std::vector<std::string> changes;  // "folded 'x' (Mul)", ...
+  };
+  std::vector<Pass> passes;
+  // One line per pass with its counts and the first changes.
+  std::string ToString(int max_changes_per_pass = 20) const;
+};
+
+// Each pass alone (for tests); `report` may be null.
+absl::Status FoldConstants(GraphDef* graph, const OptimizerOptions& options,
+                           OptimizationReport::Pass* report);
+absl::Status RemoveIdentities(GraphDef* graph, const OptimizerOptions& options,
+                              OptimizationReport::Pass* report);
+absl::Status EliminateCommonSubexpressions(GraphDef* graph, const OptimizerOptions& options,
+                                           OptimizationReport::Pass* report);
+absl::Status PruneUnused(GraphDef* graph, const OptimizerOptions& options,
+                         OptimizationReport::Pass* report);
+
+// All passes in order. On error the graph is left as it was.
+absl::Status OptimizeGraph(GraphDef* graph, const OptimizerOptions& options,
+                           OptimizationReport* report = nullptr);
+
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_GRAPH_OPTIMIZE_OPTIMIZER_H_

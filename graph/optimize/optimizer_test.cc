@@ -1,0 +1,246 @@
+#include "graph/optimize/optimizer.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "graph/graph_io.h"
+#include "gtest/gtest.h"
+
+namespace graphrun {
+namespace {
+
+GraphDef Parse(const std::string& text) {
+  auto g = ParseGraphDef(text, GraphFormat::kText);
+  EXPECT_TRUE(g.ok()) << g.status();
+  return g.ok() ? *g : GraphDef();
+}
+
+const NodeDef* Find(const GraphDef& g, const std::string& name) {
+  for (const NodeDef& n : g.node()) {
+    if (n.name() == name) return &n;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Inputs(const GraphDef& g, const std::string& name) {
+  const NodeDef* n = Find(g, name);
+  if (n == nullptr) return {"<no node " + name + ">"};
+  return {n->input().begin(), n->input().end()};
+}
+
+float ConstFloat(const GraphDef& g, const std::string& name) {
+  const NodeDef* n = Find(g, name);
+  EXPECT_NE(n, nullptr) << name;
+  if (n == nullptr) return -1;
+  EXPECT_EQ(n->op(), "Const") << name;
+  auto t = Tensor::FromProto(n->attr().at("value").tensor());
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() && t->NumElements() == 1 ? t->flat<float>()[0] : -1;
+}
+
+std::string ScalarConst(const std::string& name, float v, const std::string& extra = "") {
+  return "node { name: '" + name + "' op: 'Const' " + extra +
+         " attr { key: 'dtype' value { type: DT_FLOAT } }"
+         " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: " +
+         std::to_string(v) + " } } } }\n";
+}
+
+std::string Binary(const std::string& name, const std::string& op, const std::string& a,
+                   const std::string& b, const std::string& extra = "") {
+  return "node { name: '" + name + "' op: '" + op + "' input: '" + a + "' input: '" + b + "' " +
+         extra + " attr { key: 'T' value { type: DT_FLOAT } } }\n";
+}
+
+std::string Unary(const std::string& name, const std::string& op, const std::string& x,
+                  const std::string& extra = "") {
+  return "node { name: '" + name + "' op: '" + op + "' input: '" + x + "' " + extra +
+         " attr { key: 'T' value { type: DT_FLOAT } } }\n";
+}
+
+const char kPlaceholder[] =
+    "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n";
+
+// A stand-in for the kernels: float scalar Add and Mul, counting calls.
+struct FakeEvaluator {
+  int calls = 0;
+  NodeEvaluator Get() {
+    return [this](const NodeDef& node, const OpDef&,
+                  std::vector<Tensor> in) -> absl::StatusOr<std::vector<Tensor>> {
+      ++calls;
+      if (in.size() != 2 || in[0].NumElements() != 1 || in[1].NumElements() != 1) {
+        return absl::UnimplementedError("fake evaluator: scalars only");
+      }
+      const float a = in[0].flat<float>()[0], b = in[1].flat<float>()[0];
+      float r;
+      if (node.op() == "AddV2") {
+        r = a + b;
+      } else if (node.op() == "Mul") {
+        r = a * b;
+      } else {
+        return absl::UnimplementedError(node.op());
+      }
+      return std::vector<Tensor>{Tensor::FromVector<float>({r}, TensorShape({}))};
+    };
+  }
+};
+
+TEST(ConstantFoldingTest, FoldsChainsKeepsNamesAndPrunesInputs) {
+  GraphDef g = Parse(ScalarConst("a", 2) + ScalarConst("b", 3) + Binary("s", "AddV2", "a", "b") +
+                     Binary("p", "Mul", "s", "s") + kPlaceholder + Binary("y", "Mul", "x", "p"));
+  FakeEvaluator eval;
+  OptimizerOptions options;
+  options.evaluate = eval.Get();
+  options.preserve = {"y", "x"};
+  OptimizationReport report;
+  ASSERT_TRUE(OptimizeGraph(&g, options, &report).ok());
+  EXPECT_EQ(ConstFloat(g, "p"), 25.f);
+  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"x", "p"}));
+  // a, b and s fed only what was folded: gone.
+  EXPECT_EQ(Find(g, "a"), nullptr);
+  EXPECT_EQ(Find(g, "s"), nullptr);
+  EXPECT_EQ(g.node_size(), 3);
+  EXPECT_EQ(eval.calls, 2);
+  const std::string log = report.ToString();
+  EXPECT_NE(log.find("constant folding: 2 changes"), std::string::npos) << log;
+  EXPECT_NE(log.find("folded 'p' (Mul)"), std::string::npos) << log;
+  EXPECT_NE(log.find("pruning: 3 changes, 6 -> 3 nodes"), std::string::npos) << log;
+}
+
+TEST(ConstantFoldingTest, FoldedNodeKeepsTheControlInputsOfItsInputs) {
+  // c1 lives in a cond branch (control input from the branch pivot);
+  // the folded sum must stay there: dead when the branch is not taken.
+  GraphDef g = Parse(kPlaceholder + Unary("pivot", "Identity", "x") +
+                     ScalarConst("c1", 1, "input: '^pivot'") + ScalarConst("c2", 4) +
+                     "node { name: 'gate' op: 'NoOp' }\n" +
+                     Binary("sum", "AddV2", "c1", "c2", "input: '^gate'"));
+  FakeEvaluator eval;
+  OptimizerOptions options;
+  options.evaluate = eval.Get();
+  options.preserve = {"sum"};
+  ASSERT_TRUE(FoldConstants(&g, options, nullptr).ok());
+  EXPECT_EQ(ConstFloat(g, "sum"), 5.f);
+  std::vector<std::string> in = Inputs(g, "sum");
+  std::sort(in.begin(), in.end());
+  EXPECT_EQ(in, (std::vector<std::string>{"^gate", "^pivot"}));
+}
+
+TEST(ConstantFoldingTest, ShapeOfAKnownShapeBecomesAConstThatStillWaitsForItsInput) {
+  GraphDef g = Parse(std::string(kPlaceholder) +
+                     "node { name: 'sh' op: 'Shape' input: 'x' attr { key: 'T' value { type: DT_FLOAT } }"
+                     " attr { key: 'out_type' value { type: DT_INT32 } } }\n"
+                     "node { name: 'n' op: 'Size' input: 'x' attr { key: 'T' value { type: DT_FLOAT } }"
+                     " attr { key: 'out_type' value { type: DT_INT64 } } }\n");
+  OptimizerOptions options;  // no evaluator: shape folding still runs
+  options.shapes["x"] = {PartialShape({2, 3})};
+  ASSERT_TRUE(FoldConstants(&g, options, nullptr).ok());
+  const NodeDef* sh = Find(g, "sh");
+  ASSERT_EQ(sh->op(), "Const");
+  auto t = Tensor::FromProto(sh->attr().at("value").tensor());
+  ASSERT_TRUE(t.ok());
+  ASSERT_EQ(t->dtype(), DT_INT32);
+  ASSERT_EQ(t->NumElements(), 2);
+  EXPECT_EQ(t->flat<int32_t>()[0], 2);
+  EXPECT_EQ(t->flat<int32_t>()[1], 3);
+  EXPECT_EQ(Inputs(g, "sh"), (std::vector<std::string>{"^x"}));
+  auto n = Tensor::FromProto(Find(g, "n")->attr().at("value").tensor());
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->flat<int64_t>()[0], 6);
+  // Unknown dimension: left alone.
+  GraphDef g2 = Parse(std::string(kPlaceholder) +
+                      "node { name: 'sh' op: 'Shape' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+  options.shapes["x"] = {PartialShape({-1, 3})};
+  ASSERT_TRUE(FoldConstants(&g2, options, nullptr).ok());
+  EXPECT_EQ(Find(g2, "sh")->op(), "Shape");
+}
+
+TEST(ConstantFoldingTest, LeavesStatefulFailingAndOversizedNodes) {
+  GraphDef g = Parse(ScalarConst("a", 2) + ScalarConst("b", 3) + Binary("big", "AddV2", "a", "b") +
+                     Binary("bad", "Sub", "a", "b") +
+                     "node { name: 'ok' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } }"
+                     " attr { key: 'value' value { tensor { dtype: DT_BOOL tensor_shape {} bool_val: true } } } }\n"
+                     "node { name: 'assert' op: 'Assert' input: 'ok' input: 'a'"
+                     " attr { key: 'T' value { list { type: DT_FLOAT } } } }\n");
+  FakeEvaluator eval;
+  OptimizerOptions options;
+  options.evaluate = eval.Get();
+  options.max_constant_bytes = 2;  // smaller than one float
+  ASSERT_TRUE(FoldConstants(&g, options, nullptr).ok());
+  EXPECT_EQ(Find(g, "big")->op(), "AddV2");  // too large
+  EXPECT_EQ(Find(g, "bad")->op(), "Sub");    // the evaluator fails: left to run time
+  EXPECT_EQ(Find(g, "assert")->op(), "Assert");
+  EXPECT_EQ(eval.calls, 2);  // never asked about the stateful Assert
+}
+
+TEST(IdentityRemovalTest, BypassesPlainIdentitiesOnly) {
+  GraphDef g = Parse(
+      std::string(kPlaceholder) + Unary("id", "Identity", "x") + Unary("y", "Relu", "id") +
+      "node { name: 'after' op: 'NoOp' input: '^id' }\n" +
+      Unary("kept_fetch", "Identity", "y") +
+      Unary("pinned", "Identity", "y", "device: '/device:CPU:1'") +
+      "node { name: 'p' op: 'Placeholder' attr { key: 'dtype' value { type: DT_BOOL } } }\n"
+      "node { name: 'sw' op: 'Switch' input: 'x' input: 'p' attr { key: 'T' value { type: DT_FLOAT } } }\n" +
+      Unary("pivot", "Identity", "sw:1") +
+      Unary("sg", "StopGradient", "pinned", "device: '/device:CPU:1'"));
+  OptimizerOptions options;
+  options.preserve = {"kept_fetch"};
+  OptimizationReport::Pass pass;
+  ASSERT_TRUE(RemoveIdentities(&g, options, &pass).ok());
+  EXPECT_EQ(Find(g, "id"), nullptr);
+  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(Inputs(g, "after"), (std::vector<std::string>{"^x"}));
+  EXPECT_NE(Find(g, "kept_fetch"), nullptr);  // preserved
+  EXPECT_NE(Find(g, "pinned"), nullptr);      // another device: a transfer
+  EXPECT_NE(Find(g, "pivot"), nullptr);       // a branch pivot
+  EXPECT_EQ(Find(g, "sg"), nullptr);          // StopGradient, same device as its input
+  EXPECT_EQ(pass.changes.size(), 2u);
+}
+
+TEST(CommonSubexpressionTest, MergesEqualNodesInAnyOperandOrderOfCommutativeOps) {
+  GraphDef g = Parse(std::string(kPlaceholder) + ScalarConst("c", 2) + ScalarConst("c_again", 2) +
+                     Binary("m1", "Mul", "x", "c") + Binary("m2", "Mul", "c_again", "x") +
+                     Binary("d1", "Sub", "x", "c") + Binary("d2", "Sub", "c", "x") +
+                     Binary("out", "AddN", "m1", "m2") + Binary("out2", "AddV2", "d1", "d2"));
+  // AddN wants N; fine for this pass, which never evaluates.
+  OptimizerOptions options;
+  options.preserve = {"out", "out2", "x"};
+  OptimizationReport::Pass pass;
+  ASSERT_TRUE(EliminateCommonSubexpressions(&g, options, &pass).ok());
+  EXPECT_EQ(Find(g, "c_again"), nullptr);
+  EXPECT_EQ(Find(g, "m2"), nullptr);
+  EXPECT_EQ(Inputs(g, "out"), (std::vector<std::string>{"m1", "m1"}));
+  // Sub is not commutative.
+  EXPECT_NE(Find(g, "d2"), nullptr);
+  EXPECT_EQ(pass.changes.size(), 2u);
+}
+
+TEST(PruneTest, KeepsPreservedStatefulAndPlumbing) {
+  GraphDef g = Parse(std::string(kPlaceholder) + ScalarConst("unused", 1) +
+                     Unary("dangling", "Relu", "x") +
+                     "node { name: 'ok' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } }"
+                     " attr { key: 'value' value { tensor { dtype: DT_BOOL tensor_shape {} bool_val: true } } } }\n"
+                     "node { name: 'assert' op: 'Assert' input: 'ok' input: 'x'"
+                     " attr { key: 'T' value { list { type: DT_FLOAT } } } }\n" +
+                     Unary("fetch", "Relu", "x"));
+  OptimizerOptions options;
+  options.preserve = {"fetch"};
+  ASSERT_TRUE(PruneUnused(&g, options, nullptr).ok());
+  EXPECT_EQ(Find(g, "unused"), nullptr);
+  EXPECT_EQ(Find(g, "dangling"), nullptr);
+  EXPECT_NE(Find(g, "assert"), nullptr);
+  EXPECT_NE(Find(g, "ok"), nullptr);
+  EXPECT_NE(Find(g, "x"), nullptr);
+  EXPECT_NE(Find(g, "fetch"), nullptr);
+}
+
+TEST(OptimizerTest, ACycleIsAnErrorAndTheGraphIsLeftAsItWas) {
+  GraphDef g = Parse(Binary("a", "AddV2", "b", "b") + Binary("b", "AddV2", "a", "a"));
+  const std::string before = g.SerializeAsString();
+  absl::Status s = OptimizeGraph(&g, OptimizerOptions());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("cycle"), std::string::npos) << s;
+  EXPECT_EQ(g.SerializeAsString(), before);
+}
+
+}  // namespace
+}  // namespace graphrun

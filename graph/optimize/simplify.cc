@@ -1,0 +1,183 @@
+// Identity removal, common-subexpression elimination and pruning.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "graph/optimize/graph_view.h"
+#include "graph/optimize/optimizer.h"
+#include "graph/status_macros.h"
+
+namespace graphrun {
+namespace {
+
+using optimize::GraphView;
+
+bool IsIdentityLike(absl::string_view op) {
+  return op == "Identity" || op == "StopGradient" || op == "PreventGradient" ||
+         op == "Snapshot";
+}
+
+// Producers whose outputs an Identity may stand apart from: a Switch's
+// outputs are pivots of cond branches, Recv outputs arrive per step, and
+// loop nodes' outputs belong to frames.
+bool MustKeepIdentityAfter(absl::string_view op) {
+  return op == "Switch" || op == "RefSwitch" || op == "Merge" || op == "RefMerge" ||
+         op == "Enter" || op == "RefEnter" || op == "Exit" || op == "RefExit" ||
+         op == "NextIteration" || op == "RefNextIteration" || op == "LoopCond" ||
+         op == "_Recv" || op == "_HostRecv";
+}
+
+// Points every consumer of node i's output 0 at `to`, and its control
+// consumers at `to`'s node.
+void Bypass(GraphView* view, int i, const TensorId& to) {
+  const auto consumers = view->consumers(i);  // copy: SetInput edits it
+  for (const auto& [c, pos] : consumers) {
+    if (view->removed(c)) continue;
+    if (view->input(c, pos).IsControl()) {
+      view->SetInput(c, pos, TensorId{to.node, kControlSlot});
+    } else {
+      TensorId id = to;
+      if (view->input(c, pos).index != 0) id.index = view->input(c, pos).index;
+      view->SetInput(c, pos, id);
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status RemoveIdentities(GraphDef* graph, const OptimizerOptions& options,
+                              OptimizationReport::Pass* report) {
+  GR_ASSIGN_OR_RETURN(GraphView view, GraphView::Create(graph));
+  GR_ASSIGN_OR_RETURN(std::vector<int> order, view.TopologicalOrder());
+  for (int i : order) {
+    const NodeDef& def = view.node(i);
+    if (!IsIdentityLike(def.op()) || options.preserve.contains(def.name())) continue;
+    if (view.num_inputs(i) != 1 || view.input(i, 0).IsControl()) continue;  // control inputs
+    const int p = view.producer(i, 0);
+    const NodeDef& src = view.node(p);
+    if (MustKeepIdentityAfter(src.op()) || src.device() != def.device()) continue;
+    const TensorId to = view.input(i, 0);
+    Bypass(&view, i, to);
+    view.TruncateInputs(i, 0);
+    view.MarkRemoved(i);
+    if (report != nullptr) {
+      report->changes.push_back(absl::StrCat("bypassed '", def.name(), "' (", def.op(), ")"));
+    }
+  }
+  view.Compact();
+  return absl::OkStatus();
+}
+
+namespace {
+
+bool IsCommutative(absl::string_view op) {
+  return op == "Add" || op == "AddV2" || op == "Mul" || op == "Maximum" || op == "Minimum" ||
+         op == "LogicalAnd" || op == "LogicalOr" || op == "Equal" || op == "NotEqual" ||
+         op == "SquaredDifference" || op == "AddN";
+}
+
+// Op, device, attrs (sorted by name) and inputs (data inputs sorted for
+// commutative ops; control inputs as a set).
+std::string Signature(const GraphView& view, int i) {
+  const NodeDef& def = view.node(i);
+  std::string sig = absl::StrCat(def.op(), "\n", def.device(), "\n");
+  std::vector<std::string> data, control;
+  for (int pos = 0; pos < view.num_inputs(i); ++pos) {
+    (view.input(i, pos).IsControl() ? control : data).push_back(view.input(i, pos).ToString());
+  }
+  if (IsCommutative(def.op())) std::sort(data.begin(), data.end());
+  std::sort(control.begin(), control.end());
+  control.erase(std::unique(control.begin(), control.end()), control.end());
+  for (const auto& s : data) absl::StrAppend(&sig, s, ",");
+  sig += "\n";
+  for (const auto& s : control) absl::StrAppend(&sig, s, ",");
+  sig += "\n";
+  std::map<std::string, const AttrValue*> attrs;
+  for (const auto& [k, v] : def.attr()) attrs.emplace(k, &v);
+  for (const auto& [k, v] : attrs) absl::StrAppend(&sig, k, "=", v->SerializeAsString(), "\n");
+  return sig;
+}
+
+}  // namespace
+
+absl::Status EliminateCommonSubexpressions(GraphDef* graph, const OptimizerOptions& options,
+                                           OptimizationReport::Pass* report) {
+  GR_ASSIGN_OR_RETURN(GraphView view, GraphView::Create(graph));
+  GR_ASSIGN_OR_RETURN(std::vector<int> order, view.TopologicalOrder());
+  absl::flat_hash_map<std::string, int> seen;
+  for (int i : order) {
+    const NodeDef& def = view.node(i);
+    const bool is_const = def.op() == "Const";
+    if (!is_const && optimize::IsControlFlowOrPlumbing(def.op())) continue;
+    const OpDef* op_def = options.registry->Find(def.op());
+    if (op_def == nullptr || op_def->is_stateful) continue;
+    // Large constants are compared whole: leave those alone.
+    if (is_const && def.ByteSizeLong() > 4096) continue;
+    auto [it, inserted] = seen.emplace(Signature(view, i), i);
+    if (inserted || options.preserve.contains(def.name())) continue;
+    const int keep = it->second;
+    // Every output of the duplicate maps to the same output of `keep`.
+    const auto consumers = view.consumers(i);
+    for (const auto& [c, pos] : consumers) {
+      TensorId id = view.input(c, pos);
+      id.node = view.node(keep).name();
+      view.SetInput(c, pos, id);
+    }
+    view.TruncateInputs(i, 0);
+    view.MarkRemoved(i);
+    if (report != nullptr) {
+      report->changes.push_back(absl::StrCat("merged '", def.name(), "' into '",
+                                             view.node(keep).name(), "' (", def.op(), ")"));
+    }
+  }
+  view.Compact();
+  return absl::OkStatus();
+}
+
+absl::Status PruneUnused(GraphDef* graph, const OptimizerOptions& options,
+                         OptimizationReport::Pass* report) {
+  GR_ASSIGN_OR_RETURN(GraphView view, GraphView::Create(graph));
+  // Reverse reachability from what must stay: preserved nodes, stateful
+  // nodes and the runtime's plumbing (feeds, fetches, Send/Recv, loops).
+  std::vector<bool> live(view.num_nodes(), false);
+  std::vector<int> stack;
+  for (int i = 0; i < view.num_nodes(); ++i) {
+    const NodeDef& def = view.node(i);
+    const OpDef* op_def = options.registry->Find(def.op());
+    const bool keep = options.preserve.contains(def.name()) || op_def == nullptr ||
+                      op_def->is_stateful ||
+                      (optimize::IsControlFlowOrPlumbing(def.op()) && def.op() != "Const" &&
+                       def.op() != "NoOp");
+    if (keep) {
+      live[i] = true;
+      stack.push_back(i);
+    }
+  }
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    for (int pos = 0; pos < view.num_inputs(i); ++pos) {
+      const int p = view.producer(i, pos);
+      if (!live[p]) {
+        live[p] = true;
+        stack.push_back(p);
+      }
+    }
+  }
+  for (int i = 0; i < view.num_nodes(); ++i) {
+    if (live[i]) continue;
+    view.MarkRemoved(i);
+    if (report != nullptr) {
+      report->changes.push_back(absl::StrCat("removed '", view.node(i).name(), "' (",
+                                             view.node(i).op(), ")"));
+    }
+  }
+  view.Compact();
+  return absl::OkStatus();
+}
+
+}  // namespace graphrun
