@@ -1,12 +1,8 @@
-// RealDiv, Div, FloorDiv, FloorMod, Pow and integer TruncateDiv on CPU,
-// with broadcasting. Integer division truncates (Div, TruncateDiv) or floors
-// (FloorDiv; FloorMod's result takes the divisor's sign) and fails on a zero
-// divisor; integer Pow fails on a negative exponent, as TensorFlow's
-// safe_div / safe_pow.
-#include <algorithm>
+// RealDiv, Div, FloorDiv, FloorMod and Pow on floating types (float,
+// double, half, bfloat16) on CPU, with broadcasting. Division by zero gives
+// Inf or NaN, as IEEE says. The integer kernels (which fail on a zero
+// divisor) are in cwise_binary_int_div.cc.
 #include <cmath>
-#include <cstdint>
-#include <type_traits>
 
 #include "kernels/cpu/cwise_common.h"
 
@@ -14,46 +10,7 @@ namespace graphrun {
 namespace cwise {
 namespace {
 
-// -a with two's-complement wrap-around (-INT_MIN == INT_MIN), which is what
-// TensorFlow returns for INT_MIN / -1 instead of trapping.
-template <typename T>
-T WrappingNegate(T a) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
-}
-
-// Truncating integer division. Zero divisors are rejected before computing;
-// the guard only keeps a bad value from trapping.
-template <typename T>
-struct IntDiv {
-  T operator()(const T& a, const T& b) const {
-    if (b == T(0)) return T(0);
-    if constexpr (std::is_signed_v<T>) {
-      if (b == T(-1)) return WrappingNegate(a);
-    }
-    return static_cast<T>(a / b);
-  }
-};
-
-// Integer division rounding toward negative infinity.
-template <typename T>
-struct IntFloorDiv {
-  T operator()(const T& a, const T& b) const {
-    if (b == T(0)) return T(0);
-    if constexpr (std::is_signed_v<T>) {
-      if (b == T(-1)) return WrappingNegate(a);
-      const T z = static_cast<T>(a / b);
-      // One less if there is a remainder and the signs differ.
-      return (static_cast<T>(z * b) != a && ((a < T(0)) != (b < T(0))))
-                 ? static_cast<T>(z - T(1))
-                 : z;
-    } else {
-      return static_cast<T>(a / b);
-    }
-  }
-};
-
-// floor(a / b) for floating types.
+// floor(a / b).
 template <typename T>
 struct FloatFloorDiv {
   T operator()(const T& a, const T& b) const {
@@ -66,49 +23,14 @@ struct FloatFloorDiv {
 };
 
 // The remainder of floored division: a - floor(a / b) * b, with the sign of
-// b (Python's %). Integers: b != 0 (checked before).
+// b (Python's %).
 template <typename T>
-struct FloorMod {
+struct FloatFloorMod {
   T operator()(const T& a, const T& b) const {
-    T r;
-    if constexpr (std::is_integral_v<T>) {
-      if (b == T(0)) return T(0);
-      if constexpr (std::is_signed_v<T>) {
-        if (b == T(-1)) return T(0);  // INT_MIN % -1 would trap
-      }
-      r = static_cast<T>(a % b);
-    } else {
-      r = static_cast<T>(std::fmod(static_cast<double>(a), static_cast<double>(b)));
-    }
+    T r = static_cast<T>(
+        std::fmod(static_cast<double>(a), static_cast<double>(b)));
     if (r != T(0) && ((r < T(0)) != (b < T(0)))) r = static_cast<T>(r + b);
     return r;
-  }
-};
-
-// a^b by repeated squaring, wrapping on overflow; b >= 0 (checked before).
-template <typename T>
-struct IntPow {
-  T operator()(const T& a, const T& b) const {
-    if (b < T(0)) return T(0);
-    uint64_t result = 1;
-    uint64_t base = static_cast<uint64_t>(static_cast<int64_t>(a));
-    for (uint64_t e = static_cast<uint64_t>(b); e > 0; e >>= 1) {
-      if (e & 1) result *= base;
-      base *= base;
-    }
-    return static_cast<T>(result);
-  }
-};
-
-struct NonNegativeExponent {
-  template <typename T>
-  static absl::Status Validate(const Tensor&, const Tensor& y) {
-    const T* p = Data<T>(y);
-    if (std::any_of(p, p + y.NumElements(), [](T v) { return v < T(0); })) {
-      return absl::InvalidArgumentError(
-          "Integers to negative integer powers are not allowed");
-    }
-    return absl::OkStatus();
   }
 };
 
@@ -137,11 +59,11 @@ using FloatDiv = BinaryOp<T, T, Eigen::internal::scalar_quotient_op<T>>;
 template <typename T>
 using FloatPow = BinaryOp<T, T, Eigen::internal::scalar_pow_op<T, T>>;
 
-#define GR_REGISTER_FLOAT(T)                                     \
-  GR_CWISE_REGISTER("RealDiv", T, FloatDiv<T>);                  \
-  GR_CWISE_REGISTER("Div", T, FloatDiv<T>);                      \
+#define GR_REGISTER_FLOAT(T)                                          \
+  GR_CWISE_REGISTER("RealDiv", T, FloatDiv<T>);                       \
+  GR_CWISE_REGISTER("Div", T, FloatDiv<T>);                           \
   GR_CWISE_REGISTER("FloorDiv", T, BinaryOp<T, T, FloatFloorDiv<T>>); \
-  GR_CWISE_REGISTER("FloorMod", T, BinaryOp<T, T, FloorMod<T>>);      \
+  GR_CWISE_REGISTER("FloorMod", T, BinaryOp<T, T, FloatFloorMod<T>>); \
   GR_CWISE_REGISTER("Pow", T, FloatPow<T>)
 
 GR_REGISTER_FLOAT(float);
@@ -149,32 +71,6 @@ GR_REGISTER_FLOAT(double);
 GR_REGISTER_FLOAT(half);
 GR_REGISTER_FLOAT(bfloat16);
 #undef GR_REGISTER_FLOAT
-
-// TruncateDiv is Div on integers (the same kernel class, so no new code);
-// its floating types and TruncateMod are in cwise_binary_truncate.cc.
-#define GR_REGISTER_INT_DIV(T)                                            \
-  GR_CWISE_REGISTER("Div", T, BinaryOp<T, T, IntDiv<T>, NonZeroDivisor>); \
-  GR_CWISE_REGISTER("TruncateDiv", T,                                     \
-                    BinaryOp<T, T, IntDiv<T>, NonZeroDivisor>);           \
-  GR_CWISE_REGISTER("FloorDiv", T,                                        \
-                    BinaryOp<T, T, IntFloorDiv<T>, NonZeroDivisor>);      \
-  GR_CWISE_REGISTER("FloorMod", T, BinaryOp<T, T, FloorMod<T>, NonZeroDivisor>)
-
-GR_REGISTER_INT_DIV(int8_t);
-GR_REGISTER_INT_DIV(int16_t);
-GR_REGISTER_INT_DIV(int32_t);
-GR_REGISTER_INT_DIV(int64_t);
-GR_REGISTER_INT_DIV(uint8_t);
-#undef GR_REGISTER_INT_DIV
-
-#define GR_REGISTER_INT_POW(T) \
-  GR_CWISE_REGISTER("Pow", T, BinaryOp<T, T, IntPow<T>, NonNegativeExponent>)
-
-GR_REGISTER_INT_POW(int8_t);
-GR_REGISTER_INT_POW(int16_t);
-GR_REGISTER_INT_POW(int32_t);
-GR_REGISTER_INT_POW(int64_t);
-#undef GR_REGISTER_INT_POW
 
 }  // namespace
 }  // namespace cwise

@@ -2,7 +2,7 @@
 // Both round the quotient toward zero: TruncateDiv is trunc(x / y) (so
 // 1 / 0 is Inf and 0 / 0 NaN), TruncateMod is C's remainder (x % y, fmod on
 // floats), taking x's sign. Integer TruncateMod fails on a zero divisor, as
-// TensorFlow's safe_mod; integer TruncateDiv is Div (cwise_binary_div.cc).
+// TensorFlow's safe_mod; integer TruncateDiv is Div (cwise_binary_int_div.cc).
 #include <cmath>
 #include <type_traits>
 
