@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <new>
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
@@ -656,7 +657,11 @@ class ExecutorState {
       }
       if (dst_ready) {
         if (dst.is_control_trigger) dst_dead = false;
-        ready->push_back({e.dst, frame, it, dst_dead});
+        TaggedNode& t = ready->emplace_back();  // built in place
+        t.id = e.dst;
+        t.frame = frame;
+        t.iter_state = it;
+        t.is_dead = dst_dead;
         if (!frame->is_root) ++it->outstanding_ops;
       }
     }
@@ -798,7 +803,12 @@ class ExecutorState {
 
   void ClearInputs(TaggedNode t, const NodeItem& item) {
     Tensor* in = t.iter_state->inputs.get() + item.input_start;
-    for (int i = 0; i < item.num_inputs; ++i) in[i] = Tensor();
+    for (int i = 0; i < item.num_inputs; ++i) {
+      // Reset in place: assigning a temporary Tensor() costs a stack
+      // round trip per slot, a measurable share of a tiny node.
+      in[i].~Tensor();
+      new (&in[i]) Tensor();
+    }
   }
 
   void StartStats(const NodeItem& item, NodeExecStats* stats) {

@@ -127,6 +127,15 @@ absl::Status CheckInputsSameShape(OpKernelContext* ctx) {
   return absl::OkStatus();
 }
 
+namespace {
+// PrepareBinary after the plan and output shape are known.
+bool FinishPrepareBinary(
+    OpKernelContext* ctx, const Tensor& x, const Tensor& y, const Tensor& a, const Tensor& b,
+    TensorShape shape,
+    absl::FunctionRef<absl::Status(const Tensor&, const Tensor&)> validate,
+    BinaryState* state);
+}  // namespace
+
 bool PrepareBinary(
     OpKernelContext* ctx, const BinaryOptions& options,
     absl::FunctionRef<absl::Status(const Tensor&, const Tensor&)> validate,
@@ -135,6 +144,16 @@ bool PrepareBinary(
   const Tensor& y = ctx->input(1);
   const Tensor& a = options.swap_inputs ? y : x;
   const Tensor& b = options.swap_inputs ? x : y;
+  // The common cases, same shapes or a scalar side, need no plan beyond
+  // one flat dimension (all ComputeBinary reads of it), and the output
+  // takes the larger input's shape as it is.
+  const bool same = a.shape() == b.shape();
+  if (same || a.dims() == 0 || b.dims() == 0) {
+    const TensorShape& shape = (same || b.dims() == 0) ? a.shape() : b.shape();
+    state->plan.valid = true;
+    state->plan.out_dims.assign(1, shape.num_elements());
+    return FinishPrepareBinary(ctx, x, y, a, b, shape, validate, state);
+  }
   const TensorShape* shapes[] = {&a.shape(), &b.shape()};
   state->plan = MakeBroadcastPlan(shapes);
   if (!state->plan.valid) {
@@ -158,15 +177,25 @@ bool PrepareBinary(
     ctx->SetStatus(shape.status());
     return false;
   }
-  if (shape->num_elements() == 0) {
-    Tensor* out = nullptr;
-    ctx->SetStatus(ctx->allocate_output(0, *shape, &out));
-    return false;
-  }
-  if (state->plan.rank() > kMaxBroadcastRank) {
+  if (state->plan.rank() > kMaxBroadcastRank && shape->num_elements() != 0) {
     ctx->SetStatus(absl::UnimplementedError(
         absl::StrCat("Broadcast between ", x.shape().DebugString(), " and ",
                      y.shape().DebugString(), " is not supported yet.")));
+    return false;
+  }
+  return FinishPrepareBinary(ctx, x, y, a, b, *std::move(shape), validate, state);
+}
+
+namespace {
+bool FinishPrepareBinary(
+    OpKernelContext* ctx, const Tensor& x, const Tensor& y, const Tensor& a, const Tensor& b,
+    TensorShape shape,
+    absl::FunctionRef<absl::Status(const Tensor&, const Tensor&)> validate,
+    BinaryState* state) {
+  // (By value: the output may take over the input whose shape this was.)
+  if (shape.num_elements() == 0) {
+    Tensor* out = nullptr;
+    ctx->SetStatus(ctx->allocate_output(0, shape, &out));
     return false;
   }
   absl::Status s = validate(x, y);
@@ -179,13 +208,14 @@ bool PrepareBinary(
   state->a_count = a.NumElements();
   state->b = b.raw_data();
   state->b_count = b.NumElements();
-  s = ForwardOrAllocate(ctx, {0, 1}, *shape, &state->out);
+  s = ForwardOrAllocate(ctx, {0, 1}, shape, &state->out);
   if (!s.ok()) {
     ctx->SetStatus(s);
     return false;
   }
   return true;
 }
+}  // namespace
 
 }  // namespace cwise
 }  // namespace graphrun
