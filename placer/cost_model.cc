@@ -41,6 +41,37 @@ bool IsTranscendental(absl::string_view op) {
 
 }  // namespace
 
+int64_t HeldBytes(const NodeDef& def) {
+  const auto& attrs = def.attr();
+  const TensorShapeProto* shape = nullptr;
+  DataType dtype = DT_INVALID;
+  if (def.op() == "Const") {
+    auto it = attrs.find("value");
+    if (it == attrs.end() || !it->second.has_tensor()) return -1;
+    shape = &it->second.tensor().tensor_shape();
+    dtype = it->second.tensor().dtype();
+  } else if (def.op() == "VariableV2" || def.op() == "Variable" ||
+             def.op() == "VarHandleOp") {
+    auto s = attrs.find("shape");
+    auto t = attrs.find("dtype");
+    if (s == attrs.end() || !s->second.has_shape() || t == attrs.end()) return -1;
+    shape = &s->second.shape();
+    dtype = t->second.type();
+  } else {
+    return -1;
+  }
+  if (shape->unknown_rank()) return -1;
+  const int64_t elem = DataTypeSize(BaseType(dtype));
+  if (elem <= 0) return -1;
+  int64_t n = elem;
+  for (const auto& dim : shape->dim()) {
+    if (dim.size() < 0) return -1;
+    if (dim.size() > 0 && n > (int64_t{1} << 50) / dim.size()) return -1;
+    n *= dim.size();
+  }
+  return n;
+}
+
 int64_t CostModel::OutputBytes(const Node& node, int output) const {
   auto it = output_bytes_.find(node.name());
   if (it != output_bytes_.end() && output < static_cast<int>(it->second.size()) &&
@@ -174,6 +205,34 @@ double CostModel::Samples::Median() const {
   return 0.5 * (hi + *std::max_element(v.begin(), v.begin() + mid));
 }
 
+int64_t CostModel::PersistentBytes(const Node& node) const {
+  auto it = persistent_.find(Key(node.name(), ""));
+  if (it == persistent_.end()) it = persistent_.find(Key("", node.op()));
+  return it == persistent_.end() ? -1 : it->second;
+}
+
+void CostModel::SetPersistentBytes(absl::string_view node, absl::string_view op,
+                                   int64_t bytes) {
+  persistent_[node.empty() ? Key("", op) : Key(node, "")] = bytes;
+}
+
+bool CostModel::Unsupported(const Node& node, const DeviceInfo& device) const {
+  if (unsupported_.empty()) return false;
+  for (const std::string* d : {&device.name, &device.type}) {
+    if (unsupported_.contains(Key(node.name(), *d)) ||
+        unsupported_.contains(Key(absl::StrCat("\t", node.op()), *d))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void CostModel::MarkUnsupported(absl::string_view node, absl::string_view op,
+                                absl::string_view device) {
+  unsupported_[node.empty() ? Key(absl::StrCat("\t", op), device)
+                            : Key(node, device)] = std::string(op);
+}
+
 void CostModel::AddMeasurement(absl::string_view node, absl::string_view op,
                                absl::string_view device, double seconds,
                                const std::vector<int64_t>& output_bytes) {
@@ -237,6 +296,15 @@ absl::Status CostModel::AddProfile(const CostProfile& profile) {
       return absl::InvalidArgumentError(
           absl::StrCat(what, ": compute_us must be a non-negative number"));
     }
+    if (c.unsupported() && c.compute_us() != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": an unsupported entry gives no compute_us (the node cannot "
+                "run there)"));
+    }
+    if (c.persistent_bytes() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": persistent_bytes is ", c.persistent_bytes(), ", not >= 0"));
+    }
     absl::StatusOr<std::string> device = ProfileDevice(c.device());
     if (!device.ok()) return WithContext(device.status(), what);
     std::vector<int64_t> bytes(c.output_bytes().begin(), c.output_bytes().end());
@@ -246,6 +314,14 @@ absl::Status CostModel::AddProfile(const CostProfile& profile) {
             what, ": output_bytes[", j, "] is ", bytes[j], ", not >= 0"));
       }
     }
+    if (c.persistent_bytes() > 0) {
+      SetPersistentBytes(c.node(), c.op(), c.persistent_bytes());
+    }
+    if (c.unsupported()) {
+      MarkUnsupported(c.node(), c.op(), *device);
+      if (!bytes.empty() && !c.node().empty()) output_bytes_[c.node()] = bytes;
+      continue;
+    }
     AddMeasurement(c.node(), c.op(), *device, c.compute_us() * 1e-6, bytes);
   }
   return absl::OkStatus();
@@ -253,6 +329,12 @@ absl::Status CostModel::AddProfile(const CostProfile& profile) {
 
 CostProfile CostModel::ToProfile() const {
   CostProfile profile;
+  auto persistent = [&](const std::string& key) -> int64_t {
+    auto it = persistent_.find(key);
+    return it == persistent_.end() ? 0 : it->second;
+  };
+  // Timed entries, then unsupported ones; each sorted by key. Persistent
+  // bytes go on every entry of their node (or op).
   std::vector<std::pair<std::string, const Samples*>> entries;
   for (const auto& kv : by_node_) entries.emplace_back(kv.first, &kv.second);
   std::sort(entries.begin(), entries.end(),
@@ -266,6 +348,7 @@ CostProfile CostModel::ToProfile() const {
     c->set_compute_us(s->Median() * 1e6);
     for (int64_t b : s->output_bytes) c->add_output_bytes(b);
     c->set_samples(static_cast<int64_t>(s->seconds.size()));
+    c->set_persistent_bytes(persistent(Key(c->node(), "")));
   }
   std::vector<std::pair<std::string, const Samples*>> ops;
   for (const auto& kv : by_op_) ops.emplace_back(kv.first, &kv.second);
@@ -278,6 +361,27 @@ CostProfile CostModel::ToProfile() const {
     c->set_device(key.substr(nl + 1));
     c->set_compute_us(s->Median() * 1e6);
     c->set_samples(static_cast<int64_t>(s->seconds.size()));
+    c->set_persistent_bytes(persistent(Key("", c->op())));
+  }
+  std::vector<std::pair<std::string, std::string>> unsupported(
+      unsupported_.begin(), unsupported_.end());
+  std::sort(unsupported.begin(), unsupported.end());
+  for (const auto& [key, op] : unsupported) {
+    const size_t nl = key.find('\n');
+    NodeCost* c = profile.add_nodes();
+    if (key[0] != '\t') {
+      c->set_node(key.substr(0, nl));
+      c->set_persistent_bytes(persistent(Key(c->node(), "")));
+      auto bytes = output_bytes_.find(c->node());
+      if (bytes != output_bytes_.end()) {
+        for (int64_t b : bytes->second) c->add_output_bytes(b);
+      }
+    } else {
+      c->set_persistent_bytes(persistent(Key("", op)));
+    }
+    c->set_op(op);
+    c->set_device(key.substr(nl + 1));
+    c->set_unsupported(true);
   }
   return profile;
 }

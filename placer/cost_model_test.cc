@@ -133,6 +133,69 @@ TEST_F(CostModelProfileTest, SaveThenLoadKeepsEveryEntry) {
   EXPECT_DOUBLE_EQ(Us(loaded, "relu", Device(kCpu0, "CPU")), 7);
 }
 
+TEST_F(CostModelProfileTest, PersistentBytesAndUnsupportedEntries) {
+  CostModel m;
+  ASSERT_TRUE(m.LoadProfile(File(absl::StrCat(R"({"nodes": [
+    {"node": "x", "device": "CPU", "compute_us": 1, "persistent_bytes": "4096"},
+    {"node": "mm", "device": "GPU", "unsupported": true, "persistent_bytes": 12},
+    {"op": "Relu", "device": ")", kGpu1, R"(", "unsupported": true},
+    {"op": "Relu", "device": "CPU", "compute_us": 3, "persistent_bytes": 7}
+  ]})")))
+                  .ok());
+  EXPECT_EQ(m.PersistentBytes(N("x")), 4096);
+  EXPECT_EQ(m.PersistentBytes(N("mm")), 12);
+  EXPECT_EQ(m.PersistentBytes(N("relu")), 7);  // by op
+  const DeviceInfo gpu0 = Device(kGpu0, "GPU"), gpu1 = Device(kGpu1, "GPU");
+  const DeviceInfo cpu0 = Device(kCpu0, "CPU");
+  EXPECT_TRUE(m.Unsupported(N("mm"), gpu0));    // node, type
+  EXPECT_TRUE(m.Unsupported(N("mm"), gpu1));
+  EXPECT_FALSE(m.Unsupported(N("mm"), cpu0));
+  EXPECT_FALSE(m.Unsupported(N("relu"), gpu0));
+  EXPECT_TRUE(m.Unsupported(N("relu"), gpu1));  // op, exact name
+  EXPECT_FALSE(m.Unsupported(N("x"), gpu1));
+  // An unsupported entry gives no time: mm on a GPU is not "measured".
+  bool measured = true;
+  m.ComputeTime(N("mm"), gpu0, &measured);
+  EXPECT_FALSE(measured);
+
+  // Saved and loaded again, every field survives.
+  const std::string path = absl::StrCat(::testing::TempDir(), "/persistent.json");
+  ASSERT_TRUE(m.SaveProfile(path, "fields").ok());
+  CostModel loaded;
+  ASSERT_TRUE(loaded.LoadProfile(path).ok()) << loaded.LoadProfile(path);
+  EXPECT_EQ(loaded.PersistentBytes(N("x")), 4096);
+  EXPECT_EQ(loaded.PersistentBytes(N("mm")), 12);
+  EXPECT_EQ(loaded.PersistentBytes(N("relu")), 7);
+  EXPECT_TRUE(loaded.Unsupported(N("mm"), gpu0));
+  EXPECT_TRUE(loaded.Unsupported(N("relu"), gpu1));
+  EXPECT_FALSE(loaded.Unsupported(N("relu"), gpu0));
+  EXPECT_EQ(loaded.ToProfile().DebugString(), m.ToProfile().DebugString());
+}
+
+TEST(HeldBytesTest, ConstantsAndVariables) {
+  auto def = ParseGraphDef(R"pb(
+    node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT
+             tensor_shape { dim { size: 3 } dim { size: 5 } } float_val: 1 } } } }
+    node { name: "v" op: "VariableV2" attr { key: "dtype" value { type: DT_DOUBLE } }
+           attr { key: "shape" value { shape { dim { size: 7 } } } } }
+    node { name: "h" op: "VarHandleOp" attr { key: "dtype" value { type: DT_INT8 } }
+           attr { key: "shape" value { shape { dim { size: 2 } dim { size: 2 } } } } }
+    node { name: "u" op: "VariableV2" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim { size: -1 } } } } }
+    node { name: "s" op: "Const" attr { key: "dtype" value { type: DT_STRING } }
+           attr { key: "value" value { tensor { dtype: DT_STRING string_val: "x" } } } }
+    node { name: "r" op: "Relu" input: "c" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb", GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  EXPECT_EQ(HeldBytes(def->node(0)), 3 * 5 * 4);
+  EXPECT_EQ(HeldBytes(def->node(1)), 7 * 8);
+  EXPECT_EQ(HeldBytes(def->node(2)), 4);
+  EXPECT_EQ(HeldBytes(def->node(3)), -1);  // unknown dimension
+  EXPECT_EQ(HeldBytes(def->node(4)), -1);  // strings have no fixed size
+  EXPECT_EQ(HeldBytes(def->node(5)), -1);  // not a constant or variable
+}
+
 TEST_F(CostModelProfileTest, BadFilesAreErrorsNamingFileAndEntry) {
   struct Case {
     const char* json;
@@ -160,6 +223,12 @@ TEST_F(CostModelProfileTest, BadFilesAreErrorsNamingFileAndEntry) {
       {R"({"nodes": [{"node": "mm", "device": "CPU", "compute_us": 1,
                       "output_bytes": ["8", "-5"]}]})",
        "output_bytes[1] is -5, not >= 0"},
+      {R"({"nodes": [{"node": "mm", "device": "CPU", "compute_us": 1,
+                      "persistent_bytes": -1}]})",
+       "persistent_bytes is -1, not >= 0"},
+      {R"({"nodes": [{"node": "mm", "device": "GPU", "compute_us": 1,
+                      "unsupported": true}]})",
+       "an unsupported entry gives no compute_us"},
   };
   for (const Case& c : cases) {
     CostModel m;

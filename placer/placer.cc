@@ -166,7 +166,7 @@ namespace {
 // Merges the device requests of a group's members and finds the devices
 // that satisfy the merged request and have kernels for every member.
 absl::Status SolveGroup(const Graph& graph, const DeviceSet& devices,
-                        const KernelAvailability& avail,
+                        const KernelAvailability& avail, const CostModel& costs,
                         const PlacerOptions& options, Group* g,
                         std::vector<std::string>* warnings) {
   const auto member_names = [&]() {
@@ -232,11 +232,29 @@ absl::Status SolveGroup(const Graph& graph, const DeviceSet& devices,
       }
     }
   }
+  // Devices a cost profile rules out ("unsupported": true) for a member.
+  std::vector<std::string> profile_blocker(devices.size());
+  std::vector<std::string> profile_types;
+  for (int d = 0; d < devices.size(); ++d) {
+    for (int id : g->members) {
+      const Node& node = *graph.node(id);
+      if (costs.Unsupported(node, devices.devices()[d])) {
+        profile_blocker[d] = absl::StrCat("node '", node.name(),
+                                          "': the cost profile marks it unsupported there");
+        if (std::find(profile_types.begin(), profile_types.end(),
+                      devices.devices()[d].type) == profile_types.end()) {
+          profile_types.push_back(devices.devices()[d].type);
+        }
+        break;
+      }
+    }
+  }
   auto collect = [&](const DeviceName& spec) {
     std::vector<int> out;
     for (int d = 0; d < devices.size(); ++d) {
       if (!Matches(spec, devices.devices()[d].parsed)) continue;
       if (type_blocker.contains(devices.devices()[d].type)) continue;
+      if (!profile_blocker[d].empty()) continue;
       out.push_back(d);
     }
     return out;
@@ -250,6 +268,13 @@ absl::Status SolveGroup(const Graph& graph, const DeviceSet& devices,
     for (const auto& kv : type_blocker) types.push_back(kv.first);
     std::sort(types.begin(), types.end());
     g->kernel_note = absl::StrCat("no ", absl::StrJoin(types, "/"), " kernel");
+  }
+  if (!profile_types.empty()) {
+    g->no_kernel_somewhere = true;
+    std::sort(profile_types.begin(), profile_types.end());
+    absl::StrAppend(&g->kernel_note, g->kernel_note.empty() ? "" : "; ",
+                    "unsupported on ", absl::StrJoin(profile_types, "/"),
+                    " in the cost profile");
   }
   if (g->feasible.empty() && options.allow_soft_placement && g->explicit_request) {
     DeviceName relaxed = g->spec;
@@ -274,8 +299,10 @@ absl::Status SolveGroup(const Graph& graph, const DeviceSet& devices,
       if (!Matches(g->spec, info.parsed)) {
         why = absl::StrCat("does not match the request '",
                            DeviceNameToString(g->spec), "'");
-      } else {
+      } else if (type_blocker.contains(info.type)) {
         why = type_blocker[info.type];
+      } else {
+        why = profile_blocker[d];
       }
       tried.push_back(absl::StrCat(info.name, " (", why, ")"));
     }
@@ -294,6 +321,41 @@ absl::Status SolveGroup(const Graph& graph, const DeviceSet& devices,
                                        "graphrun fall back"));
   }
   return absl::OkStatus();
+}
+
+// The scheduler's messages speak of "task N" and "device N": name the node
+// (and op) and the device instead.
+std::string NameTasksAndDevices(const std::string& msg, const Graph& graph,
+                                const DeviceSet& devices, bool full_names) {
+  std::string out;
+  size_t i = 0;
+  while (i < msg.size()) {
+    const bool task = msg.compare(i, 5, "task ") == 0;
+    const bool device = msg.compare(i, 7, "device ") == 0;
+    if (task || device) {
+      const size_t digits = i + (task ? 5 : 7);
+      size_t end = digits;
+      while (end < msg.size() && isdigit(static_cast<unsigned char>(msg[end]))) ++end;
+      int id = -1;
+      if (end > digits && absl::SimpleAtoi(msg.substr(digits, end - digits), &id)) {
+        if (task && id >= 0 && id < graph.num_nodes()) {
+          absl::StrAppend(&out, "node '", graph.node(id)->name(), "' (",
+                          graph.node(id)->op(), ")");
+          i = end;
+          continue;
+        }
+        if (device && id >= 0 && id < devices.size()) {
+          const DeviceInfo& info = devices.devices()[id];
+          absl::StrAppend(&out, full_names ? info.name
+                                           : absl::StrCat(info.type, ":", info.parsed.id));
+          i = end;
+          continue;
+        }
+      }
+    }
+    out += msg[i++];
+  }
+  return out;
 }
 
 }  // namespace
@@ -326,7 +388,7 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
     group_of[i] = it->second;
   }
   for (Group& g : groups) {
-    GR_RETURN_IF_ERROR(SolveGroup(graph, devices, *avail, options, &g,
+    GR_RETURN_IF_ERROR(SolveGroup(graph, devices, *avail, costs, options, &g,
                                   &placement.warnings));
   }
 
@@ -378,11 +440,16 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
       t.cost[d] = costs.ComputeTime(node, devices.devices()[d], &m);
       measured[i] |= m;
     }
+    // A Const's output is its persistent buffer; a profile's
+    // persistent_bytes (weights, variables) are held for the whole step on
+    // top of the outputs.
     const int64_t bytes = costs.TotalOutputBytes(node);
+    const int64_t persistent = costs.PersistentBytes(node);
     if (node.op() == "Const") {
-      t.persistent_bytes = bytes;
+      t.persistent_bytes = persistent >= 0 ? persistent : bytes;
     } else {
       t.output_bytes = bytes;
+      t.persistent_bytes = std::max<int64_t>(persistent, 0);
     }
     if (g.members.size() > 1) t.group = group_of[i];
     for (const Edge* e : node.out_edges()) {
@@ -414,23 +481,8 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
   sched.record_candidate_finish = true;
   absl::StatusOr<Schedule> schedule = ScheduleTasks(problem, sched);
   if (!schedule.ok()) {
-    std::string msg(schedule.status().message());
-    // Name the node instead of the task index.
-    const size_t pos = msg.find("task ");
-    if (pos != std::string::npos) {
-      size_t end = pos + 5;
-      while (end < msg.size() && isdigit(static_cast<unsigned char>(msg[end]))) ++end;
-      int id = -1;
-      if (absl::SimpleAtoi(msg.substr(pos + 5, end - pos - 5), &id) && id >= 0 &&
-          id < n) {
-        msg = absl::StrCat(msg.substr(0, pos), "node '", graph.node(id)->name(),
-                           "' (", graph.node(id)->op(), ")", msg.substr(end));
-      }
-    }
-    for (int d = 0; d < q; ++d) {
-      msg = absl::StrReplaceAll(msg, {{absl::StrCat("device ", d, " "),
-                                       absl::StrCat(devices.devices()[d].name, " ")}});
-    }
+    const std::string msg = NameTasksAndDevices(
+        std::string(schedule.status().message()), graph, devices, /*full_names=*/true);
     return absl::Status(schedule.status().code(), absl::StrCat("placement: ", msg));
   }
   placement.schedule = *std::move(schedule);

@@ -111,9 +111,21 @@ struct SchedOptions {
   // model may not see (devices that share cores, cache traffic), so a
   // small predicted gain is not worth it. 0 = take any gain.
   double min_spread_gain = 0;
+  // Place free sources (no inputs, zero cost: weights, constants) with
+  // their first consumer instead of scheduling them first, where ties at
+  // time 0 would send them all to one device.
+  bool defer_free_sources = true;
   // Record each task's estimated finish time on every device (for the
   // placement log's reasons). Costs num_tasks x num_devices doubles.
   bool record_candidate_finish = false;
+};
+
+// One candidate plan the scheduler tried: what it predicted, or why it
+// failed (a task that fit nowhere in memory).
+struct PlanOutcome {
+  std::string name;               // "heft", "peft", "single device 2", ...
+  double makespan = kInfeasible;  // kInfeasible when it failed
+  std::string failure;            // empty when it succeeded
 };
 
 struct Schedule {
@@ -128,8 +140,14 @@ struct Schedule {
   // Bytes moved between devices per step (after compression).
   int64_t transfer_bytes = 0;
   int num_transfers = 0;
-  // "heft" or "single-device" (which candidate won).
+  // Which kind of candidate won: "heft" (a list-scheduled spread plan:
+  // HEFT, PEFT or lookahead), "single-device" or "mostly-one-device".
   std::string plan;
+  // Every candidate tried, in the order tried (ScheduleTasks only).
+  std::vector<PlanOutcome> plans;
+  // Per task: the consumer a free source was placed with (-1: placed on
+  // its own). Empty when no source followed a consumer.
+  std::vector<int> follows;
   // When record_candidate_finish: candidate_finish[task][device] is the
   // estimated finish time considered when the task was placed (kInfeasible
   // where it could not go). Empty otherwise.

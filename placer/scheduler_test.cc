@@ -210,6 +210,99 @@ TEST(SchedulerTest, PersistentBytesCountAgainstMemory) {
   EXPECT_EQ(s->peak_memory[0], 0);
 }
 
+// The four-node case: a weight `c` (60 bytes held) colocated with its
+// consumer `m` (20-byte output), an input `x` (30-byte output) that runs
+// much faster on the GPU, and `o` joining `m` and `x`. The GPU (device 1,
+// 100 bytes) holds the group or `x`, not both. Checking only the node being
+// placed, `x` and then `c` land on the GPU, `m` then overflows it, every
+// spread plan fails and only the CPU-only plan (6 s) is left. Placing the
+// group as a unit sends it to the CPU while `x` runs on the GPU: 3 s.
+SchedProblem ColocatedWeightRepro() {
+  SchedProblem p = Problem(2, 0, 1e9);
+  p.memory_capacity = {0, 100};
+  SchedTask c;
+  c.cost = {0, 0};
+  c.persistent_bytes = 60;
+  c.group = 0;
+  p.tasks.push_back(c);
+  AddTask(&p, {2.0, 1.0}, /*out_bytes=*/20, /*group=*/0);  // m
+  AddTask(&p, {3.0, 1.0}, /*out_bytes=*/30);               // x
+  AddTask(&p, {1.0, 1.0});                                   // o
+  AddEdge(&p, 0, 1, 60);
+  AddEdge(&p, 1, 3, 20);
+  AddEdge(&p, 2, 3, 30);
+  return p;
+}
+
+TEST(SchedulerTest, ColocationGroupIsPlacedAsAUnit) {
+  const SchedProblem p = ColocatedWeightRepro();
+  for (const bool defer : {true, false}) {
+    SchedOptions o;
+    o.defer_free_sources = defer;
+    auto s = ScheduleTasks(p, o);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(s->device[0], 0) << "defer " << defer;
+    EXPECT_EQ(s->device[1], 0) << "defer " << defer;
+    EXPECT_EQ(s->device[2], 1) << "defer " << defer;
+    EXPECT_NEAR(s->makespan, 3.0, 1e-6);
+    EXPECT_LE(s->peak_memory[1], 100);
+    EXPECT_EQ(s->plan, "heft");
+    for (const PlanOutcome& outcome : s->plans) {
+      if (outcome.name == "heft" || outcome.name == "peft" ||
+          outcome.name == "lookahead") {
+        EXPECT_TRUE(outcome.failure.empty()) << outcome.name << ": " << outcome.failure;
+      }
+    }
+  }
+}
+
+TEST(SchedulerTest, GroupMemoryIsCheckedBeforeTheGroupGoesThere) {
+  // Two members of 60 persistent bytes each: device 1 (100 bytes) could
+  // hold either alone, never the group.
+  SchedProblem p = Problem(2);
+  p.memory_capacity = {0, 100};
+  for (int i = 0; i < 2; ++i) {
+    SchedTask t;
+    t.cost = {2.0, 1.0};
+    t.persistent_bytes = 60;
+    t.group = 0;
+    p.tasks.push_back(t);
+  }
+  AddEdge(&p, 0, 1, 0);
+  auto s = ScheduleTasks(p);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->device, (std::vector<int>{0, 0}));
+  EXPECT_EQ(s->peak_memory[1], 0);
+  // A fixed assignment that puts the group there is out of memory at its
+  // first member, naming it.
+  auto fixed = EvaluateAssignment(p, {1, 1});
+  EXPECT_EQ(fixed.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(fixed.status().message().find("task 0"), std::string::npos) << fixed.status();
+}
+
+TEST(SchedulerTest, PersistentBytesAreHeldForTheWholeStep) {
+  // `a` makes a 50-byte output that dies at `b`; `c` then holds 60 bytes
+  // for the step. The peak is 110 (the 60 are held while `a`'s output was
+  // live too), so a 100-byte device cannot run all three.
+  SchedProblem p = Problem(2);
+  p.memory_capacity = {0, 100};
+  int a = AddTask(&p, {2.0, 1.0}, 50);
+  int b = AddTask(&p, {2.0, 1.0});
+  SchedTask c;
+  c.cost = {2.0, 1.0};
+  c.persistent_bytes = 60;
+  p.tasks.push_back(c);
+  AddEdge(&p, a, b, 50);
+  AddEdge(&p, b, 2, 0);
+  auto all_there = EvaluateAssignment(p, {1, 1, 1});
+  EXPECT_EQ(all_there.status().code(), absl::StatusCode::kResourceExhausted);
+  SchedProblem roomy = p;
+  roomy.memory_capacity = {0, 110};
+  auto fits = EvaluateAssignment(roomy, {1, 1, 1});
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_EQ(fits->peak_memory[1], 110);
+}
+
 TEST(SchedulerTest, ConstantFollowsItsConsumer) {
   // A free source feeding a task that only device 1 can run: the tie at
   // time 0 goes to device 1, so nothing moves.
