@@ -7,7 +7,12 @@
 namespace graphrun {
 
 StepCostRecorder::StepCostRecorder(const GraphDef& graph) {
-  for (const NodeDef& n : graph.node()) op_of_[n.name()] = n.op();
+  for (const NodeDef& n : graph.node()) {
+    op_of_[n.name()] = n.op();
+    // Constants and variables hold their buffers for the whole step.
+    const int64_t held = placer::HeldBytes(n);
+    if (held >= 0) costs_.SetPersistentBytes(n.name(), n.op(), held);
+  }
 }
 
 void StepCostRecorder::Add(const StepStats& stats) {

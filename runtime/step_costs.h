@@ -2,7 +2,8 @@
 // for the placer (placer/cost_model.h), per node and device: the kernel's
 // time and its outputs' bytes. Only the graph's own nodes count; the
 // runtime's _Arg/_Retval/_Send/_Recv and the partitioner's helper nodes are
-// skipped. What `graphrun run --save_costs` writes.
+// skipped. Constants and variables also get their persistent bytes. What
+// `graphrun run --save_costs` writes.
 // Thread-compatible.
 #ifndef GRAPHRUN_RUNTIME_STEP_COSTS_H_
 #define GRAPHRUN_RUNTIME_STEP_COSTS_H_
