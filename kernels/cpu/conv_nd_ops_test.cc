@@ -1,8 +1,8 @@
-// Conv3D, Conv2DBackpropInput, MaxPool3D and AvgPool3D against values
-// from TensorFlow 2.21 (strides, dilations, SAME / VALID / EXPLICIT,
-// pointwise filters), channels-first layouts and 16-bit types against the
-// same values, a bigger transposed convolution against a direct loop, and
-// the errors.
+// Conv3D, Conv2DBackpropInput, MaxPool3D and AvgPool3D (and a dilated,
+// explicitly padded Conv2D) against values from TensorFlow 2.21 (strides,
+// dilations, SAME / VALID / EXPLICIT, pointwise filters), channels-first
+// layouts and 16-bit types against the same values, a bigger transposed
+// convolution against a direct loop, and the errors.
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -273,6 +273,36 @@ TEST(Conv3DTest, Errors) {
              Make<float>(SecondInput(16), {1, 1, 1, 4, 4})})
           .status();
   EXPECT_THAT(s.message(), HasSubstr("batch and depth"));
+}
+
+TEST(Conv2DTest, DilatedExplicitPaddingNhwcAndNchwMatchTensorFlow) {
+  const std::vector<double> want = {
+      0.0, 1.8125, 1.1875, 2.0, -0.75, -1.0625, -0.1875, 0.0, 1.8125, 0.875, 0.875, -1.5625, -0.125, -0.3125, 1.9375, -1.8125, 3.3125, -2.125, -0.0625, -0.625, 2.0625, 2.3125, -0.3125, -0.5, -0.5, -0.3125, 2.3125, -1.875, 4.1875, -5.1875, 1.125, -1.625, 4.5625, 0.6875, -1.9375, 1.9375, 3.6875, -2.25, -4.125, -2.25, 4.3125, -5.375, -1.0625, -0.75, 2.0, 1.1875, 1.8125, 0.0, 3.3125, -2.125, -4.3125, -0.625, 2.0625, -3.375, -3.1875, 0.75, 3.0625, -1.625, -1.9375, 2.625, 2.6875, -1.875, -4.0};
+  const std::vector<int64_t> in_dims = {1, 6, 7, 2}, out_dims = {1, 3, 7, 3};
+  const Tensor filter = Make<float>(SecondInput(36), {3, 2, 2, 3});
+  for (bool channels_first : {false, true}) {
+    SCOPED_TRACE(channels_first ? "NCHW" : "NHWC");
+    std::vector<double> in = FirstInput(NumElements(in_dims));
+    std::vector<double> expected = want;
+    std::vector<int64_t> pads = {0, 0, 1, 2, 2, 0, 0, 0};
+    if (channels_first) {
+      in = ToChannelsFirst(in, in_dims);
+      expected = ToChannelsFirst(want, out_dims);
+      pads = {0, 0, 0, 0, 1, 2, 2, 0};
+    }
+    auto out = RunOp(
+        "Conv2D",
+        {{"strides", AttrInts(WindowAttr({2, 1}, channels_first))},
+         {"dilations", AttrInts(WindowAttr({2, 2}, channels_first))},
+         {"padding", AttrS("EXPLICIT")},
+         {"explicit_paddings", AttrInts(pads)},
+         {"data_format", AttrS(channels_first ? "NCHW" : "NHWC")}},
+        {Make<float>(in, channels_first ? FirstDims(in_dims) : in_dims), filter});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ((*out)[0].shape(), *TensorShape::FromDims(
+                                     channels_first ? FirstDims(out_dims) : out_dims));
+    ExpectNear<float>((*out)[0], expected, 1e-6);
+  }
 }
 
 struct Pool3DCase {
