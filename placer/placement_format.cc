@@ -36,6 +36,48 @@ std::string ShortDeviceName(const DeviceInfo& device, bool one_task) {
 
 namespace {
 
+bool IsSpreadPlan(const std::string& name) {
+  return name == "heft" || name == "peft" || name == "lookahead";
+}
+
+}  // namespace
+
+std::string PlanNote(const std::string& plan, double predicted_step_time,
+                     const std::vector<PlanOutcome>& plans, double min_spread_gain) {
+  if (plan == "heft") return "";
+  double best_spread = kInfeasible;
+  std::vector<std::string> failed;
+  std::string first_failure;
+  for (const PlanOutcome& o : plans) {
+    if (!IsSpreadPlan(o.name)) continue;
+    if (o.failure.empty()) {
+      best_spread = std::min(best_spread, o.makespan);
+    } else {
+      failed.push_back(o.name);
+      if (first_failure.empty()) first_failure = o.failure;
+    }
+  }
+  const std::string what = plan == "single-device"       ? "the one-device plan"
+                           : plan == "mostly-one-device" ? "the mostly-one-device plan"
+                                                         : absl::StrCat("the ", plan, " plan");
+  if (best_spread < kInfeasible) {
+    return absl::StrCat(
+        what, " (", FormatSeconds(predicted_step_time), ") beats spreading the graph",
+        min_spread_gain > 0
+            ? absl::StrCat(" by the required margin (", min_spread_gain * 100, "%)")
+            : std::string(),
+        " (best spread plan ", FormatSeconds(best_spread), ")");
+  }
+  if (failed.empty()) {
+    return absl::StrCat(what, " (", FormatSeconds(predicted_step_time), ")");
+  }
+  return absl::StrCat("no spread plan fits (", absl::StrJoin(failed, ", "), ": ",
+                      first_failure, "); ", what, " (",
+                      FormatSeconds(predicted_step_time), ") does");
+}
+
+namespace {
+
 bool OneTask(const DeviceSet& devices) {
   for (int d = 1; d < devices.size(); ++d) {
     if (!devices.SameTask(0, d)) return false;
@@ -130,6 +172,16 @@ std::string FormatPlacementSummary(const Graph& graph, const DeviceSet& devices,
       lb > 0 ? absl::StrFormat("%.2f", placement.predicted_step_time / lb)
              : std::string("n/a"),
       "\n");
+  std::string too_small;
+  if (placement.fastest_device_too_small >= 0) {
+    const DeviceInfo& info = devices.devices()[placement.fastest_device_too_small];
+    too_small = absl::StrCat(
+        ShortDeviceName(info, one_task), " would take ",
+        FormatSeconds(placement.fastest_device_too_small_time),
+        " but cannot hold the graph: needs ",
+        FormatBytes(placement.fastest_device_too_small_needs), " of ",
+        FormatBytes(info.memory_bytes));
+  }
   if (placement.best_single_device >= 0 &&
       placement.best_single_device_time < kInfeasible) {
     absl::StrAppend(
@@ -140,9 +192,22 @@ std::string FormatPlacementSummary(const Graph& graph, const DeviceSet& devices,
             ? absl::StrFormat("%.2fx", placement.best_single_device_time /
                                            placement.predicted_step_time)
             : std::string("n/a"),
-        "\n");
+        too_small.empty() ? "" : absl::StrCat(" (", too_small, ")"), "\n");
+  } else if (!too_small.empty()) {
+    absl::StrAppend(&out, "no single device can hold the graph (", too_small, ")\n");
   } else {
     absl::StrAppend(&out, "no single device can run the whole graph\n");
+  }
+  bool any_failed = false;
+  for (const PlanOutcome& o : placement.schedule.plans) any_failed |= !o.failure.empty();
+  if (any_failed) {
+    absl::StrAppend(&out, "plans tried:\n");
+    for (const PlanOutcome& o : placement.schedule.plans) {
+      absl::StrAppend(&out, "  ", o.name, ": ",
+                      o.failure.empty() ? FormatSeconds(o.makespan)
+                                        : absl::StrCat("failed: ", o.failure),
+                      "\n");
+    }
   }
   for (const std::string& w : placement.warnings) absl::StrAppend(&out, "note: ", w, "\n");
   return out;

@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "placer/device_set.h"
+#include "placer/scheduler.h"
 
 namespace graphrun {
 namespace placer {
@@ -18,6 +20,13 @@ std::string FormatSeconds(double seconds);
 std::string FormatBytes(int64_t bytes);
 // "GPU:0" when every device is in one task, else the full name.
 std::string ShortDeviceName(const DeviceInfo& device, bool one_task);
+
+// Why the winning plan won, for the reasons of the nodes whose device it
+// decided: "" for a list-scheduled spread plan (the per-node finish times
+// say it); else which plan won against what, or that no spread plan fit in
+// memory and why. `plans` are the outcomes with nodes and devices named.
+std::string PlanNote(const std::string& plan, double predicted_step_time,
+                     const std::vector<PlanOutcome>& plans, double min_spread_gain);
 
 }  // namespace placer
 }  // namespace graphrun

@@ -489,10 +489,22 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
   placement.device = placement.schedule.device;
   placement.predicted_step_time = placement.schedule.makespan;
   placement.lower_bound = ComputeLowerBounds(problem);
-  placement.best_single_device_time =
-      BestSingleDeviceTime(problem, &placement.best_single_device);
+  const SingleDevicePlan single = BestSingleDevice(problem, options.respect_memory);
+  placement.best_single_device = single.device;
+  placement.best_single_device_time = single.time;
+  placement.fastest_device_too_small = single.too_small;
+  placement.fastest_device_too_small_time = single.too_small_time;
+  placement.fastest_device_too_small_needs = single.too_small_needs;
 
   // 4. Reasons.
+  for (PlanOutcome& o : placement.schedule.plans) {
+    o.name = NameTasksAndDevices(o.name, graph, devices, /*full_names=*/false);
+    o.failure = NameTasksAndDevices(o.failure, graph, devices, /*full_names=*/false);
+  }
+  const std::string plan_note =
+      PlanNote(placement.schedule.plan, placement.predicted_step_time,
+               placement.schedule.plans, options.min_spread_gain);
+  const std::vector<int>& follows = placement.schedule.follows;
   placement.reason.resize(n);
   const bool one_task = devices.size() <= 1 || [&] {
     for (int d = 1; d < q; ++d) {
@@ -522,6 +534,16 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
       if (parts.empty()) parts.push_back("only device");
     } else if (g.members.size() > 1 && leader != i) {
       // The group's first member made the choice.
+    } else if (!follows.empty() && follows[i] >= 0) {
+      // A free source (weight, constant) goes with its first consumer.
+      const Node& consumer = *graph.node(follows[i]);
+      parts.push_back(
+          placement.device[i] == placement.device[follows[i]]
+              ? absl::StrCat("placed with its consumer '", consumer.name(), "'")
+              : absl::StrCat("its consumer '", consumer.name(),
+                             "' had no memory left for it on ",
+                             short_name(placement.device[follows[i]])));
+      if (!plan_note.empty()) parts.push_back(plan_note);
     } else {
       std::vector<std::pair<double, int>> finish;
       const auto& cf = placement.schedule.candidate_finish;
@@ -539,16 +561,13 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
       if (finish.size() > 4) cands.push_back("...");
       std::string cost = absl::StrCat(measured[i] ? "measured " : "", "cost: ",
                                       "est. finish ", absl::StrJoin(cands, ", "));
-      if (placement.schedule.plan != "heft") {
-        cost = absl::StrCat(
-            "the one-device plan (", FormatSeconds(placement.predicted_step_time),
-            ") beats spreading the graph",
-            options.min_spread_gain > 0
-                ? absl::StrCat(" by the required margin (", options.min_spread_gain * 100, "%)")
-                : std::string(),
-            "; ", cost);
+      if (cands.empty()) {
+        // No finish times recorded (a source placed by a one-device plan).
+        cost = plan_note;
+      } else if (!plan_note.empty()) {
+        cost = absl::StrCat(plan_note, "; ", cost);
       }
-      parts.push_back(cost);
+      if (!cost.empty()) parts.push_back(cost);
     }
     placement.reason[i] = absl::StrJoin(parts, "; ");
   }

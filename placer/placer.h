@@ -94,8 +94,14 @@ struct Placement {
   Schedule schedule;
   double predicted_step_time = 0;
   LowerBounds lower_bound;
-  double best_single_device_time = 0;  // kInfeasible if no device runs all
+  // The fastest device that can run and hold the whole graph (-1 and
+  // kInfeasible when none can), and a faster one that runs everything but
+  // cannot hold it (-1 if none), with the bytes it would need.
+  double best_single_device_time = 0;
   int best_single_device = -1;
+  int fastest_device_too_small = -1;
+  double fastest_device_too_small_time = 0;
+  int64_t fastest_device_too_small_needs = 0;
   // Soft-placement fallbacks and other notes, one line each.
   std::vector<std::string> warnings;
 };

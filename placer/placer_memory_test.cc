@@ -156,6 +156,82 @@ TEST_F(PlacerMemoryTest, UnsupportedEntriesKeepNodesOffADevice) {
       << err.status();
 }
 
+TEST_F(PlacerMemoryTest, ReasonsAndSummarySayWhichPlansFailed) {
+  // `a` (60-byte output, fastest on the GPU) is placed first and takes the
+  // GPU; `b` can only run there and holds 50 bytes: every list-scheduled
+  // spread plan runs out of GPU memory at `b`. The plan with everything
+  // else on the CPU fits.
+  auto g = Import(Placeholder15("a") +
+                  StrCat(R"(node { name: "b" op: "Placeholder" device: "/device:GPU:0"
+                      attr { key: "dtype" value { type: DT_FLOAT } }
+                      attr { key: "shape" value { shape { dim { size: 15 } } } } })") +
+                  Add("c", "a", "b"));
+  Profile(R"({"nodes": [
+    {"node": "a", "device": "CPU", "compute_us": 3000, "output_bytes": [60]},
+    {"node": "a", "device": "GPU", "compute_us": 1000, "output_bytes": [60]},
+    {"node": "b", "device": "GPU", "compute_us": 1000, "output_bytes": [0],
+     "persistent_bytes": 50},
+    {"node": "c", "device": "CPU", "compute_us": 10, "output_bytes": [4]},
+    {"node": "c", "device": "GPU", "compute_us": 10, "output_bytes": [4]}]})");
+  const DeviceSet d = CpuAndGpu(100);
+  auto p = Place(*g, d, costs_, options_);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->schedule.plan, "mostly-one-device");
+  EXPECT_EQ(p->device, (std::vector<int>{0, 1, 0}));
+  const std::string& why = p->reason[Id(*g, "a")];
+  EXPECT_TRUE(absl::StrContains(why, "no spread plan fits (heft, peft, lookahead: "
+                                     "node 'b' (Placeholder) fits on no device"))
+      << why;
+  EXPECT_TRUE(absl::StrContains(why, "the mostly-one-device plan")) << why;
+  EXPECT_FALSE(absl::StrContains(why, "beats spreading")) << why;
+  const std::string summary = FormatPlacementSummary(*g, d, *p);
+  EXPECT_TRUE(absl::StrContains(summary, "plans tried:\n  heft: failed: node 'b'")) << summary;
+  EXPECT_TRUE(absl::StrContains(summary, "  mostly on CPU:0: 3.01 ms")) << summary;
+  // `b` is pinned to the GPU, which cannot hold `a` and `b` together.
+  EXPECT_TRUE(absl::StrContains(summary, "no single device can hold the graph (GPU:0 "))
+      << summary;
+}
+
+TEST_F(PlacerMemoryTest, BestSingleDeviceIsOneThatHoldsTheGraph) {
+  auto g = Import(Placeholder15("x") + Relu("r1", "x") + Relu("r2", "r1"));
+  Profile(R"({"nodes": [
+    {"node": "x", "device": "CPU", "compute_us": 0, "output_bytes": [4]},
+    {"node": "r1", "device": "GPU", "compute_us": 1, "output_bytes": [4],
+     "persistent_bytes": 60},
+    {"node": "r1", "device": "CPU", "compute_us": 100, "output_bytes": [4]},
+    {"node": "r2", "device": "GPU", "compute_us": 1, "output_bytes": [4],
+     "persistent_bytes": 60},
+    {"node": "r2", "device": "CPU", "compute_us": 100, "output_bytes": [4]}]})");
+  // The GPU runs everything in 2 us but needs 120 bytes of its 100.
+  const DeviceSet d = CpuAndGpu(100);
+  auto p = Place(*g, d, costs_, options_);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->best_single_device, 0);
+  EXPECT_EQ(p->fastest_device_too_small, 1);
+  EXPECT_GE(p->fastest_device_too_small_needs, 120);
+  const std::string summary = FormatPlacementSummary(*g, d, *p);
+  EXPECT_TRUE(absl::StrContains(summary, "best single device: CPU:0 at ")) << summary;
+  EXPECT_TRUE(absl::StrContains(summary, "(GPU:0 would take 2.0 us but cannot hold the "
+                                         "graph: needs "))
+      << summary;
+  EXPECT_LE(p->predicted_step_time, p->best_single_device_time);
+
+  // With 100 bytes on the CPU too, no device holds the graph alone, but a
+  // plan that splits it fits.
+  auto both = ParseClusterDescription(R"({"devices": [
+      {"name": "/job:localhost/replica:0/task:0/device:CPU:0", "memory_bytes": 100},
+      {"name": "/job:localhost/replica:0/task:0/device:GPU:0", "memory_bytes": 100}]})");
+  ASSERT_TRUE(both.ok());
+  auto split = Place(*g, *both, costs_, options_);
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(split->best_single_device, -1);
+  EXPECT_LE(split->schedule.peak_memory[0], 100);
+  EXPECT_LE(split->schedule.peak_memory[1], 100);
+  EXPECT_TRUE(absl::StrContains(FormatPlacementSummary(*g, *both, *split),
+                                "no single device can hold the graph (GPU:0 would take"))
+      << FormatPlacementSummary(*g, *both, *split);
+}
+
 }  // namespace
 }  // namespace placer
 }  // namespace graphrun

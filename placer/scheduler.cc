@@ -122,6 +122,59 @@ absl::StatusOr<Schedule> EvaluateAssignment(const SchedProblem& problem,
   return s;
 }
 
+SingleDevicePlan BestSingleDevice(const SchedProblem& problem, bool respect_memory) {
+  SingleDevicePlan out;
+  if (!ValidateProblem(problem).ok()) return out;
+  const int q = problem.num_devices;
+  const int n = static_cast<int>(problem.tasks.size());
+  std::vector<std::pair<double, int>> by_time;
+  int64_t persistent = 0;
+  for (const SchedTask& t : problem.tasks) persistent += t.persistent_bytes;
+  for (int d = 0; d < q; ++d) {
+    double sum = 0;
+    for (const SchedTask& t : problem.tasks) sum += t.cost[d];
+    if (Finite(sum)) by_time.emplace_back(sum, d);
+  }
+  std::sort(by_time.begin(), by_time.end());
+  std::optional<Tables> tb;
+  std::vector<int> order;
+  for (const auto& [time, d] : by_time) {
+    const int64_t cap = problem.memory_capacity.empty() ? 0 : problem.memory_capacity[d];
+    bool fits = !respect_memory || cap <= 0;
+    if (!fits && persistent <= cap) {
+      if (!tb.has_value()) {
+        tb.emplace(problem);
+        order = RankOrder(problem, *tb);
+      }
+      const std::vector<int> all_here(n, d);
+      ListScheduleOptions list;
+      list.fixed = &all_here;
+      fits = ListSchedule(problem, *tb, order, list).ok();
+    }
+    if (fits) {
+      out.device = d;
+      out.time = time;
+      return out;
+    }
+    if (out.too_small < 0) {
+      out.too_small = d;
+      out.too_small_time = time;
+      out.too_small_needs = persistent;
+      if (!tb.has_value()) {
+        tb.emplace(problem);
+        order = RankOrder(problem, *tb);
+      }
+      const std::vector<int> all_here(n, d);
+      ListScheduleOptions list;
+      list.fixed = &all_here;
+      list.respect_memory = false;
+      absl::StatusOr<Schedule> s = ListSchedule(problem, *tb, order, list);
+      if (s.ok()) out.too_small_needs = s->peak_memory[d];
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // The candidates ScheduleTasks tried, and the best so far.
@@ -270,7 +323,7 @@ absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
     eval.fixed = &assign;
     absl::StatusOr<Schedule> cand = ListSchedule(problem, tb, order, eval);
     const std::string name =
-        absl::StrCat(all_here ? "single device " : "mostly device ", d);
+        absl::StrCat(all_here ? "all on device " : "mostly on device ", d);
     if (!cand.ok()) {
       cands.Offer(name, std::move(cand), "");
       continue;

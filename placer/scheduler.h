@@ -123,7 +123,7 @@ struct SchedOptions {
 // One candidate plan the scheduler tried: what it predicted, or why it
 // failed (a task that fit nowhere in memory).
 struct PlanOutcome {
-  std::string name;               // "heft", "peft", "single device 2", ...
+  std::string name;               // "heft", "peft", "all on device 2", ...
   double makespan = kInfeasible;  // kInfeasible when it failed
   std::string failure;            // empty when it succeeded
 };
@@ -184,8 +184,20 @@ struct LowerBounds {
 LowerBounds ComputeLowerBounds(const SchedProblem& problem);
 
 // min over devices d (where every task is feasible) of the sum of run times;
-// kInfeasible when no single device can run everything.
+// kInfeasible when no single device can run everything. Ignores memory.
 double BestSingleDeviceTime(const SchedProblem& problem, int* best_device);
+
+// The fastest device that can run every task and, with `respect_memory`,
+// hold them all (the memory model of ScheduleTasks), and the fastest one
+// that could run them but cannot hold them, if it is faster.
+struct SingleDevicePlan {
+  int device = -1;  // -1: no device can run and hold everything
+  double time = kInfeasible;
+  int too_small = -1;  // a faster device that cannot hold the graph, or -1
+  double too_small_time = kInfeasible;
+  int64_t too_small_needs = 0;  // its peak memory if it ran everything
+};
+SingleDevicePlan BestSingleDevice(const SchedProblem& problem, bool respect_memory);
 
 }  // namespace placer
 }  // namespace graphrun
