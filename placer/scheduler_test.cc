@@ -303,6 +303,67 @@ TEST(SchedulerTest, PersistentBytesAreHeldForTheWholeStep) {
   EXPECT_EQ(fits->peak_memory[1], 110);
 }
 
+TEST(SchedulerTest, WeightsFollowTheirConsumersInsteadOfPullingThemToOneDevice) {
+  // Two branches, each a weight (free, 1 MB) feeding an op of 1 s on either
+  // of two equal devices joined by a slow link. Scheduled first, both
+  // weights tie at time 0 and go to device 0, which then pulls both ops
+  // there (2 s). Placed with their consumers, the branches spread (1 s).
+  SchedProblem p = Problem(2, 0, 1e5);
+  std::vector<int> weights, ops;
+  for (int i = 0; i < 2; ++i) {
+    SchedTask w;
+    w.cost = {0, 0};
+    w.persistent_bytes = 1 << 20;
+    p.tasks.push_back(w);
+    weights.push_back(static_cast<int>(p.tasks.size()) - 1);
+    ops.push_back(AddTask(&p, {1.0, 1.0}, 8));
+    AddEdge(&p, weights.back(), ops.back(), 1 << 20);
+  }
+  SchedOptions first;
+  first.defer_free_sources = false;
+  first.single_device_candidates = false;
+  auto eager = ScheduleTasks(p, first);
+  ASSERT_TRUE(eager.ok()) << eager.status();
+  EXPECT_DOUBLE_EQ(eager->makespan, 2.0);
+  EXPECT_TRUE(eager->follows.empty());
+
+  SchedOptions follow;
+  follow.single_device_candidates = false;
+  auto s = ScheduleTasks(p, follow);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_DOUBLE_EQ(s->makespan, 1.0);
+  EXPECT_EQ(s->transfer_bytes, 0);
+  EXPECT_NE(s->device[ops[0]], s->device[ops[1]]);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(s->device[weights[i]], s->device[ops[i]]);
+    EXPECT_EQ(s->follows[weights[i]], ops[i]);
+  }
+  EXPECT_EQ(s->follows[ops[0]], -1);
+}
+
+TEST(SchedulerTest, AWeightAndItsConsumerGoWhereBothFit) {
+  // Device 1 is faster but holds 100 bytes: the 80-byte weight and the
+  // consumer's 30-byte output do not fit there together, whether the
+  // weight lives there or is sent over for the consumer, so both stay on
+  // device 0. With 150 bytes, both go to device 1.
+  SchedProblem p = Problem(2, 0, 1e9);
+  p.memory_capacity = {0, 100};
+  SchedTask w;
+  w.cost = {0, 0};
+  w.persistent_bytes = 80;
+  p.tasks.push_back(w);
+  AddTask(&p, {2.0, 1.0}, 30);
+  AddEdge(&p, 0, 1, 80);
+  auto tight = ScheduleTasks(p);
+  ASSERT_TRUE(tight.ok()) << tight.status();
+  EXPECT_EQ(tight->device, (std::vector<int>{0, 0}));
+  p.memory_capacity = {0, 150};
+  auto roomy = ScheduleTasks(p);
+  ASSERT_TRUE(roomy.ok()) << roomy.status();
+  EXPECT_EQ(roomy->device, (std::vector<int>{1, 1}));
+  EXPECT_EQ(roomy->peak_memory[1], 110);
+}
+
 TEST(SchedulerTest, ConstantFollowsItsConsumer) {
   // A free source feeding a task that only device 1 can run: the tie at
   // time 0 goes to device 1, so nothing moves.
