@@ -1,7 +1,7 @@
 // Picks which GPUs a graphrun process uses when the user has not pinned them.
 //
-// A GpuInfoSource reports every GPU on the host (NVML, the CUDA runtime, or a
-// fake); GpuClaims lets graphrun processes on one host mark the GPUs they use
+// A GpuInfoSource reports every GPU on the host (NVML here, the CUDA runtime
+// in runtime/gpu/gpu_info_source.h, or a fake); GpuClaims lets graphrun processes on one host mark the GPUs they use
 // with advisory file locks; SelectGpus() combines both with the user's
 // --gpus / CUDA_VISIBLE_DEVICES into a GpuChoice with one human reason per
 // GPU. Runs before any device is created; nothing here needs a GPU.
@@ -59,17 +59,6 @@ class NvmlGpuInfoSource : public GpuInfoSource {
   void* handle_ = nullptr;  // from dlopen; closed by the destructor
 };
 
-// Asks the CUDA runtime (runtime/gpu/cuda_probe.h); utilization, process
-// counts and UUIDs are unknown. It sees only the GPUs CUDA_VISIBLE_DEVICES
-// leaves visible and maps each back to the entry that named it: an index
-// entry gives the physical index, a "GPU-..." entry becomes the uuid and the
-// CUDA ordinal stands in for the index. Initializes CUDA in this process (a
-// context on every visible GPU), so it is only the fallback to NVML.
-class CudaRuntimeGpuInfoSource : public GpuInfoSource {
- public:
-  absl::StatusOr<std::vector<GpuStatus>> Query() override;
-};
-
 // Returns the GPUs it was given; for tests and for planning with --fake_gpus.
 class FakeGpuInfoSource : public GpuInfoSource {
  public:
@@ -80,9 +69,6 @@ class FakeGpuInfoSource : public GpuInfoSource {
  private:
   std::vector<GpuStatus> gpus_;
 };
-
-// NVML when it initializes, else the CUDA runtime. Never null.
-std::unique_ptr<GpuInfoSource> DefaultGpuInfoSource();
 
 // Advisory claims between graphrun processes on one host: one lock file per
 // GPU (named by uuid when known, else by index) under `directory`, locked

@@ -13,6 +13,7 @@
 #include "placer/cost_model.h"
 #include "placer/device_set.h"
 #include "placer/gpu_select.h"
+#include "runtime/gpu/gpu_info_source.h"
 #include "placer/placer.h"
 
 namespace graphrun {
@@ -35,7 +36,7 @@ absl::StatusOr<placer::DeviceSet> LocalDevices(const PlaceCommandArgs& args,
     select.cuda_visible_devices = v;
   }
   select.claim = false;  // planning only: nothing runs on them
-  std::unique_ptr<placer::GpuInfoSource> source = placer::DefaultGpuInfoSource();
+  std::unique_ptr<placer::GpuInfoSource> source = DefaultGpuInfoSource();
   placer::GpuClaims claims;
   GR_ASSIGN_OR_RETURN(placer::GpuChoice choice,
                       placer::SelectGpus(select, source.get(), &claims));
