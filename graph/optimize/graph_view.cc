@@ -59,16 +59,22 @@ bool GraphView::HasControlConsumers(int i) const {
 
 void GraphView::SetInput(int consumer, int pos, const TensorId& to) {
   const int old = inputs_[consumer][pos].second;
-  auto& list = consumers_[old];
-  list.erase(std::remove(list.begin(), list.end(), std::make_pair(consumer, pos)), list.end());
+  if (old >= 0) {
+    auto& list = consumers_[old];
+    list.erase(std::remove(list.begin(), list.end(), std::make_pair(consumer, pos)),
+               list.end());
+  }
+  // A node added to the GraphDef after the view was made has no index
+  // (-1): the input is rewritten, not tracked.
   const int p = Find(to.node);
   inputs_[consumer][pos] = {to, p};
-  consumers_[p].emplace_back(consumer, pos);
+  if (p >= 0) consumers_[p].emplace_back(consumer, pos);
   node(consumer).set_input(pos, to.ToString());
 }
 
 void GraphView::TruncateInputs(int i, int from) {
   for (int pos = from; pos < num_inputs(i); ++pos) {
+    if (inputs_[i][pos].second < 0) continue;
     auto& list = consumers_[inputs_[i][pos].second];
     list.erase(std::remove(list.begin(), list.end(), std::make_pair(i, pos)), list.end());
   }

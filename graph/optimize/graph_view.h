@@ -39,7 +39,8 @@ class GraphView {
   const std::vector<std::pair<int, int>>& consumers(int i) const { return consumers_[i]; }
   bool HasControlConsumers(int i) const;
 
-  // Points input `pos` of `consumer` at `to` ("y", "y:1" or "^y").
+  // Points input `pos` of `consumer` at `to` ("y", "y:1" or "^y"). A node
+  // the view does not know (added since) is written but not tracked.
   void SetInput(int consumer, int pos, const TensorId& to);
   // Drops node i's inputs from position `from` on.
   void TruncateInputs(int i, int from);

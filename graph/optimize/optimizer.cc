@@ -29,6 +29,7 @@ absl::Status OptimizeGraph(GraphDef* graph, const OptimizerOptions& options,
   static constexpr std::pair<const char*, PassFn> kPasses[] = {
       {"constant folding", &FoldConstants},
       {"identity removal", &RemoveIdentities},
+      {"batch-norm folding", &FoldBatchNorms},
       {"common subexpressions", &EliminateCommonSubexpressions},
       {"pruning", &PruneUnused},
   };

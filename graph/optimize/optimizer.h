@@ -10,6 +10,9 @@
 //   identity removal   Identity/StopGradient/PreventGradient/Snapshot with
 //                      one producer on the same device are bypassed (not
 //                      after Switch, Recv or other control-flow nodes)
+//   batch-norm folding a constant per-channel Mul and Add after Conv2D,
+//                      DepthwiseConv2dNative or MatMul (Keras' frozen
+//                      BatchNormalization) move into its weights and bias
 //   common subexpressions  nodes with the same op, device, attrs and inputs
 //                      (in any order for commutative ops) are merged
 //   pruning            nodes nothing consumes that are neither preserved
@@ -72,6 +75,8 @@ absl::Status FoldConstants(GraphDef* graph, const OptimizerOptions& options,
                            OptimizationReport::Pass* report);
 absl::Status RemoveIdentities(GraphDef* graph, const OptimizerOptions& options,
                               OptimizationReport::Pass* report);
+absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
+                            OptimizationReport::Pass* report);
 absl::Status EliminateCommonSubexpressions(GraphDef* graph, const OptimizerOptions& options,
                                            OptimizationReport::Pass* report);
 absl::Status PruneUnused(GraphDef* graph, const OptimizerOptions& options,

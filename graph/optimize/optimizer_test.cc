@@ -172,6 +172,76 @@ TEST(ConstantFoldingTest, LeavesStatefulFailingAndOversizedNodes) {
   EXPECT_EQ(eval.calls, 2);  // never asked about the stateful Assert
 }
 
+std::string FloatConst(const std::string& name, const std::vector<int64_t>& shape,
+                       const std::vector<float>& v) {
+  std::string dims, vals;
+  for (int64_t d : shape) dims += " dim { size: " + std::to_string(d) + " }";
+  for (float x : v) vals += " float_val: " + std::to_string(x);
+  return "node { name: '" + name + "' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }"
+         " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {" + dims + " }" +
+         vals + " } } } }\n";
+}
+
+std::vector<float> ConstValues(const GraphDef& g, const std::string& name) {
+  const NodeDef* n = Find(g, name);
+  if (n == nullptr || n->op() != "Const") return {-999};
+  auto t = Tensor::FromProto(n->attr().at("value").tensor());
+  if (!t.ok()) return {-998};
+  return std::vector<float>(t->flat<float>().begin(), t->flat<float>().end());
+}
+
+// x -> Conv2D(1x1, 2 in, 2 out) -> BiasAdd -> Mul(m) -> AddV2(a) -> Relu,
+// as Keras freezes Conv2D + BatchNormalization.
+std::string ConvBnGraph(const std::string& m_shape_and_values) {
+  return std::string(kPlaceholder) +
+         FloatConst("w", {1, 1, 2, 2}, {1, 2, 3, 4}) + FloatConst("b", {2}, {10, 20}) +
+         m_shape_and_values + FloatConst("a", {2}, {0.5, -1}) +
+         "node { name: 'conv' op: 'Conv2D' input: 'x' input: 'w' attr { key: 'T' value { type: DT_FLOAT } }"
+         " attr { key: 'strides' value { list { i: [1, 1, 1, 1] } } }"
+         " attr { key: 'padding' value { s: 'VALID' } } }\n" +
+         Binary("bias", "BiasAdd", "conv", "b") + Binary("scale", "Mul", "bias", "m") +
+         Binary("shift", "AddV2", "scale", "a") + Unary("y", "Relu", "shift");
+}
+
+TEST(BatchNormFoldingTest, ScaleAndShiftMoveIntoTheConvolution) {
+  GraphDef g = Parse(ConvBnGraph(FloatConst("m", {2}, {2, 0.5})));
+  OptimizerOptions options;
+  options.preserve = {"x", "y"};
+  OptimizationReport::Pass pass;
+  ASSERT_TRUE(FoldBatchNorms(&g, options, &pass).ok());
+  ASSERT_TRUE(PruneUnused(&g, options, nullptr).ok());
+  EXPECT_EQ(Find(g, "scale"), nullptr);
+  EXPECT_EQ(Find(g, "shift"), nullptr);
+  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"bias"}));
+  // W[.., out] scaled by m[out]: [[1*2, 2*0.5], [3*2, 4*0.5]].
+  const std::string w = Inputs(g, "conv")[1];
+  EXPECT_EQ(ConstValues(g, w), (std::vector<float>{2, 1, 6, 2}));
+  // bias * m + a.
+  EXPECT_EQ(ConstValues(g, Inputs(g, "bias")[1]), (std::vector<float>{20.5, 9}));
+  EXPECT_EQ(pass.changes.size(), 2u);
+}
+
+TEST(BatchNormFoldingTest, LeavesWhatIsNotPerChannel) {
+  for (const std::string& m : {FloatConst("m", {3}, {1, 2, 3}),            // wrong width
+                               FloatConst("m", {2, 1}, {1, 2})}) {        // not the channel dim
+    GraphDef g = Parse(ConvBnGraph(m));
+    OptimizerOptions options;
+    options.preserve = {"x", "y"};
+    OptimizationReport::Pass pass;
+    ASSERT_TRUE(FoldBatchNorms(&g, options, &pass).ok());
+    EXPECT_NE(Find(g, "scale"), nullptr) << m;
+    // The shift still becomes part of the bias? Not through the Mul.
+    EXPECT_NE(Find(g, "shift"), nullptr) << m;
+  }
+  // A convolution whose output is also used elsewhere keeps its weights.
+  GraphDef g = Parse(ConvBnGraph(FloatConst("m", {2}, {2, 0.5})) + Unary("other", "Relu", "conv"));
+  OptimizerOptions options;
+  options.preserve = {"x", "y", "other"};
+  ASSERT_TRUE(FoldBatchNorms(&g, options, nullptr).ok());
+  EXPECT_NE(Find(g, "scale"), nullptr);
+  EXPECT_EQ(Inputs(g, "conv")[1], "w");
+}
+
 TEST(IdentityRemovalTest, BypassesPlainIdentitiesOnly) {
   GraphDef g = Parse(
       std::string(kPlaceholder) + Unary("id", "Identity", "x") + Unary("y", "Relu", "id") +
