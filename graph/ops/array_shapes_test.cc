@@ -18,10 +18,20 @@
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "graph/testing/shape_test_util.h"
 #include "gtest/gtest.h"
 
 namespace graphrun {
 namespace {
+
+using testing::AttrB;
+using testing::AttrI;
+using testing::AttrInts;
+using testing::AttrS;
+using testing::AttrShape;
+using testing::AttrTensor;
+using testing::AttrType;
+using testing::ShapeRun;
 
 PartialShape S(std::vector<int64_t> dims) {
   return PartialShape(std::move(dims));
@@ -35,70 +45,7 @@ Tensor I32Mat(std::vector<int32_t> v) {
 }
 Tensor I32Scalar(int32_t v) { return Tensor::Scalar<int32_t>(v); }
 
-AttrValue Int(int64_t v) {
-  AttrValue a;
-  a.set_i(v);
-  return a;
-}
-AttrValue Str(const std::string& v) {
-  AttrValue a;
-  a.set_s(v);
-  return a;
-}
-AttrValue Shape(const std::vector<int64_t>& dims) {
-  AttrValue a;
-  *a.mutable_shape() = PartialShape(dims).AsProto();
-  return a;
-}
 
-// Runs an op's shape function on input shapes, constant inputs and attrs
-// (defaults fill the rest). Str() is "[2,3]", "[2];[2]" for several
-// outputs, or "error: <message>".
-class ShapeRun {
- public:
-  explicit ShapeRun(std::string op) : op_(std::move(op)) {}
-  ShapeRun& In(PartialShape shape) {
-    shapes_.push_back(std::move(shape));
-    return *this;
-  }
-  ShapeRun& In(Tensor value) {  // a constant input
-    consts_[static_cast<int>(shapes_.size())] = value;
-    shapes_.push_back(PartialShape(value.shape()));
-    return *this;
-  }
-  ShapeRun& Attr(const std::string& name, AttrValue value) {
-    attrs_[name] = std::move(value);
-    return *this;
-  }
-
-  std::string Str() const {
-    absl::StatusOr<std::vector<PartialShape>> out = Run();
-    if (!out.ok()) return absl::StrCat("error: ", out.status().message());
-    std::vector<std::string> parts;
-    for (const PartialShape& s : *out) parts.push_back(s.DebugString());
-    return absl::StrJoin(parts, ";");
-  }
-
- private:
-  absl::StatusOr<std::vector<PartialShape>> Run() const {
-    GR_ASSIGN_OR_RETURN(const OpDef* def, OpRegistry::Global()->LookUp(op_));
-    std::vector<const Tensor*> tensors(shapes_.size(), nullptr);
-    std::vector<DataType> types(shapes_.size(), DT_FLOAT);
-    for (const auto& [i, t] : consts_) {
-      tensors[i] = &t;
-      types[i] = t.dtype();
-    }
-    InferenceContext c(AttrSlice(&attrs_, def), shapes_, tensors, types,
-                       std::vector<DataType>(def->outputs.size(), DT_FLOAT));
-    GR_RETURN_IF_ERROR(def->shape_fn(&c));
-    return c.outputs();
-  }
-
-  std::string op_;
-  std::vector<PartialShape> shapes_;
-  std::map<int, Tensor> consts_;
-  AttrMap attrs_;
-};
 
 bool Has(const std::string& s, const std::string& part) {
   return absl::StrContains(s, part);
@@ -128,7 +75,7 @@ TEST(PadShapeTest, MirrorPadLimits) {
     return ShapeRun("MirrorPad")
         .In(S({3, -1}))
         .In(I32Mat(std::move(pads)))
-        .Attr("mode", Str(mode))
+        .Attr("mode", AttrS(mode))
         .Str();
   };
   EXPECT_EQ(mirror("REFLECT", {2, 2, 5, 5}), "[7,?]");
@@ -197,34 +144,34 @@ TEST(LayoutShapeTest, SpaceToBatchAndBack) {
 TEST(LayoutShapeTest, DepthAndSpace) {
   EXPECT_EQ(ShapeRun("DepthToSpace")
                 .In(S({1, 2, 3, 8}))
-                .Attr("block_size", Int(2))
+                .Attr("block_size", AttrI(2))
                 .Str(),
             "[1,4,6,2]");
   EXPECT_EQ(ShapeRun("DepthToSpace")
                 .In(S({1, 8, 2, -1}))
-                .Attr("block_size", Int(2))
-                .Attr("data_format", Str("NCHW"))
+                .Attr("block_size", AttrI(2))
+                .Attr("data_format", AttrS("NCHW"))
                 .Str(),
             "[1,2,4,?]");
   EXPECT_EQ(ShapeRun("SpaceToDepth")
                 .In(S({1, 4, 6, 2}))
-                .Attr("block_size", Int(2))
+                .Attr("block_size", AttrI(2))
                 .Str(),
             "[1,2,3,8]");
   EXPECT_TRUE(Has(ShapeRun("SpaceToDepth")
                       .In(S({1, 3, 6, 2}))
-                      .Attr("block_size", Int(2))
+                      .Attr("block_size", AttrI(2))
                       .Str(),
                   "Input height 3 must be divisible by 2"));
   EXPECT_TRUE(Has(ShapeRun("DepthToSpace")
                       .In(S({1, 2, 3, 6}))
-                      .Attr("block_size", Int(2))
+                      .Attr("block_size", AttrI(2))
                       .Str(),
                   "Input depth 6 must be divisible by 4"));
   EXPECT_TRUE(Has(ShapeRun("DepthToSpace")
                       .In(S({1, 2, 3, 8}))
-                      .Attr("block_size", Int(2))
-                      .Attr("data_format", Str("NCHW_VECT_C"))
+                      .Attr("block_size", AttrI(2))
+                      .Attr("data_format", AttrS("NCHW_VECT_C"))
                       .Str(),
                   "data_format 'NCHW_VECT_C' is not supported"));
 }
@@ -273,11 +220,11 @@ TEST(IndexShapeTest, ScansTopKAndSequences) {
   EXPECT_EQ(ShapeRun("BroadcastArgs").In(S({3})).In(S({-1})).Str(), "[?]");
   EXPECT_EQ(ShapeRun("EnsureShape")
                 .In(S({-1, 3}))
-                .Attr("shape", Shape({2, -1}))
+                .Attr("shape", AttrShape({2, -1}))
                 .Str(),
             "[2,3]");
   EXPECT_TRUE(Has(
-      ShapeRun("EnsureShape").In(S({2, 3})).Attr("shape", Shape({2, 4})).Str(),
+      ShapeRun("EnsureShape").In(S({2, 3})).Attr("shape", AttrShape({2, 4})).Str(),
       "is not compatible with the expected shape [2,4]"));
   EXPECT_EQ(ShapeRun("PreventGradient").In(S({2})).Str(), "[2]");
   EXPECT_EQ(ShapeRun("Snapshot").In(S({-1})).Str(), "[?]");

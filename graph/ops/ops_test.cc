@@ -13,10 +13,20 @@
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "graph/testing/shape_test_util.h"
 #include "gtest/gtest.h"
 
 namespace graphrun {
 namespace {
+
+using testing::AttrB;
+using testing::AttrI;
+using testing::AttrInts;
+using testing::AttrS;
+using testing::AttrShape;
+using testing::AttrTensor;
+using testing::AttrType;
+using testing::ShapeRun;
 
 // ---------------------------------------------------------------------------
 // Helpers.
@@ -32,111 +42,7 @@ Tensor F32Scalar(float v) {
   return Tensor::FromVector(std::vector<float>{v}, TensorShape());
 }
 
-AttrValue Int(int64_t v) {
-  AttrValue a;
-  a.set_i(v);
-  return a;
-}
-AttrValue Bool(bool v) {
-  AttrValue a;
-  a.set_b(v);
-  return a;
-}
-AttrValue Str(const std::string& v) {
-  AttrValue a;
-  a.set_s(v);
-  return a;
-}
-AttrValue Type(DataType t) {
-  AttrValue a;
-  a.set_type(t);
-  return a;
-}
-AttrValue Ints(const std::vector<int64_t>& v) {
-  AttrValue a;
-  auto* list = a.mutable_list();
-  for (int64_t x : v) list->add_i(x);
-  return a;
-}
-AttrValue TensorValue(const Tensor& t) {
-  AttrValue a;
-  t.AsProtoField(a.mutable_tensor());
-  return a;
-}
 
-// Runs an op's shape function on the given input shapes, constant inputs
-// and attrs (defaults fill the rest), the way graph construction would.
-class ShapeRun {
- public:
-  explicit ShapeRun(std::string op) : op_(std::move(op)) {}
-
-  ShapeRun& In(PartialShape shape) {
-    shapes_.push_back(std::move(shape));
-    return *this;
-  }
-  // A constant input: its shape is the tensor's.
-  ShapeRun& In(Tensor value) {
-    consts_[static_cast<int>(shapes_.size())] = value;
-    shapes_.push_back(PartialShape(value.shape()));
-    return *this;
-  }
-  ShapeRun& Attr(const std::string& name, AttrValue value) {
-    attrs_[name] = std::move(value);
-    return *this;
-  }
-
-  absl::StatusOr<std::vector<PartialShape>> Run() const {
-    GR_ASSIGN_OR_RETURN(const OpDef* def, OpRegistry::Global()->LookUp(op_));
-    if (!def->shape_fn) return absl::InternalError("no shape function");
-    AttrSlice slice(&attrs_, def);
-    int num_outputs = 0;
-    for (const ArgDef& out : def->outputs) {
-      if (!out.number_attr.empty()) {
-        int64_t n = 0;
-        GR_RETURN_IF_ERROR(slice.Get(out.number_attr, &n));
-        num_outputs += static_cast<int>(n);
-      } else if (!out.type_list_attr.empty()) {
-        std::vector<DataType> types;
-        GR_RETURN_IF_ERROR(slice.Get(out.type_list_attr, &types));
-        num_outputs += static_cast<int>(types.size());
-      } else {
-        ++num_outputs;
-      }
-    }
-    std::vector<const Tensor*> tensors(shapes_.size(), nullptr);
-    std::vector<DataType> types(shapes_.size(), DT_FLOAT);
-    for (const auto& [i, t] : consts_) {
-      tensors[i] = &t;
-      types[i] = t.dtype();
-    }
-    InferenceContext c(slice, shapes_, tensors, types,
-                       std::vector<DataType>(num_outputs, DT_FLOAT));
-    GR_RETURN_IF_ERROR(def->shape_fn(&c));
-    return c.outputs();
-  }
-
-  // "[2,3]", "[2];[2]" for several outputs, or "error: <message>".
-  std::string Str() const {
-    absl::StatusOr<std::vector<PartialShape>> out = Run();
-    if (!out.ok()) return absl::StrCat("error: ", out.status().message());
-    std::vector<std::string> parts;
-    for (const PartialShape& s : *out) parts.push_back(s.DebugString());
-    return absl::StrJoin(parts, ";");
-  }
-
-  // The InvalidArgument message; fails the test for any other outcome.
-  std::string Error() const {
-    absl::Status s = Run().status();
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    return std::string(s.message());
-  }
-
- private:
-  std::string op_;
-  std::vector<PartialShape> shapes_;
-  std::map<int, Tensor> consts_;
-  AttrMap attrs_;
-};
 
 const OpDef& Def(const std::string& name) {
   const OpDef* def = OpRegistry::Global()->Find(name);
@@ -351,7 +257,7 @@ TEST(OpsShapeTest, EqualityIncompatibleShapes) {
   EXPECT_EQ(ShapeRun("NotEqual")
                 .In(S({2}))
                 .In(S({3}))
-                .Attr("incompatible_shape_error", Bool(false))
+                .Attr("incompatible_shape_error", AttrB(false))
                 .Str(),
             "<unknown>");
   EXPECT_EQ(ShapeRun("Equal").In(S({2, 1})).In(S({3})).Str(), "[2,3]");
@@ -371,13 +277,13 @@ TEST(OpsShapeTest, MatMul) {
   EXPECT_EQ(ShapeRun("MatMul")
                 .In(S({3, 2}))
                 .In(S({3, 5}))
-                .Attr("transpose_a", Bool(true))
+                .Attr("transpose_a", AttrB(true))
                 .Str(),
             "[2,5]");
   EXPECT_EQ(ShapeRun("MatMul")
                 .In(S({2, 3}))
                 .In(S({5, 3}))
-                .Attr("transpose_b", Bool(true))
+                .Attr("transpose_b", AttrB(true))
                 .Str(),
             "[2,5]");
   EXPECT_EQ(ShapeRun("MatMul").In(S({-1, 3})).In(Unknown()).Str(), "[?,?]");
@@ -395,8 +301,8 @@ TEST(OpsShapeTest, BatchMatMulV2) {
   EXPECT_EQ(ShapeRun("BatchMatMulV2")
                 .In(S({7, 4, 3}))
                 .In(S({6, 4}))
-                .Attr("adj_x", Bool(true))
-                .Attr("adj_y", Bool(true))
+                .Attr("adj_x", AttrB(true))
+                .Attr("adj_y", AttrB(true))
                 .Str(),
             "[7,3,6]");
   EXPECT_EQ(ShapeRun("BatchMatMulV2").In(S({-1, 2, 3})).In(S({3, 4})).Str(),
@@ -431,7 +337,7 @@ TEST(OpsShapeTest, Reductions) {
   EXPECT_EQ(ShapeRun("Mean")
                 .In(S({2, 3, 4}))
                 .In(I32({-1}))
-                .Attr("keep_dims", Bool(true))
+                .Attr("keep_dims", AttrB(true))
                 .Str(),
             "[2,3,1]");
   EXPECT_EQ(ShapeRun("Max").In(S({2, 3, 4})).In(I32({0, -1})).Str(), "[3]");
@@ -439,7 +345,7 @@ TEST(OpsShapeTest, Reductions) {
   EXPECT_EQ(ShapeRun("Min")
                 .In(S({2, 3, 4}))
                 .In(S({1}))
-                .Attr("keep_dims", Bool(true))
+                .Attr("keep_dims", AttrB(true))
                 .Str(),
             "[?,?,?]");
   EXPECT_EQ(ShapeRun("Sum").In(S({2, 3, 4})).In(S({1})).Str(), "<unknown>");
@@ -487,32 +393,32 @@ TEST(OpsShapeTest, ConcatV2) {
 TEST(OpsShapeTest, PackAndUnpack) {
   EXPECT_EQ(ShapeRun("Pack").In(S({2, 3})).In(S({2, 3})).In(S({2, -1})).Str(),
             "[3,2,3]");
-  EXPECT_EQ(ShapeRun("Pack").In(S({2, 3})).In(S({2, 3})).Attr("axis", Int(-1))
+  EXPECT_EQ(ShapeRun("Pack").In(S({2, 3})).In(S({2, 3})).Attr("axis", AttrI(-1))
                 .Str(),
             "[2,3,2]");
   EXPECT_EQ(ShapeRun("Pack").In(S({})).In(S({})).Str(), "[2]");
   EXPECT_TRUE(absl::StrContains(
       ShapeRun("Pack").In(S({2, 3})).In(S({3})).Error(),
       "Shapes of all inputs must match"));
-  EXPECT_EQ(ShapeRun("Unpack").In(S({2, 3})).Attr("num", Int(2)).Str(),
+  EXPECT_EQ(ShapeRun("Unpack").In(S({2, 3})).Attr("num", AttrI(2)).Str(),
             "[3];[3]");
-  EXPECT_EQ(ShapeRun("Unpack").In(S({2, 3})).Attr("num", Int(3))
-                .Attr("axis", Int(1)).Str(),
+  EXPECT_EQ(ShapeRun("Unpack").In(S({2, 3})).Attr("num", AttrI(3))
+                .Attr("axis", AttrI(1)).Str(),
             "[2];[2];[2]");
-  EXPECT_FALSE(ShapeRun("Unpack").In(S({2, 3})).Attr("num", Int(3)).Error()
+  EXPECT_FALSE(ShapeRun("Unpack").In(S({2, 3})).Attr("num", AttrI(3)).Error()
                    .empty());
 }
 
 TEST(OpsShapeTest, Split) {
   EXPECT_EQ(ShapeRun("Split").In(I32Scalar(1)).In(S({2, 6}))
-                .Attr("num_split", Int(3)).Str(),
+                .Attr("num_split", AttrI(3)).Str(),
             "[2,2];[2,2];[2,2]");
   EXPECT_EQ(ShapeRun("Split").In(S({})).In(S({2, 6}))
-                .Attr("num_split", Int(2)).Str(),
+                .Attr("num_split", AttrI(2)).Str(),
             "[?,?];[?,?]");
   EXPECT_TRUE(absl::StrContains(
       ShapeRun("Split").In(I32Scalar(0)).In(S({4, 6}))
-          .Attr("num_split", Int(3)).Error(),
+          .Attr("num_split", AttrI(3)).Error(),
       "evenly divisible by 3 but is 4"));
 }
 
@@ -521,45 +427,45 @@ TEST(OpsShapeTest, Conv2D) {
     return ShapeRun("Conv2D")
         .In(S({1, 224, 224, 3}))
         .In(S({7, 7, 3, 64}))
-        .Attr("strides", Ints({1, 2, 2, 1}))
-        .Attr("padding", Str(padding));
+        .Attr("strides", AttrInts({1, 2, 2, 1}))
+        .Attr("padding", AttrS(padding));
   };
   EXPECT_EQ(conv("SAME").Str(), "[1,112,112,64]");
   EXPECT_EQ(conv("VALID").Str(), "[1,109,109,64]");
-  EXPECT_EQ(conv("VALID").Attr("dilations", Ints({1, 2, 2, 1})).Str(),
+  EXPECT_EQ(conv("VALID").Attr("dilations", AttrInts({1, 2, 2, 1})).Str(),
             "[1,106,106,64]");
   EXPECT_EQ(conv("EXPLICIT")
-                .Attr("explicit_paddings", Ints({0, 0, 3, 3, 3, 3, 0, 0}))
+                .Attr("explicit_paddings", AttrInts({0, 0, 3, 3, 3, 3, 0, 0}))
                 .Str(),
             "[1,112,112,64]");
   EXPECT_FALSE(conv("EXPLICIT").Error().empty());
   EXPECT_EQ(ShapeRun("Conv2D")
                 .In(S({-1, 3, 32, 32}))
                 .In(S({3, 3, 3, 8}))
-                .Attr("strides", Ints({1, 1, 2, 2}))
-                .Attr("padding", Str("SAME"))
-                .Attr("data_format", Str("NCHW"))
+                .Attr("strides", AttrInts({1, 1, 2, 2}))
+                .Attr("padding", AttrS("SAME"))
+                .Attr("data_format", AttrS("NCHW"))
                 .Str(),
             "[?,8,16,16]");
   EXPECT_EQ(ShapeRun("Conv2D")
                 .In(S({1, -1, 10, 3}))
                 .In(Unknown())
-                .Attr("strides", Ints({1, 1, 1, 1}))
-                .Attr("padding", Str("VALID"))
+                .Attr("strides", AttrInts({1, 1, 1, 1}))
+                .Attr("padding", AttrS("VALID"))
                 .Str(),
             "[1,?,?,?]");
   EXPECT_TRUE(absl::StrContains(ShapeRun("Conv2D")
                                     .In(S({1, 8, 8, 4}))
                                     .In(S({3, 3, 3, 8}))
-                                    .Attr("strides", Ints({1, 1, 1, 1}))
-                                    .Attr("padding", Str("SAME"))
+                                    .Attr("strides", AttrInts({1, 1, 1, 1}))
+                                    .Attr("padding", AttrS("SAME"))
                                     .Error(),
                                 "not a multiple of input depth of filter"));
   EXPECT_TRUE(absl::StrContains(ShapeRun("Conv2D")
                                     .In(S({1, 8, 8, 3}))
                                     .In(S({3, 3, 3, 8}))
-                                    .Attr("strides", Ints({1, 1, 1}))
-                                    .Attr("padding", Str("SAME"))
+                                    .Attr("strides", AttrInts({1, 1, 1}))
+                                    .Attr("padding", AttrS("SAME"))
                                     .Error(),
                                 "4 values"));
 }
@@ -569,18 +475,18 @@ TEST(OpsShapeTest, Pooling) {
                  const std::string& padding) {
     return ShapeRun(op)
         .In(std::move(in))
-        .Attr("ksize", Ints({1, 2, 2, 1}))
-        .Attr("strides", Ints({1, 2, 2, 1}))
-        .Attr("padding", Str(padding));
+        .Attr("ksize", AttrInts({1, 2, 2, 1}))
+        .Attr("strides", AttrInts({1, 2, 2, 1}))
+        .Attr("padding", AttrS(padding));
   };
   EXPECT_EQ(pool("MaxPool", S({1, 4, 4, 3}), "VALID").Str(), "[1,2,2,3]");
   EXPECT_EQ(pool("MaxPool", S({1, 5, 5, 3}), "SAME").Str(), "[1,3,3,3]");
   EXPECT_EQ(pool("MaxPool", S({1, 5, 5, 3}), "VALID").Str(), "[1,2,2,3]");
   EXPECT_EQ(pool("AvgPool", S({-1, 6, 6, 3}), "SAME").Str(), "[?,3,3,3]");
   EXPECT_EQ(pool("MaxPool", S({2, 3, 8, 8}), "VALID")
-                .Attr("ksize", Ints({1, 1, 2, 2}))
-                .Attr("strides", Ints({1, 1, 2, 2}))
-                .Attr("data_format", Str("NCHW"))
+                .Attr("ksize", AttrInts({1, 1, 2, 2}))
+                .Attr("strides", AttrInts({1, 1, 2, 2}))
+                .Attr("data_format", AttrS("NCHW"))
                 .Str(),
             "[2,3,4,4]");
   EXPECT_FALSE(pool("MaxPool", S({1, 4, 4}), "VALID").Error().empty());
@@ -589,7 +495,7 @@ TEST(OpsShapeTest, Pooling) {
 TEST(OpsShapeTest, BiasAddSoftmaxBatchNorm) {
   EXPECT_EQ(ShapeRun("BiasAdd").In(S({2, -1, 5})).In(S({5})).Str(), "[2,?,5]");
   EXPECT_EQ(ShapeRun("BiasAdd").In(S({2, -1, 4, 4})).In(S({3}))
-                .Attr("data_format", Str("NCHW")).Str(),
+                .Attr("data_format", AttrS("NCHW")).Str(),
             "[2,3,4,4]");
   EXPECT_FALSE(ShapeRun("BiasAdd").In(S({2, 4})).In(S({5})).Error().empty());
   EXPECT_EQ(ShapeRun("Softmax").In(S({2, 10})).Str(), "[2,10]");
@@ -608,7 +514,7 @@ TEST(OpsShapeTest, BiasAddSoftmaxBatchNorm) {
                    .In(S({16}))
                    .In(S({0}))
                    .In(S({0}))
-                   .Attr("is_training", Bool(false))
+                   .Attr("is_training", AttrB(false))
                    .Error()
                    .empty());
 }
@@ -616,17 +522,17 @@ TEST(OpsShapeTest, BiasAddSoftmaxBatchNorm) {
 TEST(OpsShapeTest, Squeeze) {
   EXPECT_EQ(ShapeRun("Squeeze").In(S({1, 3, 1, 2})).Str(), "[3,2]");
   EXPECT_EQ(ShapeRun("Squeeze").In(S({1, 3, 1, 2}))
-                .Attr("squeeze_dims", Ints({0})).Str(),
+                .Attr("squeeze_dims", AttrInts({0})).Str(),
             "[3,1,2]");
   EXPECT_EQ(ShapeRun("Squeeze").In(S({1, 3, 1, 2}))
-                .Attr("squeeze_dims", Ints({-2})).Str(),
+                .Attr("squeeze_dims", AttrInts({-2})).Str(),
             "[1,3,2]");
   EXPECT_EQ(ShapeRun("Squeeze").In(S({-1, 3}))
-                .Attr("squeeze_dims", Ints({0})).Str(),
+                .Attr("squeeze_dims", AttrInts({0})).Str(),
             "[3]");
   EXPECT_EQ(ShapeRun("Squeeze").In(S({-1, 3})).Str(), "<unknown>");
   EXPECT_EQ(ShapeRun("Squeeze").In(S({1, 3}))
-                .Attr("squeeze_dims", Ints({1})).Error(),
+                .Attr("squeeze_dims", AttrInts({1})).Error(),
             "Can not squeeze dim[1], expected a dimension of 1, got 3");
 }
 
@@ -664,20 +570,20 @@ TEST(OpsShapeTest, StridedSlice) {
   };
   EXPECT_EQ(ss({2, 0}, {8, 20}, {1, 1}).Str(), "[6,20]");
   EXPECT_EQ(ss({2}, {8}, {1}).Str(), "[6,20]");  // trailing dims kept
-  EXPECT_EQ(ss({0}, {0}, {3}).Attr("begin_mask", Int(1))
-                .Attr("end_mask", Int(1)).Str(),
+  EXPECT_EQ(ss({0}, {0}, {3}).Attr("begin_mask", AttrI(1))
+                .Attr("end_mask", AttrI(1)).Str(),
             "[4,20]");  // x[::3]
-  EXPECT_EQ(ss({3}, {4}, {1}).Attr("shrink_axis_mask", Int(1)).Str(),
+  EXPECT_EQ(ss({3}, {4}, {1}).Attr("shrink_axis_mask", AttrI(1)).Str(),
             "[20]");  // x[3]
-  EXPECT_EQ(ss({0}, {0}, {-1}).Attr("begin_mask", Int(1))
-                .Attr("end_mask", Int(1)).Str(),
+  EXPECT_EQ(ss({0}, {0}, {-1}).Attr("begin_mask", AttrI(1))
+                .Attr("end_mask", AttrI(1)).Str(),
             "[10,20]");  // x[::-1]
-  EXPECT_EQ(ss({-3}, {0}, {1}).Attr("end_mask", Int(1)).Str(),
+  EXPECT_EQ(ss({-3}, {0}, {1}).Attr("end_mask", AttrI(1)).Str(),
             "[3,20]");  // x[-3:]
-  EXPECT_EQ(ss({0, 5}, {0, 100}, {1, 1}).Attr("new_axis_mask", Int(1)).Str(),
+  EXPECT_EQ(ss({0, 5}, {0, 100}, {1, 1}).Attr("new_axis_mask", AttrI(1)).Str(),
             "[1,5,20]");  // x[newaxis, 5:100]
-  EXPECT_EQ(ss({0, 1}, {0, 2}, {1, 1}).Attr("ellipsis_mask", Int(1))
-                .Attr("shrink_axis_mask", Int(2)).Str(),
+  EXPECT_EQ(ss({0, 1}, {0, 2}, {1, 1}).Attr("ellipsis_mask", AttrI(1))
+                .Attr("shrink_axis_mask", AttrI(2)).Str(),
             "[10]");  // x[..., 1]
   EXPECT_EQ(ss({8}, {2}, {1}).Str(), "[0,20]");
   EXPECT_EQ(ShapeRun("StridedSlice").In(S({10, 20})).In(S({1})).In(S({1}))
@@ -685,7 +591,7 @@ TEST(OpsShapeTest, StridedSlice) {
             "<unknown>");
   EXPECT_TRUE(absl::StrContains(ss({0}, {1}, {0}).Error(), "non-zero"));
   EXPECT_TRUE(absl::StrContains(
-      ss({12}, {13}, {1}).Attr("shrink_axis_mask", Int(1)).Error(),
+      ss({12}, {13}, {1}).Attr("shrink_axis_mask", AttrI(1)).Error(),
       "out of bounds"));
 }
 
@@ -700,7 +606,7 @@ TEST(OpsShapeTest, SliceGatherTile) {
                 .In(I32Scalar(1)).Str(),
             "[5,7,4]");
   EXPECT_EQ(ShapeRun("GatherV2").In(S({5, 10, 4})).In(S({5, 7}))
-                .In(I32Scalar(1)).Attr("batch_dims", Int(1)).Str(),
+                .In(I32Scalar(1)).Attr("batch_dims", AttrI(1)).Str(),
             "[5,7,4]");
   EXPECT_EQ(ShapeRun("GatherV2").In(S({5, 10, 4})).In(S({7})).In(S({})).Str(),
             "[?,?,?]");
@@ -714,33 +620,33 @@ TEST(OpsShapeTest, OneHot) {
         .In(F32Scalar(1)).In(F32Scalar(0));
   };
   EXPECT_EQ(one_hot(S({4})).Str(), "[4,10]");
-  EXPECT_EQ(one_hot(S({4})).Attr("axis", Int(0)).Str(), "[10,4]");
-  EXPECT_EQ(one_hot(S({2, 3})).Attr("axis", Int(1)).Str(), "[2,10,3]");
+  EXPECT_EQ(one_hot(S({4})).Attr("axis", AttrI(0)).Str(), "[10,4]");
+  EXPECT_EQ(one_hot(S({2, 3})).Attr("axis", AttrI(1)).Str(), "[2,10,3]");
   EXPECT_EQ(ShapeRun("OneHot").In(S({4})).In(S({})).In(S({})).In(S({})).Str(),
             "[4,?]");
   EXPECT_TRUE(absl::StrContains(
-      one_hot(S({4})).Attr("axis", Int(-2)).Error(), "axis must be >= -1"));
+      one_hot(S({4})).Attr("axis", AttrI(-2)).Error(), "axis must be >= -1"));
 }
 
 TEST(OpsShapeTest, ConstAndPlaceholders) {
   Tensor value = Tensor::FromVector(std::vector<float>{1, 2, 3, 4, 5, 6},
                                     TensorShape({2, 3}));
-  EXPECT_EQ(ShapeRun("Const").Attr("value", TensorValue(value))
-                .Attr("dtype", Type(DT_FLOAT)).Str(),
+  EXPECT_EQ(ShapeRun("Const").Attr("value", AttrTensor(value))
+                .Attr("dtype", AttrType(DT_FLOAT)).Str(),
             "[2,3]");
-  EXPECT_EQ(ShapeRun("Const").Attr("value", TensorValue(I32Scalar(7)))
-                .Attr("dtype", Type(DT_INT32)).Str(),
+  EXPECT_EQ(ShapeRun("Const").Attr("value", AttrTensor(I32Scalar(7)))
+                .Attr("dtype", AttrType(DT_INT32)).Str(),
             "[]");
   EXPECT_TRUE(absl::StrContains(
-      ShapeRun("Const").Attr("value", TensorValue(value))
-          .Attr("dtype", Type(DT_INT32)).Error(),
+      ShapeRun("Const").Attr("value", AttrTensor(value))
+          .Attr("dtype", AttrType(DT_INT32)).Error(),
       "Type mismatch"));
-  EXPECT_EQ(ShapeRun("Placeholder").Attr("dtype", Type(DT_FLOAT)).Str(),
+  EXPECT_EQ(ShapeRun("Placeholder").Attr("dtype", AttrType(DT_FLOAT)).Str(),
             "<unknown>");
   AttrValue shape;
   shape.mutable_shape()->add_dim()->set_size(-1);
   shape.mutable_shape()->add_dim()->set_size(3);
-  EXPECT_EQ(ShapeRun("Placeholder").Attr("dtype", Type(DT_FLOAT))
+  EXPECT_EQ(ShapeRun("Placeholder").Attr("dtype", AttrType(DT_FLOAT))
                 .Attr("shape", shape).Str(),
             "[?,3]");
   EXPECT_EQ(ShapeRun("PlaceholderWithDefault").In(S({2, 3}))
@@ -787,12 +693,6 @@ TEST(OpsShapeTest, MiscArrayOps) {
   EXPECT_EQ(ShapeRun("NoOp").Str(), "");
 }
 
-AttrValue ShapeAttr(const std::vector<int64_t>& dims) {
-  AttrValue a;
-  for (int64_t d : dims) a.mutable_shape()->add_dim()->set_size(d);
-  return a;
-}
-
 // TensorList ops: shapes come from the element_shape inputs and attrs
 // (graphrun has no handle data).
 TEST(OpsShapeTest, TensorListOps) {
@@ -811,7 +711,7 @@ TEST(OpsShapeTest, TensorListOps) {
   EXPECT_EQ(ShapeRun("TensorListSetItem").In(S({})).In(S({})).In(S({4})).Str(), "[]");
   EXPECT_EQ(ShapeRun("TensorListStack").In(S({})).In(I32({4, 8})).Str(), "[?,4,8]");
   EXPECT_EQ(ShapeRun("TensorListStack").In(S({})).In(I32({4, 8}))
-                .Attr("num_elements", Int(3)).Str(),
+                .Attr("num_elements", AttrI(3)).Str(),
             "[3,4,8]");
   EXPECT_EQ(ShapeRun("TensorListStack").In(S({})).In(I32Scalar(-1)).Str(), "<unknown>");
   EXPECT_EQ(ShapeRun("TensorListGather").In(S({})).In(S({5})).In(I32({2})).Str(), "[5,2]");
@@ -820,7 +720,7 @@ TEST(OpsShapeTest, TensorListOps) {
             "[];<unknown>");
   EXPECT_EQ(ShapeRun("TensorListConcatV2").In(S({})).In(I32({-1, 3})).In(S({0})).Str(),
             "[?,3];[?]");
-  EXPECT_EQ(ShapeRun("TensorListConcat").In(S({})).Attr("element_shape", ShapeAttr({2, 3}))
+  EXPECT_EQ(ShapeRun("TensorListConcat").In(S({})).Attr("element_shape", AttrShape({2, 3}))
                 .Str(),
             "[?,3];[?]");
   EXPECT_EQ(Default("TensorListSetItem", "resize_if_index_out_of_bounds").b(), false);
@@ -834,7 +734,7 @@ TEST(OpsShapeTest, TensorArrayOps) {
   EXPECT_EQ(ShapeRun("TensorArrayWriteV3").In(S({2})).In(S({})).In(S({3})).In(S({})).Str(),
             "[]");
   EXPECT_EQ(ShapeRun("TensorArrayGatherV3").In(S({2})).In(S({7})).In(S({}))
-                .Attr("element_shape", ShapeAttr({2, 6})).Str(),
+                .Attr("element_shape", AttrShape({2, 6})).Str(),
             "[7,2,6]");
   EXPECT_EQ(ShapeRun("TensorArrayGatherV3").In(S({2})).In(S({7})).In(S({})).Str(),
             "<unknown>");
@@ -859,7 +759,7 @@ TEST(OpsShapeTest, ReverseV2AllAnyAssert) {
                 "axis 1 specified more than once."),
             std::string::npos);
   EXPECT_EQ(ShapeRun("All").In(S({2, 3})).In(I32({1})).Str(), "[2]");
-  EXPECT_EQ(ShapeRun("Any").In(S({2, 3})).In(I32({1})).Attr("keep_dims", Bool(true)).Str(),
+  EXPECT_EQ(ShapeRun("Any").In(S({2, 3})).In(I32({1})).Attr("keep_dims", AttrB(true)).Str(),
             "[2,1]");
   EXPECT_TRUE(Def("Assert").is_stateful);
   EXPECT_EQ(Default("Assert", "summarize").i(), 3);
