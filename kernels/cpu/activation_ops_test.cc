@@ -20,42 +20,11 @@ namespace {
 using testing::AllClose;
 using testing::AttrF;
 using testing::AttrS;
+using testing::ExpectAllNear;
+using testing::MakeTensor;
+using testing::RandomDoubles;
 using testing::RunOp;
-
-template <typename T>
-Tensor Make(const std::vector<double>& v, const TensorShape& shape) {
-  std::vector<T> t;
-  for (double x : v) t.push_back(static_cast<T>(x));
-  return Tensor::FromVector(t, shape);
-}
-
-template <typename T>
-std::vector<double> Values(const Tensor& t) {
-  std::vector<double> v;
-  for (T x : t.flat<T>()) v.push_back(static_cast<double>(x));
-  return v;
-}
-
-std::vector<double> Random(int64_t n, double lo, double hi, int seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<double> v(n);
-  for (double& x : v) x = dist(rng);
-  return v;
-}
-
-void ExpectNear(const std::vector<double>& got, const std::vector<double>& want,
-                double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  int failures = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double err = std::abs(got[i] - want[i]);
-    if (!(err <= tol * (1 + std::abs(want[i]))) && ++failures <= 5) {
-      ADD_FAILURE() << what << " element " << i << ": got " << got[i]
-                    << ", want " << want[i];
-    }
-  }
-}
+using testing::ToDoubles;
 
 // --- Relu / Relu6 / Elu ---
 
@@ -77,12 +46,12 @@ TYPED_TEST(ReluTypedTest, HandValues) {
     relu.push_back(std::max(x, 0.0));
     relu6.push_back(std::min(std::max(x, 0.0), 6.0));
   }
-  auto out = RunOp("Relu", {}, {Make<T>(in, shape)});
+  auto out = RunOp("Relu", {}, {MakeTensor<T>(in, shape)});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(Values<T>((*out)[0]), relu);
-  out = RunOp("Relu6", {}, {Make<T>(in, shape)});
+  EXPECT_EQ(ToDoubles<T>((*out)[0]), relu);
+  out = RunOp("Relu6", {}, {MakeTensor<T>(in, shape)});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(Values<T>((*out)[0]), relu6);
+  EXPECT_EQ(ToDoubles<T>((*out)[0]), relu6);
 }
 
 TEST(ReluTest, ScalarEmptyAndLarge) {
@@ -97,12 +66,12 @@ TEST(ReluTest, ScalarEmptyAndLarge) {
 
   // Over the threading threshold, on the pool.
   const int64_t n = 100000;
-  std::vector<double> in = Random(n, -10, 10, 1);
+  std::vector<double> in = RandomDoubles(n, -10, 10, 1);
   std::vector<double> want;
   for (double x : in) want.push_back(std::min(std::max(static_cast<double>(static_cast<float>(x)), 0.0), 6.0));
-  out = RunOp("Relu6", {}, {Make<float>(in, TensorShape({n}))}, 4);
+  out = RunOp("Relu6", {}, {MakeTensor<float>(in, TensorShape({n}))}, 4);
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(Values<float>((*out)[0]), want);
+  EXPECT_EQ(ToDoubles<float>((*out)[0]), want);
 }
 
 template <typename T>
@@ -122,13 +91,13 @@ TYPED_TEST(FloatTypedTest, Elu) {
   using T = TypeParam;
   std::vector<double> in = {-3, -1, -0.5, 0, 0.5, 2};
   for (int64_t n : {int64_t{6}, int64_t{40000}}) {
-    if (n > 6) in = Random(n, -4, 4, 2);
-    Tensor x = Make<T>(in, TensorShape({n}));
+    if (n > 6) in = RandomDoubles(n, -4, 4, 2);
+    Tensor x = MakeTensor<T>(in, TensorShape({n}));
     std::vector<double> want;
-    for (double v : Values<T>(x)) want.push_back(v < 0 ? std::exp(v) - 1 : v);
+    for (double v : ToDoubles<T>(x)) want.push_back(v < 0 ? std::exp(v) - 1 : v);
     auto out = RunOp("Elu", {}, {x}, 4);
     ASSERT_TRUE(out.ok()) << out.status();
-    ExpectNear(Values<T>((*out)[0]), want, Tol<T>(), "Elu");
+    ExpectAllNear(ToDoubles<T>((*out)[0]), want, Tol<T>(), "Elu");
   }
 }
 
@@ -150,9 +119,9 @@ TYPED_TEST(FloatTypedTest, SoftplusSoftsignSeluLeakyReluMatchTheirFormulas) {
   using T = TypeParam;
   std::vector<double> in = {-20, -3, -1, -1e-3, 0, 0.5, 2, 15, 40};
   for (int64_t n : {int64_t{9}, int64_t{40000}}) {
-    if (n > 9) in = Random(n, -12, 12, 3);
-    const Tensor x = Make<T>(in, TensorShape({n}));
-    const std::vector<double> xs = Values<T>(x);  // as T holds them
+    if (n > 9) in = RandomDoubles(n, -12, 12, 3);
+    const Tensor x = MakeTensor<T>(in, TensorShape({n}));
+    const std::vector<double> xs = ToDoubles<T>(x);  // as T holds them
     struct Case {
       const char* op;
       double (*f)(double);
@@ -162,7 +131,7 @@ TYPED_TEST(FloatTypedTest, SoftplusSoftsignSeluLeakyReluMatchTheirFormulas) {
       for (double v : xs) want.push_back(c.f(v));
       auto out = RunOp(c.op, {}, {x}, 4);
       ASSERT_TRUE(out.ok()) << c.op << ": " << out.status();
-      ExpectNear(Values<T>((*out)[0]), want, Tol<T>(), c.op);
+      ExpectAllNear(ToDoubles<T>((*out)[0]), want, Tol<T>(), c.op);
     }
     // alpha is a float attr: the kernel multiplies by T(0.3f).
     const double alpha = static_cast<double>(static_cast<T>(0.3f));
@@ -170,7 +139,7 @@ TYPED_TEST(FloatTypedTest, SoftplusSoftsignSeluLeakyReluMatchTheirFormulas) {
     for (double v : xs) want.push_back(v > 0 ? v : alpha * v);
     auto out = RunOp("LeakyRelu", {{"alpha", AttrF(0.3f)}}, {x}, 4);
     ASSERT_TRUE(out.ok()) << out.status();
-    ExpectNear(Values<T>((*out)[0]), want, Tol<T>(), "LeakyRelu");
+    ExpectAllNear(ToDoubles<T>((*out)[0]), want, Tol<T>(), "LeakyRelu");
   }
 }
 
@@ -192,12 +161,12 @@ TEST(ActivationTest, MatchTensorFlow) {
   for (const auto& [op, want] : cases) {
     std::map<std::string, AttrValue> attrs;
     if (op == "LeakyRelu") attrs["alpha"] = AttrF(0.1f);
-    auto d = RunOp(op, attrs, {Make<double>(x, TensorShape({9}))});
+    auto d = RunOp(op, attrs, {MakeTensor<double>(x, TensorShape({9}))});
     ASSERT_TRUE(d.ok()) << op << ": " << d.status();
-    ExpectNear(Values<double>((*d)[0]), want, 1e-15, op + " double");
-    auto f = RunOp(op, attrs, {Make<float>(x, TensorShape({9}))});
+    ExpectAllNear(ToDoubles<double>((*d)[0]), want, 1e-15, op + " double");
+    auto f = RunOp(op, attrs, {MakeTensor<float>(x, TensorShape({9}))});
     ASSERT_TRUE(f.ok()) << op << ": " << f.status();
-    ExpectNear(Values<float>((*f)[0]), want, 2e-7, op + " float");
+    ExpectAllNear(ToDoubles<float>((*f)[0]), want, 2e-7, op + " float");
   }
 }
 
@@ -208,7 +177,7 @@ TEST(ActivationTest, InfinitiesNanAndDefaults) {
   auto values = [&](const std::string& op) {
     auto out = RunOp(op, {}, {x});
     EXPECT_TRUE(out.ok()) << op << ": " << out.status();
-    return out.ok() ? Values<float>((*out)[0]) : std::vector<double>(3, 0);
+    return out.ok() ? ToDoubles<float>((*out)[0]) : std::vector<double>(3, 0);
   };
   // TensorFlow: Softplus [0, inf, nan], Softsign [nan, nan, nan], Selu
   // [-scale * alpha, inf, nan], LeakyRelu [-inf, inf, nan].
@@ -227,11 +196,11 @@ TEST(ActivationTest, InfinitiesNanAndDefaults) {
   EXPECT_TRUE(std::isnan(v[2]));
   auto leaky = RunOp("LeakyRelu", {}, {Tensor::FromVector<float>({-1, 2})});
   ASSERT_TRUE(leaky.ok()) << leaky.status();
-  EXPECT_EQ(Values<float>((*leaky)[0]), (std::vector<double>{-0.2f, 2}));
+  EXPECT_EQ(ToDoubles<float>((*leaky)[0]), (std::vector<double>{-0.2f, 2}));
   // alpha above 1 still scales only the negative side.
   leaky = RunOp("LeakyRelu", {{"alpha", AttrF(2)}}, {Tensor::FromVector<float>({-1, 0, 2})});
   ASSERT_TRUE(leaky.ok()) << leaky.status();
-  EXPECT_EQ(Values<float>((*leaky)[0]), (std::vector<double>{-2, 0, 2}));
+  EXPECT_EQ(ToDoubles<float>((*leaky)[0]), (std::vector<double>{-2, 0, 2}));
   auto empty = RunOp("Selu", {}, {Tensor(DT_DOUBLE, TensorShape({2, 0}))});
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_EQ((*empty)[0].shape(), TensorShape({2, 0}));
@@ -261,13 +230,13 @@ TYPED_TEST(FloatTypedTest, SoftmaxMatchesNaive) {
   for (const TensorShape& shape :
        {TensorShape({5}), TensorShape({3, 7}), TensorShape({2, 3, 4}),
         TensorShape({300, 130})}) {
-    Tensor x = Make<T>(Random(shape.num_elements(), -5, 5, 3), shape);
+    Tensor x = MakeTensor<T>(RandomDoubles(shape.num_elements(), -5, 5, 3), shape);
     for (bool log : {false, true}) {
       auto out = RunOp(log ? "LogSoftmax" : "Softmax", {}, {x}, 4);
       ASSERT_TRUE(out.ok()) << out.status();
       ASSERT_EQ((*out)[0].shape(), shape);
-      ExpectNear(Values<T>((*out)[0]),
-                 NaiveSoftmax(Values<T>(x), shape.dim_size(shape.dims() - 1), log),
+      ExpectAllNear(ToDoubles<T>((*out)[0]),
+                 NaiveSoftmax(ToDoubles<T>(x), shape.dim_size(shape.dims() - 1), log),
                  Tol<T>() * 4, (log ? "LogSoftmax " : "Softmax ") + shape.DebugString());
     }
   }
@@ -279,11 +248,11 @@ TEST(SoftmaxTest, LargeLogitsAreStable) {
   auto out = RunOp("Softmax", {}, {x});
   ASSERT_TRUE(out.ok()) << out.status();
   const double e = std::exp(-1.0);
-  ExpectNear(Values<float>((*out)[0]), {0, 0, 0, e / (1 + e), 1 / (1 + e)}, 1e-6,
+  ExpectAllNear(ToDoubles<float>((*out)[0]), {0, 0, 0, e / (1 + e), 1 / (1 + e)}, 1e-6,
              "softmax");
   out = RunOp("LogSoftmax", {}, {x});
   ASSERT_TRUE(out.ok()) << out.status();
-  const std::vector<double> got = Values<float>((*out)[0]);
+  const std::vector<double> got = ToDoubles<float>((*out)[0]);
   EXPECT_NEAR(got[3], -1 - std::log1p(e), 1e-4);
   EXPECT_NEAR(got[4], -std::log1p(e), 1e-4);
   EXPECT_NEAR(got[0], -9001 - std::log1p(e), 1e-1);
@@ -294,10 +263,10 @@ TEST(SoftmaxTest, HandValuesAndEmpty) {
   Tensor x = Tensor::FromVector<double>({0, std::log(3.0)}, TensorShape({2}));
   auto out = RunOp("Softmax", {}, {x});
   ASSERT_TRUE(out.ok()) << out.status();
-  ExpectNear(Values<double>((*out)[0]), {0.25, 0.75}, 1e-15, "softmax");
+  ExpectAllNear(ToDoubles<double>((*out)[0]), {0.25, 0.75}, 1e-15, "softmax");
   out = RunOp("LogSoftmax", {}, {x});
   ASSERT_TRUE(out.ok()) << out.status();
-  ExpectNear(Values<double>((*out)[0]), {std::log(0.25), std::log(0.75)}, 1e-15,
+  ExpectAllNear(ToDoubles<double>((*out)[0]), {std::log(0.25), std::log(0.75)}, 1e-15,
              "logsoftmax");
 
   out = RunOp("Softmax", {}, {Tensor(DT_FLOAT, TensorShape({0, 4}))});
@@ -332,10 +301,10 @@ TYPED_TEST(BiasAddTypedTest, NhwcAndNchw) {
   std::vector<double> v = {1, 2, 3, 4, 5, 6};
   for (const char* format : {"NHWC", "NCHW"}) {
     auto out = RunOp("BiasAdd", {{"data_format", AttrS(format)}},
-                     {Make<T>(v, TensorShape({2, 3})),
-                      Make<T>({10, 20, 30}, TensorShape({3}))});
+                     {MakeTensor<T>(v, TensorShape({2, 3})),
+                      MakeTensor<T>({10, 20, 30}, TensorShape({3}))});
     ASSERT_TRUE(out.ok()) << out.status();
-    EXPECT_EQ(Values<T>((*out)[0]),
+    EXPECT_EQ(ToDoubles<T>((*out)[0]),
               (std::vector<double>{11, 22, 33, 14, 25, 36}))
         << format;
   }
@@ -343,17 +312,17 @@ TYPED_TEST(BiasAddTypedTest, NhwcAndNchw) {
   std::vector<double> x(12);
   for (int i = 0; i < 12; ++i) x[i] = i;
   auto out = RunOp("BiasAdd", {{"data_format", AttrS("NCHW")}},
-                   {Make<T>(x, TensorShape({2, 2, 1, 3})),
-                    Make<T>({10, 20}, TensorShape({2}))});
+                   {MakeTensor<T>(x, TensorShape({2, 2, 1, 3})),
+                    MakeTensor<T>({10, 20}, TensorShape({2}))});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(Values<T>((*out)[0]),
+  EXPECT_EQ(ToDoubles<T>((*out)[0]),
             (std::vector<double>{10, 11, 12, 23, 24, 25, 16, 17, 18, 29, 30, 31}));
   // NHWC of the same values with 3 channels.
   out = RunOp("BiasAdd", {},
-              {Make<T>(x, TensorShape({2, 2, 1, 3})),
-               Make<T>({10, 20, 30}, TensorShape({3}))});
+              {MakeTensor<T>(x, TensorShape({2, 2, 1, 3})),
+               MakeTensor<T>({10, 20, 30}, TensorShape({3}))});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(Values<T>((*out)[0]),
+  EXPECT_EQ(ToDoubles<T>((*out)[0]),
             (std::vector<double>{10, 21, 32, 13, 24, 35, 16, 27, 38, 19, 30, 41}));
 }
 
@@ -367,8 +336,8 @@ TEST(BiasAddTest, ComplexAndLargeMatchNaive) {
 
   // Over the threading threshold, both layouts.
   const int64_t n = 4, c = 16, h = 30, w = 25;
-  std::vector<double> vals = Random(n * c * h * w, -1, 1, 4);
-  std::vector<double> bias = Random(c, -1, 1, 5);
+  std::vector<double> vals = RandomDoubles(n * c * h * w, -1, 1, 4);
+  std::vector<double> bias = RandomDoubles(c, -1, 1, 5);
   std::vector<double> want_nchw(vals.size()), want_nhwc(vals.size());
   for (size_t i = 0; i < vals.size(); ++i) {
     const double xv = static_cast<float>(vals[i]);
@@ -376,41 +345,41 @@ TEST(BiasAddTest, ComplexAndLargeMatchNaive) {
     want_nhwc[i] = xv + static_cast<float>(bias[i % c]);
   }
   out = RunOp("BiasAdd", {{"data_format", AttrS("NCHW")}},
-              {Make<float>(vals, TensorShape({n, c, h, w})),
-               Make<float>(bias, TensorShape({c}))}, 4);
+              {MakeTensor<float>(vals, TensorShape({n, c, h, w})),
+               MakeTensor<float>(bias, TensorShape({c}))}, 4);
   ASSERT_TRUE(out.ok()) << out.status();
-  ExpectNear(Values<float>((*out)[0]), want_nchw, 1e-6, "nchw");
+  ExpectAllNear(ToDoubles<float>((*out)[0]), want_nchw, 1e-6, "nchw");
   out = RunOp("BiasAdd", {},
-              {Make<float>(vals, TensorShape({n, h, w, c})),
-               Make<float>(bias, TensorShape({c}))}, 4);
+              {MakeTensor<float>(vals, TensorShape({n, h, w, c})),
+               MakeTensor<float>(bias, TensorShape({c}))}, 4);
   ASSERT_TRUE(out.ok()) << out.status();
-  ExpectNear(Values<float>((*out)[0]), want_nhwc, 1e-6, "nhwc");
+  ExpectAllNear(ToDoubles<float>((*out)[0]), want_nhwc, 1e-6, "nhwc");
 }
 
 // BiasAddV1: BiasAdd without data_format, always along the last dimension.
 TEST(BiasAddTest, BiasAddV1AddsAlongTheLastDimension) {
   auto out = RunOp("BiasAddV1", {},
-                   {Make<float>({1, 2, 3, 4}, TensorShape({2, 2})),
-                    Make<float>({10, 20}, TensorShape({2}))});
+                   {MakeTensor<float>({1, 2, 3, 4}, TensorShape({2, 2})),
+                    MakeTensor<float>({10, 20}, TensorShape({2}))});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(Values<float>((*out)[0]), (std::vector<double>{11, 22, 13, 24}));
+  EXPECT_EQ(ToDoubles<float>((*out)[0]), (std::vector<double>{11, 22, 13, 24}));
   std::vector<double> x(12);
   for (int i = 0; i < 12; ++i) x[i] = i;
   out = RunOp("BiasAddV1", {},
-              {Make<int64_t>(x, TensorShape({2, 3, 2})), Make<int64_t>({100, -100}, TensorShape({2}))});
+              {MakeTensor<int64_t>(x, TensorShape({2, 3, 2})), MakeTensor<int64_t>({100, -100}, TensorShape({2}))});
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(Values<int64_t>((*out)[0]),
+  EXPECT_EQ(ToDoubles<int64_t>((*out)[0]),
             (std::vector<double>{100, -99, 102, -97, 104, -95, 106, -93, 108, -91, 110, -89}));
   // TensorFlow's messages.
   out = RunOp("BiasAddV1", {},
-              {Make<float>({1, 2, 3, 4}, TensorShape({2, 2})),
-               Make<float>({10, 20, 3}, TensorShape({3}))});
+              {MakeTensor<float>({1, 2, 3, 4}, TensorShape({2, 2})),
+               MakeTensor<float>({10, 20, 3}, TensorShape({3}))});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().message(),
             "Must provide as many biases as the last dimension of the input "
             "tensor: [3] vs. [2,2]");
   out = RunOp("BiasAddV1", {},
-              {Make<float>({1, 2}, TensorShape({2})), Make<float>({10, 20}, TensorShape({2}))});
+              {MakeTensor<float>({1, 2}, TensorShape({2})), MakeTensor<float>({10, 20}, TensorShape({2}))});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().message(), "Input tensor must be at least 2D: [2]");
 }

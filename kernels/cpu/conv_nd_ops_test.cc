@@ -19,39 +19,19 @@ namespace {
 
 using ::graphrun::testing::AttrInts;
 using ::graphrun::testing::AttrS;
+using ::graphrun::testing::ExpectTensorNear;
+using ::graphrun::testing::FirstTestInput;
+using ::graphrun::testing::MakeTensor;
+using ::graphrun::testing::NumElementsOf;
 using ::graphrun::testing::RunOp;
+using ::graphrun::testing::SecondTestInput;
 using ::testing::HasSubstr;
-
-// The inputs the expected values were computed from (multiples of 1/4).
-std::vector<double> FirstInput(int64_t n) {
-  std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = ((i * 7 + 3) % 11) / 4.0 - 1.25;
-  return v;
-}
-std::vector<double> SecondInput(int64_t n) {
-  std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = ((i * 5 + 1) % 13) / 4.0 - 1.5;
-  return v;
-}
-
-int64_t NumElements(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
-template <typename T>
-Tensor Make(const std::vector<double>& values, const std::vector<int64_t>& dims) {
-  std::vector<T> v;
-  for (double x : values) v.push_back(static_cast<T>(x));
-  return Tensor::FromVector(v, *TensorShape::FromDims(dims));
-}
 
 // Channels-last values as channels-first (any rank), and the dims.
 std::vector<double> ToChannelsFirst(const std::vector<double>& v,
                                     const std::vector<int64_t>& dims) {
   const int64_t batch = dims.front(), channels = dims.back();
-  const int64_t pixels = NumElements(dims) / batch / std::max<int64_t>(channels, 1);
+  const int64_t pixels = NumElementsOf(dims) / batch / std::max<int64_t>(channels, 1);
   std::vector<double> out(v.size());
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t p = 0; p < pixels; ++p)
@@ -73,16 +53,6 @@ std::vector<int64_t> WindowAttr(const std::vector<int64_t>& spatial,
   out.insert(out.end(), spatial.begin(), spatial.end());
   if (!channels_first) out.push_back(1);
   return out;
-}
-
-template <typename T>
-void ExpectNear(const Tensor& t, const std::vector<double>& want, double tol) {
-  ASSERT_EQ(t.NumElements(), static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_NEAR(static_cast<double>(t.flat<T>()[i]), want[i],
-                tol * (1 + std::abs(want[i])))
-        << "element " << i;
-  }
 }
 
 struct Conv3DCase {
@@ -108,7 +78,7 @@ void CheckConv3D(bool channels_first, double tol) {
     SCOPED_TRACE(::testing::Message() << "filter " << c.filter[0] << "x"
                                       << c.filter[1] << "x" << c.filter[2]
                                       << " " << c.padding);
-    std::vector<double> in = FirstInput(NumElements(c.input));
+    std::vector<double> in = FirstTestInput(NumElementsOf(c.input));
     std::vector<double> want = c.expected;
     std::vector<int64_t> in_dims = c.input, out_dims = c.out;
     if (channels_first) {
@@ -123,10 +93,10 @@ void CheckConv3D(bool channels_first, double tol) {
          {"dilations", AttrInts(WindowAttr(c.dilations, channels_first))},
          {"padding", AttrS(c.padding)},
          {"data_format", AttrS(channels_first ? "NCDHW" : "NDHWC")}},
-        {Make<T>(in, in_dims), Make<T>(SecondInput(NumElements(c.filter)), c.filter)});
+        {MakeTensor<T>(in, in_dims), MakeTensor<T>(SecondTestInput(NumElementsOf(c.filter)), c.filter)});
     ASSERT_TRUE(out.ok()) << out.status();
     ASSERT_EQ((*out)[0].shape(), *TensorShape::FromDims(out_dims));
-    ExpectNear<T>((*out)[0], want, tol);
+    ExpectTensorNear<T>((*out)[0], want, tol);
   }
 }
 
@@ -163,7 +133,7 @@ void CheckBackprop(bool channels_first, bool spatial_sizes, double tol) {
   for (const BackpropCase& c : cases) {
     SCOPED_TRACE(::testing::Message() << "input " << c.input[1] << "x"
                                       << c.input[2] << " " << c.padding);
-    std::vector<double> grad = FirstInput(NumElements(c.out_backprop));
+    std::vector<double> grad = FirstTestInput(NumElementsOf(c.out_backprop));
     std::vector<double> want = c.expected;
     std::vector<int64_t> sizes = c.input, grad_dims = c.out_backprop;
     std::vector<int64_t> pads = c.explicit_paddings;
@@ -184,12 +154,12 @@ void CheckBackprop(bool channels_first, bool spatial_sizes, double tol) {
     std::vector<int32_t> sizes32(sizes.begin(), sizes.end());
     auto out = RunOp("Conv2DBackpropInput", attrs,
                      {Tensor::FromVector(sizes32),
-                      Make<T>(SecondInput(NumElements(c.filter)), c.filter),
-                      Make<T>(grad, grad_dims)});
+                      MakeTensor<T>(SecondTestInput(NumElementsOf(c.filter)), c.filter),
+                      MakeTensor<T>(grad, grad_dims)});
     ASSERT_TRUE(out.ok()) << out.status();
     ASSERT_EQ((*out)[0].shape(), *TensorShape::FromDims(
                                      channels_first ? FirstDims(c.input) : c.input));
-    ExpectNear<T>((*out)[0], want, tol);
+    ExpectTensorNear<T>((*out)[0], want, tol);
   }
 }
 
@@ -229,20 +199,20 @@ TEST(Conv2DBackpropInputTest, TransposedConvolutionMatchesDirectLoop) {
       "Conv2DBackpropInput",
       {{"strides", AttrInts({1, s, s, 1})}, {"padding", AttrS("SAME")}},
       {Tensor::FromVector(std::vector<int32_t>{2, 24, 24, 16}),
-       Make<float>(filter, {k, k, ic, oc}), Make<float>(grad, {n, h, w, oc})});
+       MakeTensor<float>(filter, {k, k, ic, oc}), MakeTensor<float>(grad, {n, h, w, oc})});
   ASSERT_TRUE(out.ok()) << out.status();
-  ExpectNear<float>((*out)[0], want, 1e-5);
+  ExpectTensorNear<float>((*out)[0], want, 1e-5);
 }
 
 TEST(Conv2DBackpropInputTest, Errors) {
-  const Tensor filter = Make<float>(SecondInput(54), {3, 3, 2, 3});
+  const Tensor filter = MakeTensor<float>(SecondTestInput(54), {3, 3, 2, 3});
   auto run = [&](std::vector<int32_t> sizes, std::vector<int64_t> grad_dims,
                  std::map<std::string, AttrValue> attrs) {
     attrs.emplace("strides", AttrInts({1, 1, 1, 1}));
     attrs.emplace("padding", AttrS("VALID"));
     return RunOp("Conv2DBackpropInput", attrs,
                  {Tensor::FromVector(sizes), filter,
-                  Make<float>(FirstInput(NumElements(grad_dims)), grad_dims)})
+                  MakeTensor<float>(FirstTestInput(NumElementsOf(grad_dims)), grad_dims)})
         .status();
   };
   absl::Status s = run({1, 5, 5, 2}, {1, 4, 3, 3}, {});
@@ -263,14 +233,14 @@ TEST(Conv2DBackpropInputTest, Errors) {
 TEST(Conv3DTest, Errors) {
   absl::Status s =
       RunOp("Conv3D", {{"strides", AttrInts({1, 1, 1, 1, 1})}, {"padding", AttrS("VALID")}},
-            {Make<float>(FirstInput(64), {1, 2, 2, 4, 4}),
-             Make<float>(SecondInput(16), {1, 1, 1, 2, 8})})
+            {MakeTensor<float>(FirstTestInput(64), {1, 2, 2, 4, 4}),
+             MakeTensor<float>(SecondTestInput(16), {1, 1, 1, 2, 8})})
           .status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("input and filter must have the same depth"));
   s = RunOp("Conv3D", {{"strides", AttrInts({1, 1, 1, 1, 2})}, {"padding", AttrS("VALID")}},
-            {Make<float>(FirstInput(64), {1, 2, 2, 4, 4}),
-             Make<float>(SecondInput(16), {1, 1, 1, 4, 4})})
+            {MakeTensor<float>(FirstTestInput(64), {1, 2, 2, 4, 4}),
+             MakeTensor<float>(SecondTestInput(16), {1, 1, 1, 4, 4})})
           .status();
   EXPECT_THAT(s.message(), HasSubstr("batch and depth"));
 }
@@ -279,10 +249,10 @@ TEST(Conv2DTest, DilatedExplicitPaddingNhwcAndNchwMatchTensorFlow) {
   const std::vector<double> want = {
       0.0, 1.8125, 1.1875, 2.0, -0.75, -1.0625, -0.1875, 0.0, 1.8125, 0.875, 0.875, -1.5625, -0.125, -0.3125, 1.9375, -1.8125, 3.3125, -2.125, -0.0625, -0.625, 2.0625, 2.3125, -0.3125, -0.5, -0.5, -0.3125, 2.3125, -1.875, 4.1875, -5.1875, 1.125, -1.625, 4.5625, 0.6875, -1.9375, 1.9375, 3.6875, -2.25, -4.125, -2.25, 4.3125, -5.375, -1.0625, -0.75, 2.0, 1.1875, 1.8125, 0.0, 3.3125, -2.125, -4.3125, -0.625, 2.0625, -3.375, -3.1875, 0.75, 3.0625, -1.625, -1.9375, 2.625, 2.6875, -1.875, -4.0};
   const std::vector<int64_t> in_dims = {1, 6, 7, 2}, out_dims = {1, 3, 7, 3};
-  const Tensor filter = Make<float>(SecondInput(36), {3, 2, 2, 3});
+  const Tensor filter = MakeTensor<float>(SecondTestInput(36), {3, 2, 2, 3});
   for (bool channels_first : {false, true}) {
     SCOPED_TRACE(channels_first ? "NCHW" : "NHWC");
-    std::vector<double> in = FirstInput(NumElements(in_dims));
+    std::vector<double> in = FirstTestInput(NumElementsOf(in_dims));
     std::vector<double> expected = want;
     std::vector<int64_t> pads = {0, 0, 1, 2, 2, 0, 0, 0};
     if (channels_first) {
@@ -297,11 +267,11 @@ TEST(Conv2DTest, DilatedExplicitPaddingNhwcAndNchwMatchTensorFlow) {
          {"padding", AttrS("EXPLICIT")},
          {"explicit_paddings", AttrInts(pads)},
          {"data_format", AttrS(channels_first ? "NCHW" : "NHWC")}},
-        {Make<float>(in, channels_first ? FirstDims(in_dims) : in_dims), filter});
+        {MakeTensor<float>(in, channels_first ? FirstDims(in_dims) : in_dims), filter});
     ASSERT_TRUE(out.ok()) << out.status();
     ASSERT_EQ((*out)[0].shape(), *TensorShape::FromDims(
                                      channels_first ? FirstDims(out_dims) : out_dims));
-    ExpectNear<float>((*out)[0], expected, 1e-6);
+    ExpectTensorNear<float>((*out)[0], expected, 1e-6);
   }
 }
 
@@ -339,7 +309,7 @@ void CheckPool3D(bool channels_first, double tol) {
     SCOPED_TRACE(::testing::Message() << c.op << " " << c.ksize[0] << "x"
                                       << c.ksize[1] << "x" << c.ksize[2] << " "
                                       << c.padding);
-    std::vector<double> in = FirstInput(NumElements(in_dims));
+    std::vector<double> in = FirstTestInput(NumElementsOf(in_dims));
     std::vector<double> want = c.expected;
     std::vector<int64_t> dims = in_dims, out_dims = c.out;
     if (channels_first) {
@@ -353,10 +323,10 @@ void CheckPool3D(bool channels_first, double tol) {
                       {"strides", AttrInts(WindowAttr(c.strides, channels_first))},
                       {"padding", AttrS(c.padding)},
                       {"data_format", AttrS(channels_first ? "NCDHW" : "NDHWC")}},
-                     {Make<T>(in, dims)});
+                     {MakeTensor<T>(in, dims)});
     ASSERT_TRUE(out.ok()) << out.status();
     ASSERT_EQ((*out)[0].shape(), *TensorShape::FromDims(out_dims));
-    ExpectNear<T>((*out)[0], want, tol);
+    ExpectTensorNear<T>((*out)[0], want, tol);
   }
 }
 
@@ -368,7 +338,7 @@ TEST(Pool3DTest, MatchesTensorFlow) {
 }
 
 TEST(Pool3DTest, Errors) {
-  const Tensor in = Make<float>(FirstInput(16), {1, 2, 2, 2, 2});
+  const Tensor in = MakeTensor<float>(FirstTestInput(16), {1, 2, 2, 2, 2});
   absl::Status s = RunOp("MaxPool3D",
                          {{"ksize", AttrInts({1, 1, 1, 1, 2})},
                           {"strides", AttrInts({1, 1, 1, 1, 1})},

@@ -20,21 +20,13 @@
 namespace graphrun {
 namespace {
 
+using testing::ExpectError;
+using testing::MakeTensor;
+using testing::RunOk;
 using testing::RunOp;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-template <typename T>
-Tensor Vec(const std::vector<double>& v, const TensorShape& shape) {
-  std::vector<T> t;
-  for (double x : v) t.push_back(static_cast<T>(x));
-  return Tensor::FromVector<T>(t, shape);
-}
-template <typename T>
-Tensor Vec(const std::vector<double>& v) {
-  return Vec<T>(v, TensorShape({static_cast<int64_t>(v.size())}));
-}
 
 // `v` repeated `times` times: long enough for the vectorized loops and
 // their tails.
@@ -42,13 +34,6 @@ std::vector<double> Tiled(const std::vector<double>& v, int times) {
   std::vector<double> out;
   for (int i = 0; i < times; ++i) out.insert(out.end(), v.begin(), v.end());
   return out;
-}
-
-Tensor RunOk(const std::string& op, const std::vector<Tensor>& inputs,
-             const std::map<std::string, AttrValue>& attrs = {}) {
-  auto out = RunOp(op, attrs, inputs);
-  EXPECT_TRUE(out.ok()) << op << ": " << out.status();
-  return out.ok() ? (*out)[0] : Tensor();
 }
 
 // Each element of `t` within rtol/atol of `want`; NaN and +-Inf must match
@@ -81,12 +66,7 @@ void ExpectExact(const Tensor& t, const std::vector<double>& want,
 
 void ExpectInvalid(const absl::StatusOr<std::vector<Tensor>>& out,
                    const std::string& message) {
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument)
-      << out.status();
-  EXPECT_NE(std::string(out.status().message()).find(message),
-            std::string::npos)
-      << out.status();
+  ExpectError(out, absl::StatusCode::kInvalidArgument, message);
 }
 
 // --- Transcendental unary ops ---
@@ -101,7 +81,7 @@ void CheckUnaryCases(const std::vector<double>& x,
                      const std::vector<UnaryCase>& cases, double rtol,
                      double atol) {
   for (const UnaryCase& c : cases) {
-    const Tensor got = RunOk(c.op, {Vec<T>(Tiled(x, 5))});
+    const Tensor got = RunOk(c.op, {MakeTensor<T>(Tiled(x, 5))});
     ExpectNear<T>(
         got, Tiled(c.want, 5), rtol, atol,
         std::string(c.op) + " " + DataTypeString(DataTypeToEnum<T>::value));
@@ -174,30 +154,30 @@ TEST(UnaryMathTest, TrigonometricHyperbolicAndErrorFunctions) {
   CheckUnaryCases<double>(lp, log1p, 1e-13, 0);
   CheckUnaryCases<float>(lp, log1p, 4e-6, 0);
 
-  ExpectExact<double>(RunOk("Expm1", {Vec<double>({-kInf, kInf, kNaN})}),
+  ExpectExact<double>(RunOk("Expm1", {MakeTensor<double>({-kInf, kInf, kNaN})}),
                       {-1, kInf, kNaN});
-  ExpectExact<float>(RunOk("Erf", {Vec<float>({-kInf, kInf, kNaN})}),
+  ExpectExact<float>(RunOk("Erf", {MakeTensor<float>({-kInf, kInf, kNaN})}),
                      {-1, 1, kNaN});
-  ExpectExact<double>(RunOk("Erfc", {Vec<double>({-kInf, kInf})}), {2, 0});
-  ExpectExact<double>(RunOk("Sin", {Vec<double>({kInf, kNaN})}), {kNaN, kNaN});
+  ExpectExact<double>(RunOk("Erfc", {MakeTensor<double>({-kInf, kInf})}), {2, 0});
+  ExpectExact<double>(RunOk("Sin", {MakeTensor<double>({kInf, kNaN})}), {kNaN, kNaN});
 }
 
 TEST(UnaryMathTest, ErfInHalfAndBfloat16) {
   const std::vector<double> x = {-2.0, -0.5, 0.0, 0.25, 1.0, 3.0};
   // TensorFlow, float16 and bfloat16.
   ExpectNear<half>(
-      RunOk("Erf", {Vec<half>(x)}),
+      RunOk("Erf", {MakeTensor<half>(x)}),
       {-0.9951171875, -0.5205078125, 0.0, 0.2763671875, 0.8427734375, 1.0},
       1e-3, 0, "Erf half");
   ExpectNear<bfloat16>(
-      RunOk("Erf", {Vec<bfloat16>(x)}),
+      RunOk("Erf", {MakeTensor<bfloat16>(x)}),
       {-0.99609375, -0.51953125, 0.0, 0.275390625, 0.84375, 1.0}, 8e-3, 0,
       "Erf bfloat16");
 }
 
 // GELU as Keras writes it: exact with Erf, approximate with Tanh and Pow.
 TEST(UnaryMathTest, GeluComposites) {
-  const Tensor x = Vec<double>({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.0});
+  const Tensor x = MakeTensor<double>({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.0});
   const Tensor half_x = RunOk("Mul", {x, Tensor::Scalar<double>(0.5)});
   const Tensor erf = RunOk(
       "Erf", {RunOk("RealDiv", {x, Tensor::Scalar<double>(std::sqrt(2.0))})});
@@ -235,24 +215,24 @@ void CheckRounding() {
   const std::vector<double> x = {0.5,  1.5,  2.5,  -0.5, -1.5, -2.5,
                                  2.25, 2.75, -0.0, kNaN, -kInf};
   // Half to even, keeping the sign of zero.
-  ExpectExact<T>(RunOk("Round", {Vec<T>(Tiled(x, 4))}),
+  ExpectExact<T>(RunOk("Round", {MakeTensor<T>(Tiled(x, 4))}),
                  Tiled({0, 2, 2, -0.0, -2, -2, 2, 3, -0.0, kNaN, -kInf}, 4),
                  "Round " + type);
-  ExpectExact<T>(RunOk("Floor", {Vec<T>(x)}),
+  ExpectExact<T>(RunOk("Floor", {MakeTensor<T>(x)}),
                  {0, 1, 2, -1, -2, -3, 2, 2, -0.0, kNaN, -kInf},
                  "Floor " + type);
-  ExpectExact<T>(RunOk("Ceil", {Vec<T>(x)}),
+  ExpectExact<T>(RunOk("Ceil", {MakeTensor<T>(x)}),
                  {1, 2, 3, -0.0, -1, -2, 3, 3, -0.0, kNaN, -kInf},
                  "Ceil " + type);
   ExpectExact<T>(
-      RunOk("Sign", {Vec<T>({kNaN, -0.0, 0.0, -2.0, 3.0, kInf, -kInf, 0.25})}),
+      RunOk("Sign", {MakeTensor<T>({kNaN, -0.0, 0.0, -2.0, 3.0, kInf, -kInf, 0.25})}),
       {kNaN, 0, 0, -1, 1, 1, -1, 1}, "Sign " + type);
   for (const char* op : {"Reciprocal", "Inv"}) {
     ExpectExact<T>(
-        RunOk(op, {Vec<T>({0.0, -0.0, 2.0, kInf, -4.0, kNaN, 0.125})}),
+        RunOk(op, {MakeTensor<T>({0.0, -0.0, 2.0, kInf, -4.0, kNaN, 0.125})}),
         {kInf, -kInf, 0.5, 0, -0.25, kNaN, 8}, op + (" " + type));
   }
-  const Tensor special = Vec<T>(Tiled({kNaN, kInf, -kInf, 0.0, -1.5}, 4));
+  const Tensor special = MakeTensor<T>(Tiled({kNaN, kInf, -kInf, 0.0, -1.5}, 4));
   ExpectExact<bool>(RunOk("IsNan", {special}), Tiled({1, 0, 0, 0, 0}, 4),
                     "IsNan " + type);
   ExpectExact<bool>(RunOk("IsInf", {special}), Tiled({0, 1, 1, 0, 0}, 4),
@@ -266,25 +246,25 @@ TEST(RoundingTest, FloatingTypes) {
   CheckRounding<double>();
   CheckRounding<half>();
   CheckRounding<bfloat16>();
-  ExpectExact<double>(RunOk("Rint", {Vec<double>({0.5, 1.5, -2.5, 3.7, -0.2})}),
+  ExpectExact<double>(RunOk("Rint", {MakeTensor<double>({0.5, 1.5, -2.5, 3.7, -0.2})}),
                       {0, 2, -2, 4, -0.0});
-  ExpectExact<float>(RunOk("Rint", {Vec<float>({4194305.5, 4194306.5, -0.5})}),
+  ExpectExact<float>(RunOk("Rint", {MakeTensor<float>({4194305.5, 4194306.5, -0.5})}),
                      {4194306, 4194306, -0.0});
   const double big = 4503599627370497.0;  // 2^52 + 1: already an integer
-  ExpectExact<double>(RunOk("Round", {Vec<double>({big, -big})}), {big, -big});
+  ExpectExact<double>(RunOk("Round", {MakeTensor<double>({big, -big})}), {big, -big});
 }
 
 TEST(RoundingTest, IntegerTypes) {
   // Integers are already round (tf.round returns them unchanged).
-  const Tensor i32 = Vec<int32_t>({-7, 0, 2147483647});
+  const Tensor i32 = MakeTensor<int32_t>({-7, 0, 2147483647});
   const Tensor r = RunOk("Round", {i32});
   ExpectExact<int32_t>(r, {-7, 0, 2147483647});
-  ExpectExact<int64_t>(RunOk("Round", {Vec<int64_t>({-(1LL << 40), 3})}),
+  ExpectExact<int64_t>(RunOk("Round", {MakeTensor<int64_t>({-(1LL << 40), 3})}),
                        {-1099511627776.0, 3});
-  ExpectExact<int32_t>(RunOk("Sign", {Vec<int32_t>({-5, 0, 7, -2147483647})}),
+  ExpectExact<int32_t>(RunOk("Sign", {MakeTensor<int32_t>({-5, 0, 7, -2147483647})}),
                        {-1, 0, 1, -1});
   ExpectExact<int64_t>(
-      RunOk("Sign", {Vec<int64_t>({-(1LL << 50), 0, 1LL << 50})}), {-1, 0, 1});
+      RunOk("Sign", {MakeTensor<int64_t>({-(1LL << 50), 0, 1LL << 50})}), {-1, 0, 1});
 }
 
 // --- Binary ops ---
@@ -295,13 +275,13 @@ TEST(BinaryMathTest, Atan2CoversEveryQuadrant) {
   const std::vector<double> want = {
       1.5707963267948966, -1.5707963267948966, 3.141592653589793, 0.0,
       -3.141592653589793, 0.6435011087932844,  -2.356194490192345};
-  ExpectNear<double>(RunOk("Atan2", {Vec<double>(y), Vec<double>(x)}), want,
+  ExpectNear<double>(RunOk("Atan2", {MakeTensor<double>(y), MakeTensor<double>(x)}), want,
                      1e-15, 0, "Atan2");
-  ExpectNear<float>(RunOk("Atan2", {Vec<float>(y), Vec<float>(x)}), want, 2e-7,
+  ExpectNear<float>(RunOk("Atan2", {MakeTensor<float>(y), MakeTensor<float>(x)}), want, 2e-7,
                     0, "Atan2 f");
   // Broadcast: one x for every y.
-  ExpectNear<double>(RunOk("Atan2", {Vec<double>({1, -1}, TensorShape({2, 1})),
-                                     Vec<double>({1, -1})}),
+  ExpectNear<double>(RunOk("Atan2", {MakeTensor<double>({1, -1}, TensorShape({2, 1})),
+                                     MakeTensor<double>({1, -1})}),
                      {M_PI / 4, 3 * M_PI / 4, -M_PI / 4, -3 * M_PI / 4}, 1e-15,
                      0, "Atan2 broadcast");
 }
@@ -311,18 +291,18 @@ TEST(BinaryMathTest, SquaredDifferenceOnEveryType) {
   const std::vector<double> want = {1, 16, 1, 6.25, 4, 16};
   ExpectExact<double>(
       RunOk("SquaredDifference",
-            {Vec<double>(x, TensorShape({2, 3})), Vec<double>(y)}),
+            {MakeTensor<double>(x, TensorShape({2, 3})), MakeTensor<double>(y)}),
       want);
   ExpectExact<float>(RunOk("SquaredDifference",
-                           {Vec<float>(x, TensorShape({2, 3})), Vec<float>(y)}),
+                           {MakeTensor<float>(x, TensorShape({2, 3})), MakeTensor<float>(y)}),
                      want);
   // Commutative, and the square of a difference needs no overflow here.
   ExpectExact<int64_t>(
       RunOk("SquaredDifference",
-            {Vec<int64_t>({7, -40000, -1}),
-             Vec<int64_t>({1, -2, 0, 3, 40000, -5}, TensorShape({2, 3}))}),
+            {MakeTensor<int64_t>({7, -40000, -1}),
+             MakeTensor<int64_t>({1, -2, 0, 3, 40000, -5}, TensorShape({2, 3}))}),
       {36, 1599840004.0, 1, 16, 6400000000.0, 16});
-  ExpectExact<int32_t>(RunOk("SquaredDifference", {Vec<int32_t>({-3, 4, 46340}),
+  ExpectExact<int32_t>(RunOk("SquaredDifference", {MakeTensor<int32_t>({-3, 4, 46340}),
                                                    Tensor::Scalar<int32_t>(0)}),
                        {9, 16, 2147395600.0});
   std::mt19937 rng(11);
@@ -333,14 +313,14 @@ TEST(BinaryMathTest, SquaredDifferenceOnEveryType) {
     b.push_back(std::round(dist(rng) * 8) / 8);
     sq.push_back((a.back() - b.back()) * (a.back() - b.back()));
   }
-  ExpectExact<float>(RunOk("SquaredDifference", {Vec<float>(a), Vec<float>(b)}),
+  ExpectExact<float>(RunOk("SquaredDifference", {MakeTensor<float>(a), MakeTensor<float>(b)}),
                      sq);
 }
 
 TEST(BinaryMathTest, ZeroSafeProductsAndQuotientsBroadcast) {
   const Tensor x =
-      Vec<double>({0.0, 1.0, 2.0, 0.0, -3.0, 0.5}, TensorShape({2, 3}));
-  const Tensor y = Vec<double>({0.0, 2.0, 0.5});
+      MakeTensor<double>({0.0, 1.0, 2.0, 0.0, -3.0, 0.5}, TensorShape({2, 3}));
+  const Tensor y = MakeTensor<double>({0.0, 2.0, 0.5});
   struct Case {
     const char* op;
     std::vector<double> want;
@@ -358,8 +338,8 @@ TEST(BinaryMathTest, ZeroSafeProductsAndQuotientsBroadcast) {
   for (const Case& c : cases) {
     ExpectNear<double>(RunOk(c.op, {x, y}), c.want, 1e-15, 0, c.op);
     const Tensor xf =
-        Vec<float>({0.0, 1.0, 2.0, 0.0, -3.0, 0.5}, TensorShape({2, 3}));
-    ExpectNear<float>(RunOk(c.op, {xf, Vec<float>({0.0, 2.0, 0.5})}), c.want,
+        MakeTensor<float>({0.0, 1.0, 2.0, 0.0, -3.0, 0.5}, TensorShape({2, 3}));
+    ExpectNear<float>(RunOk(c.op, {xf, MakeTensor<float>({0.0, 2.0, 0.5})}), c.want,
                       4e-7, 0, std::string(c.op) + " float");
   }
 }
@@ -370,7 +350,7 @@ void CheckZeroSafeSpecialValues() {
   auto run = [](const char* op, const std::vector<double>& x,
                 const std::vector<double>& y) {
     // Tiled, so the vectorized path sees the special values too.
-    return RunOk(op, {Vec<T>(Tiled(x, 5)), Vec<T>(Tiled(y, 5))});
+    return RunOk(op, {MakeTensor<T>(Tiled(x, 5)), MakeTensor<T>(Tiled(y, 5))});
   };
   // TensorFlow: x == 0 gives 0 even for y = NaN, Inf or a negative y.
   ExpectExact<T>(run("Xlogy", {0, 0, 0, 0, 1, kNaN}, {0, kNaN, -1, kInf, 0, 0}),
@@ -389,10 +369,10 @@ void CheckZeroSafeSpecialValues() {
       Tiled({0, 0, 6, kNaN, -kInf, -0.0}, 5), "MulNoNan " + type);
   // A scalar divisor of zero, either side.
   ExpectExact<T>(RunOk("DivNoNan",
-                       {Vec<T>(Tiled({1, kNaN}, 20)), Tensor::Scalar<T>(T(0))}),
+                       {MakeTensor<T>(Tiled({1, kNaN}, 20)), Tensor::Scalar<T>(T(0))}),
                  std::vector<double>(40, 0), "DivNoNan scalar " + type);
   ExpectExact<T>(
-      RunOk("Xdivy", {Tensor::Scalar<T>(T(0)), Vec<T>(Tiled({0, kNaN}, 20))}),
+      RunOk("Xdivy", {Tensor::Scalar<T>(T(0)), MakeTensor<T>(Tiled({0, kNaN}, 20))}),
       std::vector<double>(40, 0), "Xdivy scalar " + type);
 }
 
@@ -414,66 +394,66 @@ TEST(BinaryMathTest, LargeDivNoNanMatchesNaiveReference) {
                           : static_cast<double>(static_cast<float>(x[i]) /
                                                 static_cast<float>(d)));
   }
-  ExpectExact<float>(RunOk("DivNoNan", {Vec<float>(x, TensorShape({300, 130})),
-                                        Vec<float>(row)}),
+  ExpectExact<float>(RunOk("DivNoNan", {MakeTensor<float>(x, TensorShape({300, 130})),
+                                        MakeTensor<float>(row)}),
                      want);
 }
 
 TEST(TruncateTest, IntegerDivisionAndRemainderRoundTowardZero) {
   const std::vector<double> x = {-7, 7, -7, 7, 0, 6};
   const std::vector<double> y = {2, 2, -2, -2, 3, 3};
-  ExpectExact<int32_t>(RunOk("TruncateDiv", {Vec<int32_t>(x), Vec<int32_t>(y)}),
+  ExpectExact<int32_t>(RunOk("TruncateDiv", {MakeTensor<int32_t>(x), MakeTensor<int32_t>(y)}),
                        {-3, 3, 3, -3, 0, 2});
-  ExpectExact<int64_t>(RunOk("TruncateDiv", {Vec<int64_t>(x), Vec<int64_t>(y)}),
+  ExpectExact<int64_t>(RunOk("TruncateDiv", {MakeTensor<int64_t>(x), MakeTensor<int64_t>(y)}),
                        {-3, 3, 3, -3, 0, 2});
-  ExpectExact<int8_t>(RunOk("TruncateDiv", {Vec<int8_t>(x), Vec<int8_t>(y)}),
+  ExpectExact<int8_t>(RunOk("TruncateDiv", {MakeTensor<int8_t>(x), MakeTensor<int8_t>(y)}),
                       {-3, 3, 3, -3, 0, 2});
   ExpectExact<uint8_t>(
-      RunOk("TruncateDiv", {Vec<uint8_t>({255, 7}), Vec<uint8_t>({2})}),
+      RunOk("TruncateDiv", {MakeTensor<uint8_t>({255, 7}), MakeTensor<uint8_t>({2})}),
       {127, 3});
   // The remainder takes the dividend's sign (C's %, unlike FloorMod).
   const std::vector<double> m = {3, 3, -3, -3, 3, 3};
-  ExpectExact<int32_t>(RunOk("TruncateMod", {Vec<int32_t>(x), Vec<int32_t>(m)}),
+  ExpectExact<int32_t>(RunOk("TruncateMod", {MakeTensor<int32_t>(x), MakeTensor<int32_t>(m)}),
                        {-1, 1, -1, 1, 0, 0});
-  ExpectExact<int64_t>(RunOk("TruncateMod", {Vec<int64_t>(x), Vec<int64_t>(m)}),
+  ExpectExact<int64_t>(RunOk("TruncateMod", {MakeTensor<int64_t>(x), MakeTensor<int64_t>(m)}),
                        {-1, 1, -1, 1, 0, 0});
-  ExpectExact<int32_t>(RunOk("FloorMod", {Vec<int32_t>(x), Vec<int32_t>(m)}),
+  ExpectExact<int32_t>(RunOk("FloorMod", {MakeTensor<int32_t>(x), MakeTensor<int32_t>(m)}),
                        {2, 1, -1, -2, 0, 0});
   // Broadcasting (TensorFlow's values).
   ExpectExact<int32_t>(
       RunOk("TruncateMod",
-            {Vec<int32_t>({-7, 8, 9, 10, -11, 12}, TensorShape({2, 3})),
-             Vec<int32_t>({3, -5, 4})}),
+            {MakeTensor<int32_t>({-7, 8, 9, 10, -11, 12}, TensorShape({2, 3})),
+             MakeTensor<int32_t>({3, -5, 4})}),
       {-1, 3, 1, 1, -1, 0});
   ExpectExact<int64_t>(
       RunOk("TruncateDiv",
-            {Vec<int64_t>({-7, 8, 9, 10, -11, 12}, TensorShape({2, 3})),
+            {MakeTensor<int64_t>({-7, 8, 9, 10, -11, 12}, TensorShape({2, 3})),
              Tensor::Scalar<int64_t>(-4)}),
       {1, -2, -2, -2, 2, -3});
   // INT_MIN / -1 wraps to INT_MIN and INT_MIN % -1 is 0, as TensorFlow's.
   const double min32 = std::numeric_limits<int32_t>::min();
   ExpectExact<int32_t>(
-      RunOk("TruncateDiv", {Vec<int32_t>({min32}), Vec<int32_t>({-1})}),
+      RunOk("TruncateDiv", {MakeTensor<int32_t>({min32}), MakeTensor<int32_t>({-1})}),
       {min32});
   ExpectExact<int32_t>(
-      RunOk("TruncateMod", {Vec<int32_t>({min32}), Vec<int32_t>({-1})}), {0});
+      RunOk("TruncateMod", {MakeTensor<int32_t>({min32}), MakeTensor<int32_t>({-1})}), {0});
   const double min64 = static_cast<double>(std::numeric_limits<int64_t>::min());
-  ExpectExact<int64_t>(RunOk("TruncateMod", {Vec<int64_t>({min64, 5}),
+  ExpectExact<int64_t>(RunOk("TruncateMod", {MakeTensor<int64_t>({min64, 5}),
                                              Tensor::Scalar<int64_t>(-1)}),
                        {0, 0});
 }
 
 TEST(TruncateTest, IntegerDivisionByZeroFails) {
   for (const char* op : {"TruncateDiv", "TruncateMod"}) {
-    ExpectInvalid(RunOp(op, {}, {Vec<int32_t>({1, 2}), Vec<int32_t>({1, 0})}),
+    ExpectInvalid(RunOp(op, {}, {MakeTensor<int32_t>({1, 2}), MakeTensor<int32_t>({1, 0})}),
                   "Integer division by zero");
     ExpectInvalid(
-        RunOp(op, {}, {Vec<int64_t>({1}), Tensor::Scalar<int64_t>(0)}),
+        RunOp(op, {}, {MakeTensor<int64_t>({1}), Tensor::Scalar<int64_t>(0)}),
         "Integer division by zero");
   }
   // Nothing to compute: no error.
   auto empty = RunOp("TruncateMod", {},
-                     {Tensor(DT_INT32, TensorShape({0})), Vec<int32_t>({0})});
+                     {Tensor(DT_INT32, TensorShape({0})), MakeTensor<int32_t>({0})});
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_EQ((*empty)[0].shape(), TensorShape({0}));
 }
@@ -482,40 +462,40 @@ TEST(TruncateTest, FloatingTypes) {
   // TensorFlow: trunc(x / y) and fmod(x, y).
   const std::vector<double> x = {-7.5, 7.5, 1.0, -1.0, 0.0, -7.5, kInf};
   const std::vector<double> y = {2.0, 2.0, 0.0, 0.0, 0.0, -2.0, 2.0};
-  ExpectExact<double>(RunOk("TruncateDiv", {Vec<double>(x), Vec<double>(y)}),
+  ExpectExact<double>(RunOk("TruncateDiv", {MakeTensor<double>(x), MakeTensor<double>(y)}),
                       {-3, 3, kInf, -kInf, kNaN, 3, kInf});
-  ExpectExact<float>(RunOk("TruncateDiv", {Vec<float>(x), Vec<float>(y)}),
+  ExpectExact<float>(RunOk("TruncateDiv", {MakeTensor<float>(x), MakeTensor<float>(y)}),
                      {-3, 3, kInf, -kInf, kNaN, 3, kInf});
-  ExpectExact<double>(RunOk("TruncateMod", {Vec<double>(x), Vec<double>(y)}),
+  ExpectExact<double>(RunOk("TruncateMod", {MakeTensor<double>(x), MakeTensor<double>(y)}),
                       {-1.5, 1.5, kNaN, kNaN, kNaN, -1.5, kNaN});
-  ExpectExact<float>(RunOk("TruncateMod", {Vec<float>(x), Vec<float>(y)}),
+  ExpectExact<float>(RunOk("TruncateMod", {MakeTensor<float>(x), MakeTensor<float>(y)}),
                      {-1.5, 1.5, kNaN, kNaN, kNaN, -1.5, kNaN});
   ExpectExact<float>(
-      RunOk("TruncateDiv", {Vec<float>({-0.5}), Vec<float>({2})}), {-0.0});
+      RunOk("TruncateDiv", {MakeTensor<float>({-0.5}), MakeTensor<float>({2})}), {-0.0});
 }
 
 // --- ClipByValue ---
 
 TEST(ClipByValueTest, ScalarAndElementwiseBounds) {
-  const Tensor t = Vec<float>({1, 5, -3, 0, 2, 9}, TensorShape({2, 3}));
+  const Tensor t = MakeTensor<float>({1, 5, -3, 0, 2, 9}, TensorShape({2, 3}));
   ExpectExact<float>(RunOk("ClipByValue", {t, Tensor::Scalar<float>(0),
                                            Tensor::Scalar<float>(4)}),
                      {1, 4, 0, 0, 2, 4});
   // TensorFlow's values for a tensor bound on either side.
   ExpectExact<float>(
       RunOk("ClipByValue",
-            {t, Vec<float>({0, 0, -1, 1, 3, 3}, TensorShape({2, 3})),
+            {t, MakeTensor<float>({0, 0, -1, 1, 3, 3}, TensorShape({2, 3})),
              Tensor::Scalar<float>(4)}),
       {1, 4, -1, 1, 3, 4});
   ExpectExact<float>(RunOk("ClipByValue", {t, Tensor::Scalar<float>(-1),
-                                           Vec<float>({0, 0, 2, 1, 3, 10},
+                                           MakeTensor<float>({0, 0, 2, 1, 3, 10},
                                                       TensorShape({2, 3}))}),
                      {0, 0, -1, 0, 2, 9});
-  const Tensor lo = Vec<double>({-1, -2, 0, 5}), hi = Vec<double>({1, 2, 0, 6});
+  const Tensor lo = MakeTensor<double>({-1, -2, 0, 5}), hi = MakeTensor<double>({1, 2, 0, 6});
   ExpectExact<double>(
-      RunOk("ClipByValue", {Vec<double>({-5, 1.5, 3, 4}), lo, hi}),
+      RunOk("ClipByValue", {MakeTensor<double>({-5, 1.5, 3, 4}), lo, hi}),
       {-1, 1.5, 0, 5});
-  ExpectExact<int64_t>(RunOk("ClipByValue", {Vec<int64_t>({-5, 0, 5, 10}),
+  ExpectExact<int64_t>(RunOk("ClipByValue", {MakeTensor<int64_t>({-5, 0, 5, 10}),
                                              Tensor::Scalar<int64_t>(-1),
                                              Tensor::Scalar<int64_t>(6)}),
                        {-1, 0, 5, 6});
@@ -527,17 +507,17 @@ TEST(ClipByValueTest, ScalarAndElementwiseBounds) {
 
 TEST(ClipByValueTest, CrossedBoundsNanAndLarge) {
   // min > max: the upper bound applies first, so everything becomes min.
-  ExpectExact<float>(RunOk("ClipByValue", {Vec<float>({5, -5, 1, kNaN}),
+  ExpectExact<float>(RunOk("ClipByValue", {MakeTensor<float>({5, -5, 1, kNaN}),
                                            Tensor::Scalar<float>(3),
                                            Tensor::Scalar<float>(1)}),
                      {3, 3, 3, kNaN});
   // A NaN in t stays; a NaN bound is ignored (TensorFlow's values).
-  ExpectExact<float>(RunOk("ClipByValue", {Vec<float>({5, -5, 1, kNaN}),
+  ExpectExact<float>(RunOk("ClipByValue", {MakeTensor<float>({5, -5, 1, kNaN}),
                                            Tensor::Scalar<float>(0),
                                            Tensor::Scalar<float>(2)}),
                      {2, 0, 1, kNaN});
   ExpectExact<float>(
-      RunOk("ClipByValue", {Vec<float>({5, -5, 1}), Vec<float>({kNaN, 0, 0}),
+      RunOk("ClipByValue", {MakeTensor<float>({5, -5, 1}), MakeTensor<float>({kNaN, 0, 0}),
                             Tensor::Scalar<float>(2)}),
       {2, 0, 1});
   std::vector<double> big, want;
@@ -546,7 +526,7 @@ TEST(ClipByValueTest, CrossedBoundsNanAndLarge) {
     want.push_back(std::min(std::max(big.back(), -10.0), 25.0));
   }
   ExpectExact<float>(
-      RunOk("ClipByValue", {Vec<float>(big), Tensor::Scalar<float>(-10),
+      RunOk("ClipByValue", {MakeTensor<float>(big), Tensor::Scalar<float>(-10),
                             Tensor::Scalar<float>(25)}),
       want);
   const Tensor empty = RunOk(
@@ -558,7 +538,7 @@ TEST(ClipByValueTest, CrossedBoundsNanAndLarge) {
 TEST(ClipByValueTest, BoundsMustBeScalarsOrTShaped) {
   ExpectInvalid(
       RunOp("ClipByValue", {},
-            {Vec<float>({5, -5}, TensorShape({1, 2})), Vec<float>({1, 2}),
+            {MakeTensor<float>({5, -5}, TensorShape({1, 2})), MakeTensor<float>({1, 2}),
              Tensor::Scalar<float>(2)}),
       "clip_value_min and clip_value_max must be either of the same shape as "
       "input, or a scalar. input shape: [1,2] clip_value_min shape: [2] "
@@ -566,7 +546,7 @@ TEST(ClipByValueTest, BoundsMustBeScalarsOrTShaped) {
   // A one-element bound that is not a scalar does not broadcast either.
   ExpectInvalid(
       RunOp("ClipByValue", {},
-            {Vec<float>({1, 2, 3}), Tensor::Scalar<float>(0), Vec<float>({2})}),
+            {MakeTensor<float>({1, 2, 3}), Tensor::Scalar<float>(0), MakeTensor<float>({2})}),
       "clip_value_max shape: [1]");
 }
 
@@ -575,8 +555,8 @@ TEST(ClipByValueTest, BoundsMustBeScalarsOrTShaped) {
 TEST(AddNTest, UnsignedAndComplexTypes) {
   auto check = [](auto zero) {
     using T = decltype(zero);
-    const Tensor a = Vec<T>({1, 2, 3, 4}, TensorShape({2, 2}));
-    const Tensor b = Vec<T>({10, 20, 30, 40}, TensorShape({2, 2}));
+    const Tensor a = MakeTensor<T>({1, 2, 3, 4}, TensorShape({2, 2}));
+    const Tensor b = MakeTensor<T>({10, 20, 30, 40}, TensorShape({2, 2}));
     ExpectExact<T>(RunOk("AddN", {a, b, a}), {12, 24, 36, 48},
                    DataTypeString(DataTypeToEnum<T>::value));
   };
@@ -584,7 +564,7 @@ TEST(AddNTest, UnsignedAndComplexTypes) {
   check(uint32_t{});
   check(uint64_t{});
   ExpectExact<uint64_t>(
-      RunOk("AddN", {Vec<uint64_t>({4e18}), Vec<uint64_t>({1e19})}), {1.4e19});
+      RunOk("AddN", {MakeTensor<uint64_t>({4e18}), MakeTensor<uint64_t>({1e19})}), {1.4e19});
   const Tensor z = Tensor::FromVector<complex64>({{1, 2}, {-1, 0.5}});
   const Tensor sum =
       RunOk("AddN", {z, z, Tensor::FromVector<complex64>({{0, 1}, {2, 0}})});

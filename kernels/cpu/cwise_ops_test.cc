@@ -25,41 +25,12 @@ using testing::AllClose;
 using testing::AttrB;
 using testing::AttrI;
 using testing::AttrType;
+using testing::ExpectValues;
+using testing::MakeTensor;
 using testing::MakeTestCpuDevice;
+using testing::RandomQuarters;
+using testing::RunOk;
 using testing::RunOp;
-
-template <typename T>
-Tensor Vec(const std::vector<double>& v, const TensorShape& shape) {
-  std::vector<T> t;
-  for (double x : v) t.push_back(static_cast<T>(x));
-  return Tensor::FromVector<T>(t, shape);
-}
-template <typename T>
-Tensor Vec(const std::vector<double>& v) {
-  return Vec<T>(v, TensorShape({static_cast<int64_t>(v.size())}));
-}
-
-// Every element of `t` (as double) equals `want`.
-template <typename T>
-void ExpectValues(const Tensor& t, const std::vector<double>& want) {
-  ASSERT_EQ(t.dtype(), DataTypeToEnum<T>::value);
-  ASSERT_EQ(t.NumElements(), static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double got = static_cast<double>(t.flat<T>()[i]);
-    if (std::isnan(want[i])) {
-      EXPECT_TRUE(std::isnan(got)) << "element " << i;
-    } else {
-      EXPECT_EQ(got, want[i]) << "element " << i << " of " << t.DebugString();
-    }
-  }
-}
-
-Tensor RunOk(const std::string& op, const std::vector<Tensor>& inputs,
-             const std::map<std::string, AttrValue>& attrs = {}) {
-  auto out = RunOp(op, attrs, inputs);
-  EXPECT_TRUE(out.ok()) << op << ": " << out.status();
-  return out.ok() ? (*out)[0] : Tensor();
-}
 
 // NumPy broadcasting, one element at a time: out[i] = f(x[.], y[.]).
 template <typename Tin, typename Tout, typename F>
@@ -104,15 +75,6 @@ std::pair<TensorShape, TensorShape> RandomBroadcastShapes(std::mt19937* rng,
     y.erase(y.begin(), y.begin() + drop);
   }
   return {*TensorShape::FromDims(x), *TensorShape::FromDims(y)};
-}
-
-template <typename T>
-Tensor RandomTensor(const TensorShape& shape, std::mt19937* rng, double lo,
-                    double hi) {
-  Tensor t(DataTypeToEnum<T>::value, shape);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  for (auto& v : t.flat<T>()) v = static_cast<T>(std::round(dist(*rng) * 4) / 4);
-  return t;
 }
 
 // --- BroadcastPlan ---
@@ -170,8 +132,8 @@ TEST(BroadcastPlanTest, ScalarsOnesZerosAndInvalid) {
 TEST(BinaryOpTest, ArithmeticOnEveryDtypeWithBroadcasting) {
   auto check = [](auto zero) {
     using T = decltype(zero);
-    const Tensor x = Vec<T>({3, 4, 5, 6, 7, 8}, TensorShape({2, 3}));
-    const Tensor y = Vec<T>({3, 2, 1});
+    const Tensor x = MakeTensor<T>({3, 4, 5, 6, 7, 8}, TensorShape({2, 3}));
+    const Tensor y = MakeTensor<T>({3, 2, 1});
     for (const char* add : {"Add", "AddV2"}) {
       ExpectValues<T>(RunOk(add, {x, y}), {6, 6, 6, 9, 9, 9});
     }
@@ -179,10 +141,10 @@ TEST(BinaryOpTest, ArithmeticOnEveryDtypeWithBroadcasting) {
     ExpectValues<T>(RunOk("Mul", {x, y}), {9, 8, 5, 18, 14, 8});
     ExpectValues<T>(RunOk("Maximum", {x, y}), {3, 4, 5, 6, 7, 8});
     ExpectValues<T>(RunOk("Minimum", {x, y}), {3, 2, 1, 3, 2, 1});
-    ExpectValues<T>(RunOk("Div", {x, Vec<T>({2})}),
+    ExpectValues<T>(RunOk("Div", {x, MakeTensor<T>({2})}),
                     std::is_integral_v<T> ? std::vector<double>{1, 2, 2, 3, 3, 4}
                                           : std::vector<double>{1.5, 2, 2.5, 3, 3.5, 4});
-    ExpectValues<T>(RunOk("FloorDiv", {Vec<T>({2}), y}), {0, 1, 2});
+    ExpectValues<T>(RunOk("FloorDiv", {MakeTensor<T>({2}), y}), {0, 1, 2});
     const Tensor scalar = Tensor::Scalar<T>(T(2));
     ExpectValues<T>(RunOk("Mul", {scalar, x}), {6, 8, 10, 12, 14, 16});
     ExpectValues<T>(RunOk("Sub", {x, scalar}), {1, 2, 3, 4, 5, 6});
@@ -203,8 +165,8 @@ TEST(BinaryOpTest, HalfAndBfloat16VectorsMatchAFloatReference) {
   auto check = [](auto zero, double rtol) {
     using T = decltype(zero);
     std::mt19937 rng(9);
-    const Tensor x = RandomTensor<T>(TensorShape({101}), &rng, -8, 8);
-    const Tensor y = RandomTensor<T>(TensorShape({101}), &rng, 0.5, 4);
+    const Tensor x = RandomQuarters<T>(TensorShape({101}), &rng, -8, 8);
+    const Tensor y = RandomQuarters<T>(TensorShape({101}), &rng, 0.5, 4);
     struct Case {
       const char* op;
       float (*f)(float, float);
@@ -235,10 +197,10 @@ TEST(BinaryOpTest, RandomBroadcastsMatchNaiveReference) {
   std::mt19937 rng(7);
   for (int iter = 0; iter < 150; ++iter) {
     auto [xs, ys] = RandomBroadcastShapes(&rng, 8);
-    const Tensor x = RandomTensor<float>(xs, &rng, -4, 4);
-    const Tensor y = RandomTensor<float>(ys, &rng, 0.5, 4);
-    const Tensor yi = Vec<int32_t>(std::vector<double>(ys.num_elements(), 3), ys);
-    const Tensor xi = RandomTensor<int32_t>(xs, &rng, -20, 20);
+    const Tensor x = RandomQuarters<float>(xs, &rng, -4, 4);
+    const Tensor y = RandomQuarters<float>(ys, &rng, 0.5, 4);
+    const Tensor yi = MakeTensor<int32_t>(std::vector<double>(ys.num_elements(), 3), ys);
+    const Tensor xi = RandomQuarters<int32_t>(xs, &rng, -20, 20);
     SCOPED_TRACE(xs.DebugString() + " vs " + ys.DebugString());
     std::string why;
     auto expect = [&](const char* op, const std::vector<Tensor>& in, const Tensor& want) {
@@ -264,14 +226,14 @@ TEST(BinaryOpTest, RandomBroadcastsMatchNaiveReference) {
 
 TEST(BinaryOpTest, LargeInputsUseThePoolAndStayCorrect) {
   std::mt19937 rng(3);
-  const Tensor x = RandomTensor<float>(TensorShape({60, 1, 700}), &rng, -3, 3);
-  const Tensor y = RandomTensor<float>(TensorShape({1, 50, 1}), &rng, -3, 3);
+  const Tensor x = RandomQuarters<float>(TensorShape({60, 1, 700}), &rng, -3, 3);
+  const Tensor y = RandomQuarters<float>(TensorShape({1, 50, 1}), &rng, -3, 3);
   std::string why;
   EXPECT_TRUE(AllClose(RunOk("Mul", {x, y}),
                        RefBinary<float, float>(x, y, std::multiplies<float>()), 0, 0, &why))
       << why;
-  const Tensor z = RandomTensor<float>(TensorShape({257, 130}), &rng, -3, 3);
-  const Tensor b = RandomTensor<float>(TensorShape({130}), &rng, -3, 3);
+  const Tensor z = RandomQuarters<float>(TensorShape({257, 130}), &rng, -3, 3);
+  const Tensor b = RandomQuarters<float>(TensorShape({130}), &rng, -3, 3);
   EXPECT_TRUE(AllClose(RunOk("Add", {z, b}),
                        RefBinary<float, float>(z, b, std::plus<float>()), 0, 0, &why))
       << why;
@@ -287,7 +249,7 @@ TEST(BinaryOpTest, LargeInputsUseThePoolAndStayCorrect) {
 TEST(BinaryOpTest, ComparisonsOnEveryRealDtype) {
   auto check = [](auto zero) {
     using T = decltype(zero);
-    const Tensor x = Vec<T>({1, 2, 3}), y = Vec<T>({2});
+    const Tensor x = MakeTensor<T>({1, 2, 3}), y = MakeTensor<T>({2});
     ExpectValues<bool>(RunOk("Less", {x, y}), {1, 0, 0});
     ExpectValues<bool>(RunOk("LessEqual", {x, y}), {1, 1, 0});
     ExpectValues<bool>(RunOk("Greater", {x, y}), {0, 0, 1});
@@ -308,11 +270,11 @@ TEST(BinaryOpTest, ComparisonsOnEveryRealDtype) {
   check(uint32_t{});
   check(uint64_t{});
   // Integer equality on full-width values and bool.
-  ExpectValues<bool>(RunOk("Equal", {Vec<int64_t>({-1, 1LL << 40}), Vec<int64_t>({-1, 1})}),
+  ExpectValues<bool>(RunOk("Equal", {MakeTensor<int64_t>({-1, 1LL << 40}), MakeTensor<int64_t>({-1, 1})}),
                      {1, 0});
   ExpectValues<bool>(
-      RunOk("NotEqual", {Vec<bool>({0, 1, 1}), Tensor::Scalar<bool>(true)}), {1, 0, 0});
-  ExpectValues<bool>(RunOk("Equal", {Vec<int8_t>({-128, 127}), Vec<int8_t>({-128, -128})}),
+      RunOk("NotEqual", {MakeTensor<bool>({0, 1, 1}), Tensor::Scalar<bool>(true)}), {1, 0, 0});
+  ExpectValues<bool>(RunOk("Equal", {MakeTensor<int8_t>({-128, 127}), MakeTensor<int8_t>({-128, -128})}),
                      {1, 0});
 }
 
@@ -345,13 +307,13 @@ TEST(BinaryOpTest, NanAndSignedZero) {
   ExpectValues<bool>(RunOk("NotEqual", {x, x}), {1, 0, 0});
   ExpectValues<bool>(RunOk("Less", {x, y}), {0, 0, 0});
   ExpectValues<bool>(RunOk("GreaterEqual", {x, y}), {0, 0, 1});
-  const Tensor h = Vec<half>({1, 2});
+  const Tensor h = MakeTensor<half>({1, 2});
   ExpectValues<half>(RunOk("Maximum", {h, Tensor::Scalar<half>(half(nan))}), {NAN, NAN});
 }
 
 TEST(BinaryOpTest, IntegerDivisionTruncatesOrFloors) {
-  const Tensor x = Vec<int32_t>({-7, 7, -7, 7, 0});
-  const Tensor y = Vec<int32_t>({2, 2, -2, -2, 3});
+  const Tensor x = MakeTensor<int32_t>({-7, 7, -7, 7, 0});
+  const Tensor y = MakeTensor<int32_t>({2, 2, -2, -2, 3});
   ExpectValues<int32_t>(RunOk("Div", {x, y}), {-3, 3, 3, -3, 0});
   ExpectValues<int32_t>(RunOk("FloorDiv", {x, y}), {-4, 3, 3, -4, 0});
   const int32_t min32 = std::numeric_limits<int32_t>::min();
@@ -359,71 +321,71 @@ TEST(BinaryOpTest, IntegerDivisionTruncatesOrFloors) {
   const Tensor neg1 = Tensor::Scalar<int32_t>(-1);
   ExpectValues<int32_t>(RunOk("Div", {m, neg1}), {double(min32), double(min32)});
   ExpectValues<int32_t>(RunOk("FloorDiv", {m, neg1}), {double(min32), double(min32)});
-  ExpectValues<int8_t>(RunOk("Div", {Vec<int8_t>({-128, 9}), Vec<int8_t>({-1})}), {-128, -9});
-  ExpectValues<int64_t>(RunOk("FloorDiv", {Vec<int64_t>({-1, 1}), Vec<int64_t>({5, -5})}),
+  ExpectValues<int8_t>(RunOk("Div", {MakeTensor<int8_t>({-128, 9}), MakeTensor<int8_t>({-1})}), {-128, -9});
+  ExpectValues<int64_t>(RunOk("FloorDiv", {MakeTensor<int64_t>({-1, 1}), MakeTensor<int64_t>({5, -5})}),
                         {-1, -1});
-  ExpectValues<uint8_t>(RunOk("FloorDiv", {Vec<uint8_t>({255, 7}), Vec<uint8_t>({2})}),
+  ExpectValues<uint8_t>(RunOk("FloorDiv", {MakeTensor<uint8_t>({255, 7}), MakeTensor<uint8_t>({2})}),
                         {127, 3});
-  ExpectValues<float>(RunOk("FloorDiv", {Vec<float>({-7.5, 7.5}), Vec<float>({2})}), {-4, 3});
-  ExpectValues<half>(RunOk("FloorDiv", {Vec<half>({-7.5, 7.5}), Vec<half>({2})}), {-4, 3});
-  ExpectValues<double>(RunOk("Div", {Vec<double>({1, -1}), Vec<double>({0})}),
+  ExpectValues<float>(RunOk("FloorDiv", {MakeTensor<float>({-7.5, 7.5}), MakeTensor<float>({2})}), {-4, 3});
+  ExpectValues<half>(RunOk("FloorDiv", {MakeTensor<half>({-7.5, 7.5}), MakeTensor<half>({2})}), {-4, 3});
+  ExpectValues<double>(RunOk("Div", {MakeTensor<double>({1, -1}), MakeTensor<double>({0})}),
                        {INFINITY, -INFINITY});
 }
 
 TEST(BinaryOpTest, IntegerDivisionByZeroFails) {
   for (const char* op : {"Div", "FloorDiv"}) {
-    auto out = RunOp(op, {}, {Vec<int32_t>({1, 2}), Vec<int32_t>({1, 0})});
+    auto out = RunOp(op, {}, {MakeTensor<int32_t>({1, 2}), MakeTensor<int32_t>({1, 0})});
     ASSERT_FALSE(out.ok()) << op;
     EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(out.status().message(), "Integer division by zero");
-    EXPECT_FALSE(RunOp(op, {}, {Vec<uint8_t>({1}), Vec<uint8_t>({0})}).ok());
+    EXPECT_FALSE(RunOp(op, {}, {MakeTensor<uint8_t>({1}), MakeTensor<uint8_t>({0})}).ok());
   }
   // Nothing to compute: no error.
-  auto empty = RunOp("Div", {}, {Tensor(DT_INT64, TensorShape({0, 2})), Vec<int64_t>({0, 1})});
+  auto empty = RunOp("Div", {}, {Tensor(DT_INT64, TensorShape({0, 2})), MakeTensor<int64_t>({0, 1})});
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_EQ((*empty)[0].shape(), TensorShape({0, 2}));
 }
 
 TEST(BinaryOpTest, PowOnIntegersAndFloats) {
-  ExpectValues<int32_t>(RunOk("Pow", {Vec<int32_t>({2, -3, 0, 5}), Vec<int32_t>({10, 3, 0, 1})}),
+  ExpectValues<int32_t>(RunOk("Pow", {MakeTensor<int32_t>({2, -3, 0, 5}), MakeTensor<int32_t>({10, 3, 0, 1})}),
                         {1024, -27, 1, 5});
-  ExpectValues<int8_t>(RunOk("Pow", {Vec<int8_t>({2, 3}), Vec<int8_t>({7})}), {-128, -117});
-  ExpectValues<int64_t>(RunOk("Pow", {Vec<int64_t>({3}), Vec<int64_t>({39})}),
+  ExpectValues<int8_t>(RunOk("Pow", {MakeTensor<int8_t>({2, 3}), MakeTensor<int8_t>({7})}), {-128, -117});
+  ExpectValues<int64_t>(RunOk("Pow", {MakeTensor<int64_t>({3}), MakeTensor<int64_t>({39})}),
                         {4052555153018976267.0});
-  auto out = RunOp("Pow", {}, {Vec<int16_t>({2}), Vec<int16_t>({-1})});
+  auto out = RunOp("Pow", {}, {MakeTensor<int16_t>({2}), MakeTensor<int16_t>({-1})});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().message(), "Integers to negative integer powers are not allowed");
-  ExpectValues<double>(RunOk("Pow", {Vec<double>({2, 4}), Vec<double>({-1, 0.5})}), {0.5, 2});
-  ExpectValues<bfloat16>(RunOk("Pow", {Vec<bfloat16>({2, 3}), Vec<bfloat16>({3})}), {8, 27});
+  ExpectValues<double>(RunOk("Pow", {MakeTensor<double>({2, 4}), MakeTensor<double>({-1, 0.5})}), {0.5, 2});
+  ExpectValues<bfloat16>(RunOk("Pow", {MakeTensor<bfloat16>({2, 3}), MakeTensor<bfloat16>({3})}), {8, 27});
 }
 
 TEST(BinaryOpTest, LogicalOps) {
-  const Tensor x = Vec<bool>({0, 1, 0, 1}, TensorShape({2, 2}));
-  const Tensor y = Vec<bool>({0, 1}, TensorShape({2, 1}));
+  const Tensor x = MakeTensor<bool>({0, 1, 0, 1}, TensorShape({2, 2}));
+  const Tensor y = MakeTensor<bool>({0, 1}, TensorShape({2, 1}));
   ExpectValues<bool>(RunOk("LogicalAnd", {x, y}), {0, 0, 0, 1});
   ExpectValues<bool>(RunOk("LogicalOr", {x, y}), {0, 1, 1, 1});
   ExpectValues<bool>(RunOk("LogicalOr", {x, Tensor::Scalar<bool>(true)}), {1, 1, 1, 1});
-  ExpectValues<bool>(RunOk("LogicalAnd", {Vec<bool>({1, 0, 1}), Vec<bool>({1, 1, 0})}),
+  ExpectValues<bool>(RunOk("LogicalAnd", {MakeTensor<bool>({1, 0, 1}), MakeTensor<bool>({1, 1, 0})}),
                      {1, 0, 0});
   ExpectValues<bool>(RunOk("LogicalNot", {x}), {1, 0, 1, 0});
 }
 
 TEST(BinaryOpTest, IncompatibleShapes) {
-  auto out = RunOp("Add", {}, {Vec<float>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3})),
-                               Vec<float>({1, 2, 3, 4})});
+  auto out = RunOp("Add", {}, {MakeTensor<float>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3})),
+                               MakeTensor<float>({1, 2, 3, 4})});
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(out.status().message(), "Incompatible shapes: [2,3] vs. [4]");
   // Greater runs swapped, but reports the shapes in the node's order.
-  auto g = RunOp("Greater", {}, {Vec<int32_t>({1, 2}), Vec<int32_t>({1, 2, 3})});
+  auto g = RunOp("Greater", {}, {MakeTensor<int32_t>({1, 2}), MakeTensor<int32_t>({1, 2, 3})});
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().message(), "Incompatible shapes: [2] vs. [3]");
-  EXPECT_FALSE(RunOp("Equal", {}, {Vec<int32_t>({1, 2}), Vec<int32_t>({1, 2, 3})}).ok());
+  EXPECT_FALSE(RunOp("Equal", {}, {MakeTensor<int32_t>({1, 2}), MakeTensor<int32_t>({1, 2, 3})}).ok());
 }
 
 TEST(BinaryOpTest, EqualityWithoutShapeErrorGivesAScalar) {
   const std::map<std::string, AttrValue> lax = {{"incompatible_shape_error", AttrB(false)}};
-  const Tensor x = Vec<float>({1, 2}), y = Vec<float>({1, 2, 3});
+  const Tensor x = MakeTensor<float>({1, 2}), y = MakeTensor<float>({1, 2, 3});
   auto eq = RunOp("Equal", lax, {x, y});
   ASSERT_TRUE(eq.ok()) << eq.status();
   EXPECT_EQ((*eq)[0].shape(), TensorShape({}));
@@ -432,11 +394,11 @@ TEST(BinaryOpTest, EqualityWithoutShapeErrorGivesAScalar) {
   ASSERT_TRUE(ne.ok()) << ne.status();
   ExpectValues<bool>((*ne)[0], {1});
   // Shapes that do broadcast still compare elementwise.
-  ExpectValues<bool>(RunOk("Equal", {x, Vec<float>({2})}, lax), {0, 1});
+  ExpectValues<bool>(RunOk("Equal", {x, MakeTensor<float>({2})}, lax), {0, 1});
 }
 
 TEST(BinaryOpTest, EmptyAndScalarShapes) {
-  Tensor e = RunOk("Add", {Tensor(DT_FLOAT, TensorShape({0, 3})), Vec<float>({1, 2, 3})});
+  Tensor e = RunOk("Add", {Tensor(DT_FLOAT, TensorShape({0, 3})), MakeTensor<float>({1, 2, 3})});
   EXPECT_EQ(e.shape(), TensorShape({0, 3}));
   Tensor e2 = RunOk("Less", {Tensor::Scalar<float>(1), Tensor(DT_FLOAT, TensorShape({2, 0}))});
   EXPECT_EQ(e2.shape(), TensorShape({2, 0}));
@@ -444,7 +406,7 @@ TEST(BinaryOpTest, EmptyAndScalarShapes) {
   Tensor s = RunOk("Sub", {Tensor::Scalar<int64_t>(5), Tensor::Scalar<int64_t>(7)});
   EXPECT_EQ(s.shape(), TensorShape({}));
   ExpectValues<int64_t>(s, {-2});
-  Tensor one = RunOk("Mul", {Vec<double>({3}, TensorShape({1, 1})), Tensor::Scalar<double>(2)});
+  Tensor one = RunOk("Mul", {MakeTensor<double>({3}, TensorShape({1, 1})), Tensor::Scalar<double>(2)});
   EXPECT_EQ(one.shape(), TensorShape({1, 1}));
   ExpectValues<double>(one, {6});
 }
@@ -455,8 +417,8 @@ TEST(BinaryOpTest, RanksBeyondEightAfterCollapsingAreUnimplemented) {
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kUnimplemented);
   // Rank 9 that collapses is fine.
-  const Tensor x = Vec<float>(std::vector<double>(512, 1), TensorShape({2, 2, 2, 2, 2, 2, 2, 2, 2}));
-  const Tensor y = Vec<float>({1, 2}, TensorShape({2, 1, 1, 1, 1, 1, 1, 1, 1}));
+  const Tensor x = MakeTensor<float>(std::vector<double>(512, 1), TensorShape({2, 2, 2, 2, 2, 2, 2, 2, 2}));
+  const Tensor y = MakeTensor<float>({1, 2}, TensorShape({2, 1, 1, 1, 1, 1, 1, 1, 1}));
   Tensor z = RunOk("Add", {x, y});
   std::string why;
   EXPECT_TRUE(AllClose(z, RefBinary<float, float>(x, y, std::plus<float>()), 0, 0, &why)) << why;
@@ -504,15 +466,15 @@ absl::StatusOr<Tensor> RunOwned(const std::string& op,
 
 TEST(ForwardingTest, OutputsReuseSoleOwnedInputs) {
   const auto t = [](DataType d) { return std::map<std::string, AttrValue>{{"T", AttrType(d)}}; };
-  Tensor x = Vec<float>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3}));
+  Tensor x = MakeTensor<float>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3}));
   const void* x_data = x.raw_data();
-  auto z = RunOwned("Sub", t(DT_FLOAT), Owned(std::move(x), Vec<float>({1, 2, 3})));
+  auto z = RunOwned("Sub", t(DT_FLOAT), Owned(std::move(x), MakeTensor<float>({1, 2, 3})));
   ASSERT_TRUE(z.ok()) << z.status();
   EXPECT_EQ(z->raw_data(), x_data);
   ExpectValues<float>(*z, {0, 0, 0, 3, 3, 3});
 
   // Input 1 has the output's shape: it is reused, computing 10 - y.
-  Tensor y = Vec<int32_t>({1, 2, 3, 4}, TensorShape({2, 2}));
+  Tensor y = MakeTensor<int32_t>({1, 2, 3, 4}, TensorShape({2, 2}));
   const void* y_data = y.raw_data();
   auto w = RunOwned("Sub", t(DT_INT32), Owned(Tensor::Scalar<int32_t>(10), std::move(y)));
   ASSERT_TRUE(w.ok()) << w.status();
@@ -520,11 +482,11 @@ TEST(ForwardingTest, OutputsReuseSoleOwnedInputs) {
   ExpectValues<int32_t>(*w, {9, 8, 7, 6});
 
   // Greater(x, y) runs as Less(y, x): the bool output cannot reuse x.
-  auto g = RunOwned("Greater", t(DT_FLOAT), Owned(Vec<float>({1, 5}), Vec<float>({2})));
+  auto g = RunOwned("Greater", t(DT_FLOAT), Owned(MakeTensor<float>({1, 5}), MakeTensor<float>({2})));
   ASSERT_TRUE(g.ok()) << g.status();
   ExpectValues<bool>(*g, {0, 1});
 
-  Tensor u = Vec<double>({0, 1});
+  Tensor u = MakeTensor<double>({0, 1});
   const void* u_data = u.raw_data();
   auto e = RunOwned("Exp", t(DT_DOUBLE), Owned(std::move(u)));
   ASSERT_TRUE(e.ok()) << e.status();
@@ -532,8 +494,8 @@ TEST(ForwardingTest, OutputsReuseSoleOwnedInputs) {
   ExpectValues<double>(*e, {1, std::exp(1.0)});
 
   // AddN reuses the one input nobody else holds.
-  const Tensor held = Vec<float>({1, 1});
-  Tensor free = Vec<float>({5, 6});
+  const Tensor held = MakeTensor<float>({1, 1});
+  Tensor free = MakeTensor<float>({5, 6});
   const void* free_data = free.raw_data();
   auto attrs = t(DT_FLOAT);
   attrs["N"] = AttrI(3);

@@ -17,18 +17,13 @@ namespace {
 using testing::AllClose;
 using testing::AttrB;
 using testing::AttrType;
+using testing::ExpectError;
+using testing::ExpectValues;
+using testing::MakeTensor;
+using testing::RandomQuarters;
+using testing::RunOk;
 using testing::RunOp;
 
-template <typename T>
-Tensor Vec(const std::vector<double>& v, const TensorShape& shape) {
-  std::vector<T> t;
-  for (double x : v) t.push_back(static_cast<T>(x));
-  return Tensor::FromVector<T>(t, shape);
-}
-template <typename T>
-Tensor Vec(const std::vector<double>& v) {
-  return Vec<T>(v, TensorShape({static_cast<int64_t>(v.size())}));
-}
 Tensor Bools(const std::vector<int>& v, const TensorShape& shape) {
   std::vector<bool> b(v.begin(), v.end());
   Tensor t(DT_BOOL, shape);
@@ -37,44 +32,6 @@ Tensor Bools(const std::vector<int>& v, const TensorShape& shape) {
 }
 Tensor Bools(const std::vector<int>& v) {
   return Bools(v, TensorShape({static_cast<int64_t>(v.size())}));
-}
-
-template <typename T>
-void ExpectValues(const Tensor& t, const std::vector<double>& want) {
-  ASSERT_EQ(t.dtype(), DataTypeToEnum<T>::value);
-  ASSERT_EQ(t.NumElements(), static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double got = static_cast<double>(t.flat<T>()[i]);
-    if (std::isnan(want[i])) {
-      EXPECT_TRUE(std::isnan(got)) << "element " << i;
-    } else {
-      EXPECT_EQ(got, want[i]) << "element " << i << " of " << t.DebugString();
-    }
-  }
-}
-
-Tensor RunOk(const std::string& op, const std::vector<Tensor>& inputs,
-             const std::map<std::string, AttrValue>& attrs = {}) {
-  auto out = RunOp(op, attrs, inputs);
-  EXPECT_TRUE(out.ok()) << op << ": " << out.status();
-  return out.ok() ? (*out)[0] : Tensor();
-}
-
-void ExpectError(const absl::StatusOr<std::vector<Tensor>>& out,
-                 absl::StatusCode code, const std::string& message) {
-  ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.status().code(), code) << out.status();
-  EXPECT_NE(std::string(out.status().message()).find(message), std::string::npos)
-      << out.status();
-}
-
-template <typename T>
-Tensor RandomTensor(const TensorShape& shape, std::mt19937* rng, double lo,
-                    double hi) {
-  Tensor t(DataTypeToEnum<T>::value, shape);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  for (auto& v : t.flat<T>()) v = static_cast<T>(std::round(dist(*rng) * 4) / 4);
-  return t;
 }
 
 // c ? t : e, NumPy-broadcast over all three, one element at a time.
@@ -137,7 +94,7 @@ void CheckUnaryFloat(double rtol) {
     std::vector<double> want;
     for (double x : in) want.push_back(c.f(static_cast<double>(static_cast<T>(x))));
     std::string why;
-    EXPECT_TRUE(AllClose(RunOk(c.op, {Vec<T>(in)}), Vec<T>(want), rtol, 1e-6, &why))
+    EXPECT_TRUE(AllClose(RunOk(c.op, {MakeTensor<T>(in)}), MakeTensor<T>(want), rtol, 1e-6, &why))
         << c.op << " " << DataTypeString(DataTypeToEnum<T>::value) << ": " << why;
   }
 }
@@ -150,21 +107,21 @@ TEST(UnaryOpTest, FloatingOpsMatchTheStandardLibrary) {
 }
 
 TEST(UnaryOpTest, SpecialValues) {
-  ExpectValues<float>(RunOk("Sqrt", {Vec<float>({-1, 0, INFINITY})}), {NAN, 0, INFINITY});
-  ExpectValues<float>(RunOk("Log", {Vec<float>({0, -1})}), {-INFINITY, NAN});
-  ExpectValues<float>(RunOk("Rsqrt", {Vec<float>({0})}), {INFINITY});
+  ExpectValues<float>(RunOk("Sqrt", {MakeTensor<float>({-1, 0, INFINITY})}), {NAN, 0, INFINITY});
+  ExpectValues<float>(RunOk("Log", {MakeTensor<float>({0, -1})}), {-INFINITY, NAN});
+  ExpectValues<float>(RunOk("Rsqrt", {MakeTensor<float>({0})}), {INFINITY});
   // Eigen (and so TensorFlow) saturate these through clamped approximations.
   std::string why;
-  EXPECT_TRUE(AllClose(RunOk("Sigmoid", {Vec<float>({-1000, 1000})}), Vec<float>({0, 1}),
+  EXPECT_TRUE(AllClose(RunOk("Sigmoid", {MakeTensor<float>({-1000, 1000})}), MakeTensor<float>({0, 1}),
                        1e-6, 1e-7, &why)) << why;
-  EXPECT_TRUE(AllClose(RunOk("Tanh", {Vec<float>({-1000, 1000})}), Vec<float>({-1, 1}),
+  EXPECT_TRUE(AllClose(RunOk("Tanh", {MakeTensor<float>({-1000, 1000})}), MakeTensor<float>({-1, 1}),
                        1e-6, 1e-7, &why)) << why;
 }
 
 TEST(UnaryOpTest, IntegerAndBoolOps) {
   auto check = [](auto zero) {
     using T = decltype(zero);
-    const Tensor x = Vec<T>({-3, 0, 5});
+    const Tensor x = MakeTensor<T>({-3, 0, 5});
     ExpectValues<T>(RunOk("Neg", {x}), {3, 0, -5});
     ExpectValues<T>(RunOk("Abs", {x}), {3, 0, 5});
     ExpectValues<T>(RunOk("Square", {x}), {9, 0, 25});
@@ -173,7 +130,7 @@ TEST(UnaryOpTest, IntegerAndBoolOps) {
   check(int16_t{});
   check(int32_t{});
   check(int64_t{});
-  ExpectValues<uint8_t>(RunOk("Square", {Vec<uint8_t>({3, 16})}), {9, 0});
+  ExpectValues<uint8_t>(RunOk("Square", {MakeTensor<uint8_t>({3, 16})}), {9, 0});
 }
 
 TEST(UnaryOpTest, EmptyScalarAndLarge) {
@@ -183,7 +140,7 @@ TEST(UnaryOpTest, EmptyScalarAndLarge) {
   EXPECT_EQ(s.shape(), TensorShape({}));
   ExpectValues<double>(s, {-2});
   std::mt19937 rng(1);
-  const Tensor x = RandomTensor<float>(TensorShape({200, 300}), &rng, -5, 5);
+  const Tensor x = RandomQuarters<float>(TensorShape({200, 300}), &rng, -5, 5);
   Tensor y = RunOk("Tanh", {x});
   ASSERT_EQ(y.shape(), x.shape());
   for (int64_t i = 0; i < x.NumElements(); i += 97) {
@@ -196,8 +153,8 @@ TEST(UnaryOpTest, EmptyScalarAndLarge) {
 TEST(AddNTest, SumsEveryDtype) {
   auto check = [](auto zero) {
     using T = decltype(zero);
-    const Tensor a = Vec<T>({1, 2, 3, 4}, TensorShape({2, 2}));
-    const Tensor b = Vec<T>({10, 20, 30, 40}, TensorShape({2, 2}));
+    const Tensor a = MakeTensor<T>({1, 2, 3, 4}, TensorShape({2, 2}));
+    const Tensor b = MakeTensor<T>({10, 20, 30, 40}, TensorShape({2, 2}));
     ExpectValues<T>(RunOk("AddN", {a, b}), {11, 22, 33, 44});
     ExpectValues<T>(RunOk("AddN", {a, b, a}), {12, 24, 36, 48});
     ExpectValues<T>(RunOk("AddN", {a, a, a, a, b}), {14, 28, 42, 56});
@@ -214,10 +171,10 @@ TEST(AddNTest, SumsEveryDtype) {
 }
 
 TEST(AddNTest, OneInputPassesThroughAndShapesMustMatch) {
-  const Tensor a = Vec<float>({1, 2});
+  const Tensor a = MakeTensor<float>({1, 2});
   Tensor one = RunOk("AddN", {a});
   EXPECT_TRUE(one.SharesBufferWith(a));
-  auto bad = RunOp("AddN", {}, {a, a, Vec<float>({1, 2, 3})});
+  auto bad = RunOp("AddN", {}, {a, a, MakeTensor<float>({1, 2, 3})});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
             "Inputs to operation test_node of type AddN must have the same size "
@@ -226,7 +183,7 @@ TEST(AddNTest, OneInputPassesThroughAndShapesMustMatch) {
   EXPECT_EQ(empty.shape(), TensorShape({0}));
   std::mt19937 rng(5);
   std::vector<Tensor> many;
-  for (int i = 0; i < 7; ++i) many.push_back(RandomTensor<double>(TensorShape({40000}), &rng, -9, 9));
+  for (int i = 0; i < 7; ++i) many.push_back(RandomQuarters<double>(TensorShape({40000}), &rng, -9, 9));
   Tensor sum = RunOk("AddN", many);
   for (int64_t j = 0; j < 40000; j += 101) {
     double want = 0;
@@ -238,18 +195,18 @@ TEST(AddNTest, OneInputPassesThroughAndShapesMustMatch) {
 // --- Select ---
 
 TEST(SelectTest, ScalarConditionPicksAWholeInput) {
-  const Tensor t = Vec<float>({1, 2, 3}), e = Vec<float>({4, 5, 6});
+  const Tensor t = MakeTensor<float>({1, 2, 3}), e = MakeTensor<float>({4, 5, 6});
   Tensor yes = RunOk("Select", {Tensor::Scalar<bool>(true), t, e});
   EXPECT_TRUE(yes.SharesBufferWith(t));
   ExpectValues<float>(RunOk("Select", {Tensor::Scalar<bool>(false), t, e}), {4, 5, 6});
-  ExpectError(RunOp("Select", {}, {Tensor::Scalar<bool>(true), t, Vec<float>({1})}),
+  ExpectError(RunOp("Select", {}, {Tensor::Scalar<bool>(true), t, MakeTensor<float>({1})}),
               absl::StatusCode::kInvalidArgument,
               "'then' and 'else' must have the same size.  but received: [3] vs. [1]");
 }
 
 TEST(SelectTest, VectorConditionPicksRows) {
-  const Tensor t = Vec<int32_t>({1, 2, 3, 4, 5, 6}, TensorShape({3, 2}));
-  const Tensor e = Vec<int32_t>({-1, -2, -3, -4, -5, -6}, TensorShape({3, 2}));
+  const Tensor t = MakeTensor<int32_t>({1, 2, 3, 4, 5, 6}, TensorShape({3, 2}));
+  const Tensor e = MakeTensor<int32_t>({-1, -2, -3, -4, -5, -6}, TensorShape({3, 2}));
   Tensor out = RunOk("Select", {Bools({1, 0, 1}), t, e});
   EXPECT_EQ(out.shape(), TensorShape({3, 2}));
   ExpectValues<int32_t>(out, {1, 2, -3, -4, 5, 6});
@@ -259,7 +216,7 @@ TEST(SelectTest, VectorConditionPicksRows) {
                                    Tensor::Scalar<int32_t>(2)}),
               absl::StatusCode::kInvalidArgument,
               "'then' must be at least a vector, but saw shape: []");
-  ExpectError(RunOp("Select", {}, {Bools({1, 0, 1}), t, Vec<int32_t>({1, 2, 3}, TensorShape({3, 1}))}),
+  ExpectError(RunOp("Select", {}, {Bools({1, 0, 1}), t, MakeTensor<int32_t>({1, 2, 3}, TensorShape({3, 1}))}),
               absl::StatusCode::kInvalidArgument, "'then' and 'else' must have the same size");
   // Rows of a rank-3 input, and enough of them to use the pool.
   std::vector<int> rows(1000);
@@ -278,14 +235,14 @@ TEST(SelectTest, VectorConditionPicksRows) {
 
 TEST(SelectTest, ElementwiseConditionNeedsTheSameShape) {
   const Tensor c = Bools({1, 0, 0, 1}, TensorShape({2, 2}));
-  const Tensor t = Vec<double>({1, 2, 3, 4}, TensorShape({2, 2}));
-  const Tensor e = Vec<double>({5, 6, 7, 8}, TensorShape({2, 2}));
+  const Tensor t = MakeTensor<double>({1, 2, 3, 4}, TensorShape({2, 2}));
+  const Tensor e = MakeTensor<double>({5, 6, 7, 8}, TensorShape({2, 2}));
   ExpectValues<double>(RunOk("Select", {c, t, e}), {1, 6, 7, 4});
   // A vector condition with vector inputs is elementwise too.
-  ExpectValues<double>(RunOk("Select", {Bools({0, 1}), Vec<double>({1, 2}), Vec<double>({3, 4})}),
+  ExpectValues<double>(RunOk("Select", {Bools({0, 1}), MakeTensor<double>({1, 2}), MakeTensor<double>({3, 4})}),
                        {3, 2});
-  ExpectError(RunOp("Select", {}, {c, Vec<double>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3})),
-                                   Vec<double>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3}))}),
+  ExpectError(RunOp("Select", {}, {c, MakeTensor<double>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3})),
+                                   MakeTensor<double>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3}))}),
               absl::StatusCode::kInvalidArgument,
               "Inputs to operation test_node of type Select must have the same size and "
               "shape.  Input 0: [2,2] != input 1: [2,3]");
@@ -298,8 +255,8 @@ TEST(SelectTest, EveryDtype) {
   const Tensor c = Bools({1, 0, 1});
   auto check = [&](auto zero) {
     using T = decltype(zero);
-    ExpectValues<T>(RunOk("Select", {c, Vec<T>({1, 2, 3}), Vec<T>({7, 8, 9})}), {1, 8, 3});
-    ExpectValues<T>(RunOk("SelectV2", {c, Vec<T>({1, 2, 3}), Vec<T>({9})}), {1, 9, 3});
+    ExpectValues<T>(RunOk("Select", {c, MakeTensor<T>({1, 2, 3}), MakeTensor<T>({7, 8, 9})}), {1, 8, 3});
+    ExpectValues<T>(RunOk("SelectV2", {c, MakeTensor<T>({1, 2, 3}), MakeTensor<T>({9})}), {1, 9, 3});
   };
   check(float{});
   check(double{});
@@ -388,14 +345,14 @@ TEST(SelectV2Test, LargeBroadcastsOfStringsAndFloats) {
 }
 
 TEST(SelectV2Test, ErrorsEmptyAndScalars) {
-  ExpectError(RunOp("SelectV2", {}, {Bools({1, 0}), Vec<float>({1, 2, 3}), Vec<float>({1})}),
+  ExpectError(RunOp("SelectV2", {}, {Bools({1, 0}), MakeTensor<float>({1, 2, 3}), MakeTensor<float>({1})}),
               absl::StatusCode::kInvalidArgument,
               "condition [2], then [3], and else [1] must be broadcastable");
   Tensor s = RunOk("SelectV2", {Tensor::Scalar<bool>(false), Tensor::Scalar<int32_t>(1),
                                 Tensor::Scalar<int32_t>(2)});
   EXPECT_EQ(s.shape(), TensorShape({}));
   ExpectValues<int32_t>(s, {2});
-  Tensor empty = RunOk("SelectV2", {Bools({}, TensorShape({0, 1})), Vec<float>({1, 2}),
+  Tensor empty = RunOk("SelectV2", {Bools({}, TensorShape({0, 1})), MakeTensor<float>({1, 2}),
                                     Tensor::Scalar<float>(0)});
   EXPECT_EQ(empty.shape(), TensorShape({0, 2}));
   const TensorShape a({2, 1, 2, 1, 2, 1, 2, 1, 2}), b({1, 2, 1, 2, 1, 2, 1, 2, 1});
@@ -439,7 +396,7 @@ TEST(CastTest, EveryPairConvertsSmallValues) {
       for (double x : v) want.push_back(std::is_same_v<Dst, bool> ? (x != 0) : x);
       SCOPED_TRACE(DataTypeString(DataTypeToEnum<From>::value) + " -> " +
                    DataTypeString(DataTypeToEnum<Dst>::value));
-      ExpectValues<Dst>(RunOk("Cast", {Vec<From>(v, TensorShape({2, 2}))},
+      ExpectValues<Dst>(RunOk("Cast", {MakeTensor<From>(v, TensorShape({2, 2}))},
                               To(DataTypeToEnum<Dst>::value)),
                         want);
       ++pairs;
@@ -449,43 +406,43 @@ TEST(CastTest, EveryPairConvertsSmallValues) {
 }
 
 TEST(CastTest, FloatingToIntegerTruncatesTowardZero) {
-  const Tensor x = Vec<float>({-2.7, 2.7, -0.5, 127.9});
+  const Tensor x = MakeTensor<float>({-2.7, 2.7, -0.5, 127.9});
   ExpectValues<int8_t>(RunOk("Cast", {x}, To(DT_INT8)), {-2, 2, 0, 127});
   ExpectValues<int32_t>(RunOk("Cast", {x}, To(DT_INT32)), {-2, 2, 0, 127});
-  ExpectValues<int64_t>(RunOk("Cast", {Vec<double>({-1e12 - 0.5, 3.99})}, To(DT_INT64)),
+  ExpectValues<int64_t>(RunOk("Cast", {MakeTensor<double>({-1e12 - 0.5, 3.99})}, To(DT_INT64)),
                         {-1e12, 3});
-  ExpectValues<uint8_t>(RunOk("Cast", {Vec<half>({2.75, 255})}, To(DT_UINT8)), {2, 255});
-  ExpectValues<int16_t>(RunOk("Cast", {Vec<bfloat16>({-3.5, 96})}, To(DT_INT16)), {-3, 96});
+  ExpectValues<uint8_t>(RunOk("Cast", {MakeTensor<half>({2.75, 255})}, To(DT_UINT8)), {2, 255});
+  ExpectValues<int16_t>(RunOk("Cast", {MakeTensor<bfloat16>({-3.5, 96})}, To(DT_INT16)), {-3, 96});
 }
 
 TEST(CastTest, ToAndFromBool) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const Tensor x = Tensor::FromVector<float>({0.f, -0.f, 0.5f, nan, -INFINITY});
   ExpectValues<bool>(RunOk("Cast", {x}, To(DT_BOOL)), {0, 0, 1, 1, 1});
-  ExpectValues<bool>(RunOk("Cast", {Vec<half>({0, 0.001, -2})}, To(DT_BOOL)), {0, 1, 1});
-  ExpectValues<bool>(RunOk("Cast", {Vec<int64_t>({0, -1, 1LL << 40})}, To(DT_BOOL)), {0, 1, 1});
+  ExpectValues<bool>(RunOk("Cast", {MakeTensor<half>({0, 0.001, -2})}, To(DT_BOOL)), {0, 1, 1});
+  ExpectValues<bool>(RunOk("Cast", {MakeTensor<int64_t>({0, -1, 1LL << 40})}, To(DT_BOOL)), {0, 1, 1});
   ExpectValues<bfloat16>(RunOk("Cast", {Bools({1, 0})}, To(DT_BFLOAT16)), {1, 0});
 }
 
 TEST(CastTest, RoundsToNearestUnlessTruncateIsSet) {
   const double f32_ulp = std::ldexp(1.0, -23), f16_ulp = std::ldexp(1.0, -10),
                bf16_ulp = std::ldexp(1.0, -7);
-  const Tensor d = Vec<double>({1 + 0.75 * f32_ulp, -(1 + 0.75 * f32_ulp), NAN});
+  const Tensor d = MakeTensor<double>({1 + 0.75 * f32_ulp, -(1 + 0.75 * f32_ulp), NAN});
   ExpectValues<float>(RunOk("Cast", {d}, To(DT_FLOAT)), {1 + f32_ulp, -(1 + f32_ulp), NAN});
   ExpectValues<float>(RunOk("Cast", {d}, To(DT_FLOAT, true)), {1, -1, NAN});
-  const Tensor h = Vec<float>({1 + 0.75 * f16_ulp, 3});
+  const Tensor h = MakeTensor<float>({1 + 0.75 * f16_ulp, 3});
   ExpectValues<half>(RunOk("Cast", {h}, To(DT_HALF)), {1 + f16_ulp, 3});
   ExpectValues<half>(RunOk("Cast", {h}, To(DT_HALF, true)), {1, 3});
-  ExpectValues<half>(RunOk("Cast", {Vec<double>({1 + 0.75 * f16_ulp})}, To(DT_HALF, true)), {1});
-  const Tensor b = Vec<float>({1 + 0.75 * bf16_ulp, -(1 + 0.75 * bf16_ulp)});
+  ExpectValues<half>(RunOk("Cast", {MakeTensor<double>({1 + 0.75 * f16_ulp})}, To(DT_HALF, true)), {1});
+  const Tensor b = MakeTensor<float>({1 + 0.75 * bf16_ulp, -(1 + 0.75 * bf16_ulp)});
   ExpectValues<bfloat16>(RunOk("Cast", {b}, To(DT_BFLOAT16)), {1 + bf16_ulp, -(1 + bf16_ulp)});
   ExpectValues<bfloat16>(RunOk("Cast", {b}, To(DT_BFLOAT16, true)), {1, -1});
   // Truncate leaves other pairs alone.
-  ExpectValues<float>(RunOk("Cast", {Vec<int32_t>({16777217})}, To(DT_FLOAT, true)), {16777216});
+  ExpectValues<float>(RunOk("Cast", {MakeTensor<int32_t>({16777217})}, To(DT_FLOAT, true)), {16777216});
 }
 
 TEST(CastTest, SameTypePassesThroughAndUnsupportedPairsFail) {
-  const Tensor x = Vec<float>({1, 2});
+  const Tensor x = MakeTensor<float>({1, 2});
   EXPECT_TRUE(RunOk("Cast", {x}, To(DT_FLOAT)).SharesBufferWith(x));
   const Tensor s = Tensor::FromVector<std::string>({"a"});
   EXPECT_EQ(RunOk("Cast", {s}, To(DT_STRING)).flat<std::string>()[0], "a");

@@ -20,34 +20,13 @@ namespace {
 
 using ::graphrun::testing::AttrInts;
 using ::graphrun::testing::AttrS;
+using ::graphrun::testing::ExpectTensorNear;
+using ::graphrun::testing::FirstTestInput;
+using ::graphrun::testing::MakeTensor;
+using ::graphrun::testing::NumElementsOf;
 using ::graphrun::testing::RunOp;
+using ::graphrun::testing::SecondTestInput;
 using ::testing::HasSubstr;
-
-// The inputs the expected values were computed from (exact multiples of
-// 1/4).
-std::vector<double> FirstInput(int64_t n) {
-  std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = ((i * 7 + 3) % 11) / 4.0 - 1.25;
-  return v;
-}
-std::vector<double> SecondInput(int64_t n) {
-  std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = ((i * 5 + 1) % 13) / 4.0 - 1.5;
-  return v;
-}
-
-int64_t NumElements(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
-template <typename T>
-Tensor Make(const std::vector<double>& values, const std::vector<int64_t>& dims) {
-  std::vector<T> v;
-  for (double x : values) v.push_back(static_cast<T>(x));
-  return Tensor::FromVector(v, *TensorShape::FromDims(dims));
-}
 
 // NHWC values as NCHW, and back.
 std::vector<double> ToNchw(const std::vector<double>& v,
@@ -110,7 +89,7 @@ void CheckCases(bool nchw, double tolerance) {
     SCOPED_TRACE(::testing::Message() << "input " << c.input[1] << "x"
                                       << c.input[2] << " padding " << c.padding
                                       << (nchw ? " NCHW" : " NHWC"));
-    std::vector<double> in = FirstInput(NumElements(c.input));
+    std::vector<double> in = FirstTestInput(NumElementsOf(c.input));
     std::vector<int64_t> in_dims = c.input, out_dims = c.out;
     std::vector<double> want = c.expected;
     if (nchw) {
@@ -120,16 +99,12 @@ void CheckCases(bool nchw, double tolerance) {
       out_dims = {c.out[0], c.out[3], c.out[1], c.out[2]};
     }
     auto out = RunOp("DepthwiseConv2dNative", Attrs(c, nchw),
-                     {Make<T>(in, in_dims),
-                      Make<T>(SecondInput(NumElements(c.filter)), c.filter)});
+                     {MakeTensor<T>(in, in_dims),
+                      MakeTensor<T>(SecondTestInput(NumElementsOf(c.filter)), c.filter)});
     ASSERT_TRUE(out.ok()) << out.status();
     const Tensor& y = (*out)[0];
     ASSERT_EQ(y.shape(), *TensorShape::FromDims(out_dims));
-    for (int64_t i = 0; i < y.NumElements(); ++i) {
-      EXPECT_NEAR(static_cast<double>(y.flat<T>()[i]), want[i],
-                  tolerance * (1 + std::abs(want[i])))
-          << "element " << i;
-    }
+    ExpectTensorNear<T>(y, want, tolerance);
   }
 }
 
@@ -162,7 +137,7 @@ std::vector<double> Naive(const std::vector<double>& in,
   const int64_t oh = window(id[1], fd[0], &pt), ow = window(id[2], fd[1], &pl);
   const int64_t m = fd[3];
   *od = {id[0], oh, ow, id[3] * m};
-  std::vector<double> out(NumElements(*od), 0.0);
+  std::vector<double> out(NumElementsOf(*od), 0.0);
   for (int64_t b = 0; b < id[0]; ++b)
     for (int64_t y = 0; y < oh; ++y)
       for (int64_t x = 0; x < ow; ++x)
@@ -198,7 +173,7 @@ TEST(DepthwiseConvTest, MobileNetSizedInputsMatchDirectLoop) {
   std::uniform_real_distribution<double> dist(-1, 1);
   for (const Big& big : bigs) {
     SCOPED_TRACE(::testing::Message() << "depth " << big.input[3]);
-    std::vector<double> in(NumElements(big.input)), f(NumElements(big.filter));
+    std::vector<double> in(NumElementsOf(big.input)), f(NumElementsOf(big.filter));
     for (double& v : in) v = static_cast<float>(dist(gen));
     for (double& v : f) v = static_cast<float>(dist(gen));
     std::vector<int64_t> od;
@@ -209,7 +184,7 @@ TEST(DepthwiseConvTest, MobileNetSizedInputsMatchDirectLoop) {
         {{"strides", AttrInts({1, big.stride, big.stride, 1})},
          {"dilations", AttrInts({1, big.dilation, big.dilation, 1})},
          {"padding", AttrS(big.same ? "SAME" : "VALID")}},
-        {Make<float>(in, big.input), Make<float>(f, big.filter)});
+        {MakeTensor<float>(in, big.input), MakeTensor<float>(f, big.filter)});
     ASSERT_TRUE(out.ok()) << out.status();
     ASSERT_EQ((*out)[0].shape(), *TensorShape::FromDims(od));
     for (int64_t i = 0; i < (*out)[0].NumElements(); ++i) {
@@ -219,8 +194,8 @@ TEST(DepthwiseConvTest, MobileNetSizedInputsMatchDirectLoop) {
 }
 
 TEST(DepthwiseConvTest, Errors) {
-  const Tensor in = Make<float>(FirstInput(32), {1, 4, 4, 2});
-  const Tensor f = Make<float>(SecondInput(27), {3, 3, 3, 1});
+  const Tensor in = MakeTensor<float>(FirstTestInput(32), {1, 4, 4, 2});
+  const Tensor f = MakeTensor<float>(SecondTestInput(27), {3, 3, 3, 1});
   auto run = [&](std::map<std::string, AttrValue> attrs, const Tensor& filter) {
     attrs.emplace("strides", AttrInts({1, 1, 1, 1}));
     attrs.emplace("padding", AttrS("SAME"));
@@ -229,7 +204,7 @@ TEST(DepthwiseConvTest, Errors) {
   absl::Status s = run({}, f);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("input and filter must have the same depth"));
-  const Tensor good = Make<float>(SecondInput(18), {3, 3, 2, 1});
+  const Tensor good = MakeTensor<float>(SecondTestInput(18), {3, 3, 2, 1});
   s = run({{"strides", AttrInts({1, 1, 1})}}, good);
   EXPECT_THAT(s.message(), HasSubstr("strides field must specify 4"));
   s = run({{"strides", AttrInts({2, 1, 1, 1})}}, good);
@@ -240,7 +215,7 @@ TEST(DepthwiseConvTest, Errors) {
   EXPECT_THAT(s.message(), HasSubstr("must be empty"));
   s = RunOp("DepthwiseConv2dNative",
             {{"strides", AttrInts({1, 1, 1, 1})}, {"padding", AttrS("VALID")}},
-            {in, Make<float>(SecondInput(72), {6, 6, 2, 1})})
+            {in, MakeTensor<float>(SecondTestInput(72), {6, 6, 2, 1})})
           .status();
   EXPECT_THAT(s.message(), HasSubstr("negative"));
 }

@@ -21,34 +21,13 @@ namespace {
 
 using ::graphrun::testing::AllClose;
 using ::graphrun::testing::AttrS;
+using ::graphrun::testing::ExpectTensorNear;
+using ::graphrun::testing::FirstTestInput;
+using ::graphrun::testing::MakeTensor;
+using ::graphrun::testing::NumElementsOf;
 using ::graphrun::testing::RunOp;
+using ::graphrun::testing::SecondTestInput;
 using ::testing::HasSubstr;
-
-// The inputs the expected values were computed from: exact multiples of
-// 1/4, so every product and sum is exact in float and half.
-std::vector<float> FirstInput(int64_t n) {
-  std::vector<float> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = ((i * 7 + 3) % 11) / 4.0f - 1.25f;
-  return v;
-}
-std::vector<float> SecondInput(int64_t n) {
-  std::vector<float> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = ((i * 5 + 1) % 13) / 4.0f - 1.5f;
-  return v;
-}
-
-int64_t NumElements(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
-template <typename T>
-Tensor Make(const std::vector<float>& values, const std::vector<int64_t>& dims) {
-  std::vector<T> v;
-  for (float x : values) v.push_back(static_cast<T>(x));
-  return Tensor::FromVector(v, *TensorShape::FromDims(dims));
-}
 
 struct Case {
   std::string equation;
@@ -133,20 +112,15 @@ template <typename T>
 void CheckCases(double tolerance) {
   for (const Case& c : Cases()) {
     SCOPED_TRACE(c.equation);
-    std::vector<Tensor> inputs = {Make<T>(FirstInput(NumElements(c.a)), c.a)};
+    std::vector<Tensor> inputs = {MakeTensor<T>(FirstTestInput(NumElementsOf(c.a)), c.a)};
     if (c.num_inputs == 2) {
-      inputs.push_back(Make<T>(SecondInput(NumElements(c.b)), c.b));
+      inputs.push_back(MakeTensor<T>(SecondTestInput(NumElementsOf(c.b)), c.b));
     }
     auto out = RunOp("Einsum", {{"equation", AttrS(c.equation)}}, inputs);
     ASSERT_TRUE(out.ok()) << out.status();
     const Tensor& y = (*out)[0];
     ASSERT_EQ(y.shape(), *TensorShape::FromDims(c.out));
-    ASSERT_EQ(y.NumElements(), static_cast<int64_t>(c.expected.size()));
-    for (int64_t i = 0; i < y.NumElements(); ++i) {
-      EXPECT_NEAR(static_cast<double>(y.flat<T>()[i]), c.expected[i],
-                  tolerance * (1 + std::abs(c.expected[i])))
-          << "element " << i;
-    }
+    ExpectTensorNear<T>(y, c.expected, tolerance);
   }
 }
 
@@ -178,7 +152,7 @@ std::vector<double> NaiveEinsum(const std::string& equation,
   for (const auto& [l, n] : size) labels.push_back(l);
   out_dims->clear();
   for (char l : out) out_dims->push_back(size[l]);
-  std::vector<double> result(NumElements(*out_dims), 0.0);
+  std::vector<double> result(NumElementsOf(*out_dims), 0.0);
   std::map<char, int64_t> at;
   for (char l : labels) at[l] = 0;
   while (true) {
@@ -226,12 +200,11 @@ TEST(EinsumTest, AttentionSizedInputsMatchDirectSum) {
     std::vector<Tensor> inputs;
     std::vector<std::vector<double>> data;
     for (const auto& dims : big.dims) {
-      std::vector<double> v(NumElements(dims));
+      std::vector<double> v(NumElementsOf(dims));
       for (double& x : v) x = dist(gen);
+      for (double& x : v) x = static_cast<float>(x);  // the values fed
       data.push_back(v);
-      std::vector<float> f(v.begin(), v.end());
-      inputs.push_back(Make<float>(f, dims));
-      for (size_t i = 0; i < v.size(); ++i) data.back()[i] = f[i];
+      inputs.push_back(MakeTensor<float>(v, dims));
     }
     std::vector<int64_t> out_dims;
     const std::vector<double> want =
@@ -239,9 +212,8 @@ TEST(EinsumTest, AttentionSizedInputsMatchDirectSum) {
     auto out = RunOp("Einsum", {{"equation", AttrS(big.equation)}}, inputs);
     ASSERT_TRUE(out.ok()) << out.status();
     ASSERT_EQ((*out)[0].shape(), *TensorShape::FromDims(out_dims));
-    std::vector<float> want_f(want.begin(), want.end());
     std::string why;
-    EXPECT_TRUE(AllClose((*out)[0], Make<float>(want_f, out_dims), 1e-4, 1e-4,
+    EXPECT_TRUE(AllClose((*out)[0], MakeTensor<float>(want, out_dims), 1e-4, 1e-4,
                          &why))
         << why;
   }
@@ -249,7 +221,7 @@ TEST(EinsumTest, AttentionSizedInputsMatchDirectSum) {
 
 TEST(EinsumTest, EmptyContractionGivesZeros) {
   auto out = RunOp("Einsum", {{"equation", AttrS("ab,bc->ac")}},
-                   {Make<float>({}, {2, 0}), Make<float>({}, {0, 3})});
+                   {MakeTensor<float>({}, {2, 0}), MakeTensor<float>({}, {0, 3})});
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ((*out)[0].shape(), TensorShape({2, 3}));
   for (float v : (*out)[0].flat<float>()) EXPECT_EQ(v, 0.0f);
@@ -261,8 +233,8 @@ absl::Status RunStatus(const std::string& equation,
 }
 
 TEST(EinsumTest, BadEquationsAreInvalidArgument) {
-  const Tensor m = Make<float>(FirstInput(6), {2, 3});
-  const Tensor v = Make<float>(FirstInput(3), {3});
+  const Tensor m = MakeTensor<float>(FirstTestInput(6), {2, 3});
+  const Tensor v = MakeTensor<float>(FirstTestInput(3), {3});
   struct Bad {
     std::string equation;
     std::vector<Tensor> inputs;
@@ -282,9 +254,9 @@ TEST(EinsumTest, BadEquationsAreInvalidArgument) {
       {"ijk->i", {m}, "expected input 0 to have rank 3 but got 2"},
       {"ij,jk->ik", {m, m}, "label 'j' is dimension 3"},
       {"ii->i", {m}, "label 'i' is dimension 2"},
-      {"...ij->ij", {Make<float>(FirstInput(12), {2, 2, 3})}, "no ellipsis"},
+      {"...ij->ij", {MakeTensor<float>(FirstTestInput(12), {2, 2, 3})}, "no ellipsis"},
       {"...i,...i->...i",
-       {Make<float>(FirstInput(6), {2, 3}), Make<float>(FirstInput(9), {3, 3})},
+       {MakeTensor<float>(FirstTestInput(6), {2, 3}), MakeTensor<float>(FirstTestInput(9), {3, 3})},
        "do not broadcast"},
   };
   for (const Bad& bad : bads) {

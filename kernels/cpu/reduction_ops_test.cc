@@ -17,21 +17,11 @@ namespace {
 
 using testing::AttrB;
 using testing::AttrType;
+using testing::ExpectAllNear;
+using testing::MakeTensor;
+using testing::RandomDoubles;
 using testing::RunOp;
-
-template <typename T>
-Tensor Make(const std::vector<double>& v, const TensorShape& shape) {
-  std::vector<T> t;
-  for (double x : v) t.push_back(static_cast<T>(x));
-  return Tensor::FromVector(t, shape);
-}
-
-template <typename T>
-std::vector<double> Values(const Tensor& t) {
-  std::vector<double> v;
-  for (T x : t.flat<T>()) v.push_back(static_cast<double>(x));
-  return v;
-}
+using testing::ToDoubles;
 
 Tensor Axes(const std::vector<int32_t>& axes) { return Tensor::FromVector(axes); }
 
@@ -75,34 +65,13 @@ std::vector<double> NaiveReduce(const std::string& op, const std::vector<double>
   return acc;
 }
 
-std::vector<double> Random(int64_t n, double lo, double hi, int seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<double> v(n);
-  for (double& x : v) x = dist(rng);
-  return v;
-}
-
-void ExpectNear(const std::vector<double>& got, const std::vector<double>& want,
-                double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  int failures = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i]))) &&
-        ++failures <= 5) {
-      ADD_FAILURE() << what << " element " << i << ": got " << got[i]
-                    << ", want " << want[i];
-    }
-  }
-}
-
 const char* const kOps[] = {"Sum", "Mean", "Prod", "Max", "Min"};
 
 TEST(ReductionTest, AllAxisSubsetsMatchNaive) {
   const std::vector<int64_t> dims = {3, 4, 5, 2};
   // Values near 1 keep Prod of 120 elements in range.
-  const std::vector<double> x = Random(120, 0.5, 1.5, 1);
-  const Tensor xd = Make<double>(x, TensorShape({3, 4, 5, 2}));
+  const std::vector<double> x = RandomDoubles(120, 0.5, 1.5, 1);
+  const Tensor xd = MakeTensor<double>(x, TensorShape({3, 4, 5, 2}));
   for (int mask = 0; mask < 16; ++mask) {
     std::vector<int32_t> axes;
     std::vector<bool> reduced(4);
@@ -122,11 +91,11 @@ TEST(ReductionTest, AllAxisSubsetsMatchNaive) {
       auto out = Reduce(op, xd, Axes(axes));
       ASSERT_TRUE(out.ok()) << what << ": " << out.status();
       EXPECT_EQ(out->shape(), kept) << what;
-      ExpectNear(Values<double>(*out), NaiveReduce(op, x, dims, reduced), 1e-12, what);
+      ExpectAllNear(ToDoubles<double>(*out), NaiveReduce(op, x, dims, reduced), 1e-12, what);
       out = Reduce(op, xd, Axes(axes), /*keep_dims=*/true, /*threads=*/4);
       ASSERT_TRUE(out.ok()) << what << ": " << out.status();
       EXPECT_EQ(out->shape(), keep_dims_shape) << what;
-      ExpectNear(Values<double>(*out), NaiveReduce(op, x, dims, reduced), 1e-12, what);
+      ExpectAllNear(ToDoubles<double>(*out), NaiveReduce(op, x, dims, reduced), 1e-12, what);
     }
   }
 }
@@ -153,15 +122,15 @@ TEST(ReductionTest, SizeOneDimsAndLargeThreaded) {
     for (int64_t d : c.dims) n *= d;
     std::vector<bool> reduced(c.dims.size(), false);
     for (int32_t a : c.axes) reduced[a] = true;
-    const std::vector<double> x = Random(n, -1, 1, 2);
-    Tensor xf = Make<float>(x, TensorShape::FromDims(c.dims).value());
-    const std::vector<double> xr = Values<float>(xf);
+    const std::vector<double> x = RandomDoubles(n, -1, 1, 2);
+    Tensor xf = MakeTensor<float>(x, TensorShape::FromDims(c.dims).value());
+    const std::vector<double> xr = ToDoubles<float>(xf);
     for (const char* op : {"Sum", "Mean", "Max", "Min"}) {
       const std::string what = std::string(op) + " " + xf.shape().DebugString() +
                                " axes " + ::testing::PrintToString(c.axes);
       auto out = Reduce(op, xf, Axes(c.axes), false, 4);
       ASSERT_TRUE(out.ok()) << what << ": " << out.status();
-      ExpectNear(Values<float>(*out), NaiveReduce(op, xr, c.dims, reduced), 2e-5,
+      ExpectAllNear(ToDoubles<float>(*out), NaiveReduce(op, xr, c.dims, reduced), 2e-5,
                  what);
     }
   }
@@ -177,7 +146,7 @@ TYPED_TEST_SUITE(ReductionTypedTest, RealTypes);
 TYPED_TEST(ReductionTypedTest, HandValues) {
   using T = TypeParam;
   // [[1, 5, 3], [4, 2, 6]]
-  const Tensor x = Make<T>({1, 5, 3, 4, 2, 6}, TensorShape({2, 3}));
+  const Tensor x = MakeTensor<T>({1, 5, 3, 4, 2, 6}, TensorShape({2, 3}));
   struct Case {
     const char* op;
     std::vector<int32_t> axes;
@@ -206,18 +175,18 @@ TYPED_TEST(ReductionTypedTest, HandValues) {
     if (is_int && std::string(c.op) == "Mean") {
       for (double& v : want) v = std::trunc(v);
     }
-    EXPECT_EQ(Values<T>(*out), want) << c.op << " " << ::testing::PrintToString(c.axes);
+    EXPECT_EQ(ToDoubles<T>(*out), want) << c.op << " " << ::testing::PrintToString(c.axes);
   }
   // int64 reduction_indices, keep_dims, scalar axis.
   auto out = RunOp("Sum", {{"keep_dims", AttrB(true)}},
                    {x, Tensor::FromVector<int64_t>({1})});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].shape(), TensorShape({2, 1}));
-  EXPECT_EQ(Values<T>((*out)[0]), (std::vector<double>{9, 12}));
+  EXPECT_EQ(ToDoubles<T>((*out)[0]), (std::vector<double>{9, 12}));
   out = RunOp("Max", {}, {x, Tensor::Scalar<int32_t>(-1)});
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ((*out)[0].shape(), TensorShape({2}));
-  EXPECT_EQ(Values<T>((*out)[0]), (std::vector<double>{5, 6}));
+  EXPECT_EQ(ToDoubles<T>((*out)[0]), (std::vector<double>{5, 6}));
 }
 
 TYPED_TEST(ReductionTypedTest, EmptyReductionsGiveIdentity) {
@@ -235,12 +204,12 @@ TYPED_TEST(ReductionTypedTest, EmptyReductionsGiveIdentity) {
     auto out = Reduce(c.op, x, Axes({1}));
     ASSERT_TRUE(out.ok()) << c.op << ": " << out.status();
     EXPECT_EQ(out->shape(), TensorShape({2}));
-    EXPECT_EQ(Values<T>(*out), (std::vector<double>{c.want, c.want})) << c.op;
+    EXPECT_EQ(ToDoubles<T>(*out), (std::vector<double>{c.want, c.want})) << c.op;
   }
   auto out = Reduce("Mean", x, Axes({0, 1}));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->shape(), TensorShape());
-  const double mean = Values<T>(*out)[0];
+  const double mean = ToDoubles<T>(*out)[0];
   if (std::is_integral_v<T>) {
     EXPECT_EQ(mean, 0);
   } else {
@@ -294,7 +263,7 @@ TEST(ReductionTest, IntegerMeanAccumulatesWide) {
 
 TEST(ReductionTest, HalfSumAccumulatesInFloat) {
   // 4096 ones: a half accumulator would stall at 2048.
-  const Tensor x = Make<half>(std::vector<double>(4096, 1.0), TensorShape({4096}));
+  const Tensor x = MakeTensor<half>(std::vector<double>(4096, 1.0), TensorShape({4096}));
   auto out = Reduce("Sum", x, Axes({0}));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(static_cast<float>(out->scalar<half>()), 4096.f);
@@ -324,7 +293,7 @@ TEST(ReductionTest, ScalarsAndEmptyAxes) {
   out = Reduce("Prod", x, Axes({}));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->shape(), TensorShape({2, 2}));
-  EXPECT_EQ(Values<int32_t>(*out), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(ToDoubles<int32_t>(*out), (std::vector<double>{1, 2, 3, 4}));
   out = Reduce("Sum", Tensor::Scalar<float>(3), Axes({0}));
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().message(),
@@ -370,7 +339,7 @@ TYPED_TEST_SUITE(ArgTypedTest, RealTypes);
 TYPED_TEST(ArgTypedTest, HandValuesAndTies) {
   using T = TypeParam;
   // [[1, 5, 5], [6, 2, 6]]
-  const Tensor x = Make<T>({1, 5, 5, 6, 2, 6}, TensorShape({2, 3}));
+  const Tensor x = MakeTensor<T>({1, 5, 5, 6, 2, 6}, TensorShape({2, 3}));
   struct Case { const char* op; int32_t dim; std::vector<int64_t> want; };
   for (const Case& c : {Case{"ArgMax", 0, {1, 0, 1}}, Case{"ArgMax", 1, {1, 0}},
                         Case{"ArgMax", -1, {1, 0}}, Case{"ArgMin", 0, {0, 1, 0}},
@@ -405,8 +374,8 @@ TEST(ArgTest, OutputTypesIndexTypesAndRanks) {
 
   // Rank 4, middle axis, over the threading threshold.
   const std::vector<int64_t> dims = {7, 30, 11, 13};
-  const std::vector<double> v = Random(7 * 30 * 11 * 13, -1, 1, 9);
-  const Tensor big = Make<double>(v, TensorShape({7, 30, 11, 13}));
+  const std::vector<double> v = RandomDoubles(7 * 30 * 11 * 13, -1, 1, 9);
+  const Tensor big = MakeTensor<double>(v, TensorShape({7, 30, 11, 13}));
   for (const char* op : {"ArgMax", "ArgMin"}) {
     out = Arg(op, big, Tensor::Scalar<int32_t>(1), DT_INT32, 4);
     ASSERT_TRUE(out.ok()) << out.status();

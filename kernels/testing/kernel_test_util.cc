@@ -159,6 +159,69 @@ absl::StatusOr<std::vector<Tensor>> RunOp(
   return outputs;
 }
 
+Tensor RunOk(const std::string& op, const std::vector<Tensor>& inputs,
+             const std::map<std::string, AttrValue>& attrs) {
+  auto out = RunOp(op, attrs, inputs);
+  EXPECT_TRUE(out.ok()) << op << ": " << out.status();
+  return out.ok() ? (*out)[0] : Tensor();
+}
+
+void ExpectError(const absl::StatusOr<std::vector<Tensor>>& out,
+                 absl::StatusCode code, const std::string& message) {
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), code) << out.status();
+  EXPECT_NE(std::string(out.status().message()).find(message), std::string::npos)
+      << out.status();
+}
+
+TensorShape ShapeOf(const std::vector<int64_t>& dims) {
+  absl::StatusOr<TensorShape> shape = TensorShape::FromDims(dims);
+  if (!shape.ok()) {
+    ADD_FAILURE() << shape.status();
+    return TensorShape();
+  }
+  return *shape;
+}
+
+int64_t NumElementsOf(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::vector<double> FirstTestInput(int64_t n) {
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = ((i * 7 + 3) % 11) / 4.0 - 1.25;
+  return v;
+}
+
+std::vector<double> SecondTestInput(int64_t n) {
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = ((i * 5 + 1) % 13) / 4.0 - 1.5;
+  return v;
+}
+
+std::vector<double> RandomDoubles(int64_t n, double lo, double hi, int seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<double> v(n);
+  for (double& x : v) x = dist(rng);
+  return v;
+}
+
+void ExpectAllNear(const std::vector<double>& got, const std::vector<double>& want,
+                   double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int failures = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!(std::abs(got[i] - want[i]) <= tol * (1 + std::abs(want[i]))) &&
+        ++failures <= 5) {
+      ADD_FAILURE() << what << " element " << i << ": got " << got[i]
+                    << ", want " << want[i];
+    }
+  }
+}
+
 bool AllClose(const Tensor& a, const Tensor& b, double rtol, double atol,
               std::string* why) {
   auto fail = [&](std::string msg) {

@@ -1,6 +1,7 @@
-// Helpers for kernel tests: a host CPU device with an intra-op pool, and
+// Helpers for kernel tests: a host CPU device with an intra-op pool,
 // RunOp() which builds a node from (op, attrs, inputs), creates its kernel
-// through the KernelRegistry and computes it once.
+// through the KernelRegistry and computes it once, and the tensor builders,
+// input generators and comparisons the kernel tests share.
 //
 //   auto out = RunOp("MatMul", {{"transpose_b", AttrB(true)}}, {a, b});
 //   ASSERT_TRUE(out.ok()) << out.status();
@@ -8,12 +9,18 @@
 #ifndef GRAPHRUN_KERNELS_TESTING_KERNEL_TEST_UTIL_H_
 #define GRAPHRUN_KERNELS_TESTING_KERNEL_TEST_UTIL_H_
 
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gtest/gtest.h"
 #include "graph/protos/attr_value.pb.h"
 #include "graph/tensor.h"
 #include "kernels/device_base.h"
@@ -41,9 +48,112 @@ absl::StatusOr<std::vector<Tensor>> RunOp(
     const std::string& op, const std::map<std::string, AttrValue>& attrs,
     const std::vector<Tensor>& inputs, int threads = 2);
 
+// Output 0 of RunOp(op, attrs, inputs); a test failure (and an empty
+// Tensor) when the op fails.
+Tensor RunOk(const std::string& op, const std::vector<Tensor>& inputs,
+             const std::map<std::string, AttrValue>& attrs = {});
+
+// `out` failed with `code` and a message containing `message`.
+void ExpectError(const absl::StatusOr<std::vector<Tensor>>& out,
+                 absl::StatusCode code, const std::string& message);
+
 // Approximate comparison for float results.
 bool AllClose(const Tensor& a, const Tensor& b, double rtol = 1e-5,
               double atol = 1e-6, std::string* why = nullptr);
+
+// --- Building tensors ---
+
+// The shape of `dims`; invalid dims (< 0) are a test failure.
+TensorShape ShapeOf(const std::vector<int64_t>& dims);
+// The product of `dims` (1 for none).
+int64_t NumElementsOf(const std::vector<int64_t>& dims);
+
+// A tensor of T holding `values` (each cast to T), of `shape`, of `dims`,
+// or 1-D.
+template <typename T>
+Tensor MakeTensor(const std::vector<double>& values, const TensorShape& shape) {
+  std::vector<T> v;
+  for (double x : values) v.push_back(static_cast<T>(x));
+  return Tensor::FromVector<T>(v, shape);
+}
+template <typename T>
+Tensor MakeTensor(const std::vector<double>& values,
+                  const std::vector<int64_t>& dims) {
+  return MakeTensor<T>(values, ShapeOf(dims));
+}
+template <typename T>
+Tensor MakeTensor(const std::vector<double>& values,
+                  std::initializer_list<int64_t> dims) {
+  return MakeTensor<T>(values, ShapeOf(std::vector<int64_t>(dims)));
+}
+template <typename T>
+Tensor MakeTensor(const std::vector<double>& values) {
+  return MakeTensor<T>(values, TensorShape({static_cast<int64_t>(values.size())}));
+}
+
+// The elements of a tensor of T, as doubles.
+template <typename T>
+std::vector<double> ToDoubles(const Tensor& t) {
+  std::vector<double> v;
+  for (const T& x : t.flat<T>()) v.push_back(static_cast<double>(x));
+  return v;
+}
+
+// Two fixed sequences of `n` multiples of 1/4 (in [-1.25, 1.25] and
+// [-1.5, 1.5]): exact in half, so products and short sums are exact too.
+// Tests whose expected values were computed by TensorFlow from these inputs
+// build their inputs with them.
+std::vector<double> FirstTestInput(int64_t n);
+std::vector<double> SecondTestInput(int64_t n);
+
+// `n` uniform values in [lo, hi) from a generator seeded with `seed`.
+std::vector<double> RandomDoubles(int64_t n, double lo, double hi, int seed);
+
+// A tensor of T of `shape` with uniform values in [lo, hi) rounded to
+// multiples of 1/4, drawn from `rng`.
+template <typename T>
+Tensor RandomQuarters(const TensorShape& shape, std::mt19937* rng, double lo,
+                      double hi) {
+  Tensor t(DataTypeToEnum<T>::value, shape);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (auto& v : t.flat<T>()) v = static_cast<T>(std::round(dist(*rng) * 4) / 4);
+  return t;
+}
+
+// --- Comparing ---
+
+// `t` is a tensor of T whose elements (as doubles) equal `want`; a NaN in
+// `want` asks for a NaN.
+template <typename T>
+void ExpectValues(const Tensor& t, const std::vector<double>& want) {
+  ASSERT_EQ(t.dtype(), DataTypeToEnum<T>::value);
+  ASSERT_EQ(t.NumElements(), static_cast<int64_t>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double got = static_cast<double>(t.flat<T>()[i]);
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got)) << "element " << i;
+    } else {
+      EXPECT_EQ(got, want[i]) << "element " << i << " of " << t.DebugString();
+    }
+  }
+}
+
+// Each element of `t` (a tensor of T) within tol * (1 + |want|) of `want`.
+template <typename T>
+void ExpectTensorNear(const Tensor& t, const std::vector<double>& want,
+                      double tol) {
+  ASSERT_EQ(t.NumElements(), static_cast<int64_t>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(static_cast<double>(t.flat<T>()[i]), want[i],
+                tol * (1 + std::abs(want[i])))
+        << "element " << i;
+  }
+}
+
+// The same for plain vectors, reporting at most the first five elements out
+// of tolerance (prefixed with `what`).
+void ExpectAllNear(const std::vector<double>& got, const std::vector<double>& want,
+                   double tol, const std::string& what);
 
 }  // namespace testing
 }  // namespace graphrun
