@@ -8,23 +8,11 @@
 #include "kernels/cpu/array_test_support.h"
 
 namespace graphrun {
+namespace array_test {
 namespace {
 
-using array_test::Distinct;
-using array_test::ErrorOf;
-using array_test::ExpectEqual;
-using array_test::Iota;
-using array_test::Mat;
-using array_test::Run1;
-using array_test::Strides;
-using array_test::Unravel;
-using array_test::Vec;
 using testing::AttrI;
 using testing::RunOp;
-
-TensorShape Shape(const std::vector<int64_t>& dims) {
-  return *TensorShape::FromDims(dims);
-}
 
 int64_t Ravel(const TensorShape& shape, const std::vector<int64_t>& idx) {
   const std::vector<int64_t> strides = Strides(shape);
@@ -71,7 +59,7 @@ Tensor RefPiece(const Tensor& x, int axis, int i, int n, bool keep_dim) {
 
 template <typename T>
 class ArrayJoinTypedTest : public ::testing::Test {};
-TYPED_TEST_SUITE(ArrayJoinTypedTest, array_test::AllTypes);
+TYPED_TEST_SUITE(ArrayJoinTypedTest, AllTypes);
 
 TYPED_TEST(ArrayJoinTypedTest, ConcatV2AlongEveryAxis) {
   using T = TypeParam;
@@ -239,4 +227,5 @@ TEST(SplitUnpackTest, Errors) {
 }
 
 }  // namespace
+}  // namespace array_test
 }  // namespace graphrun

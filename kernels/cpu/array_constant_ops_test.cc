@@ -15,13 +15,9 @@
 #include "kernels/testing/kernel_test_util.h"
 
 namespace graphrun {
+namespace array_test {
 namespace {
 
-using array_test::ErrorOf;
-using array_test::ExpectEqual;
-using array_test::Mat;
-using array_test::Run1;
-using array_test::Vec;
 using testing::AttrShape;
 using testing::AttrTensor;
 using testing::AttrType;
@@ -381,4 +377,5 @@ TEST(RangeOpTest, TooLargeIsAnError) {
 }
 
 }  // namespace
+}  // namespace array_test
 }  // namespace graphrun

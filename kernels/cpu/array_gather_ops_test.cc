@@ -9,23 +9,10 @@
 #include "kernels/cpu/array_test_support.h"
 
 namespace graphrun {
+namespace array_test {
 namespace {
 
-using array_test::Distinct;
-using array_test::ErrorOf;
-using array_test::ExpectEqual;
-using array_test::Iota;
-using array_test::Mat;
-using array_test::Remap;
-using array_test::Run1;
-using array_test::Strides;
-using array_test::Unravel;
-using array_test::Vec;
 using testing::AttrI;
-
-TensorShape Shape(const std::vector<int64_t>& dims) {
-  return *TensorShape::FromDims(dims);
-}
 
 // GatherV2 by definition: out[p0.., i.., q..] = params[p0.., idx[i..], q..],
 // with the first `batch_dims` dims of params and indices shared.
@@ -59,7 +46,7 @@ Tensor RefGather(const Tensor& params, const Tensor& indices_t, int axis,
 
 template <typename T>
 class GatherTypedTest : public ::testing::Test {};
-TYPED_TEST_SUITE(GatherTypedTest, array_test::AllTypes);
+TYPED_TEST_SUITE(GatherTypedTest, AllTypes);
 
 TYPED_TEST(GatherTypedTest, GatherV2AlongEveryAxis) {
   using T = TypeParam;
@@ -242,4 +229,5 @@ TEST(OneHotOpTest, Errors) {
 }
 
 }  // namespace
+}  // namespace array_test
 }  // namespace graphrun

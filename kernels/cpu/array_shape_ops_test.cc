@@ -7,14 +7,9 @@
 #include "kernels/cpu/array_test_support.h"
 
 namespace graphrun {
+namespace array_test {
 namespace {
 
-using array_test::ErrorOf;
-using array_test::ExpectEqual;
-using array_test::Iota;
-using array_test::Mat;
-using array_test::Run1;
-using array_test::Vec;
 using testing::AttrInts;
 
 TEST(ReshapeOpTest, InfersOneDimAndSharesTheBuffer) {
@@ -124,4 +119,5 @@ TEST(SqueezeOpTest, Errors) {
 }
 
 }  // namespace
+}  // namespace array_test
 }  // namespace graphrun

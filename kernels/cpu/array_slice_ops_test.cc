@@ -12,24 +12,10 @@
 #include "kernels/cpu/array_test_support.h"
 
 namespace graphrun {
+namespace array_test {
 namespace {
 
-using array_test::Attrs;
-using array_test::Distinct;
-using array_test::ErrorOf;
-using array_test::ExpectEqual;
-using array_test::Iota;
-using array_test::Mat;
-using array_test::Remap;
-using array_test::Run1;
-using array_test::Strides;
-using array_test::Unravel;
-using array_test::Vec;
 using testing::AttrI;
-
-TensorShape Shape(const std::vector<int64_t>& dims) {
-  return *TensorShape::FromDims(dims);
-}
 
 // One item of a NumPy index expression.
 struct Item {
@@ -197,7 +183,7 @@ const std::vector<std::vector<Item>>& Specs3d() {
 
 template <typename T>
 class StridedSliceTypedTest : public ::testing::Test {};
-TYPED_TEST_SUITE(StridedSliceTypedTest, array_test::AllTypes);
+TYPED_TEST_SUITE(StridedSliceTypedTest, AllTypes);
 
 TYPED_TEST(StridedSliceTypedTest, MatchesNumpyIndexing) {
   using T = TypeParam;
@@ -354,4 +340,5 @@ TEST(SliceOpTest, EmptyDimsAndErrors) {
 }
 
 }  // namespace
+}  // namespace array_test
 }  // namespace graphrun

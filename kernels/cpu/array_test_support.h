@@ -25,6 +25,11 @@ template <typename T>
 Tensor Mat(const std::vector<T>& v, const TensorShape& s) {
   return Tensor::FromVector<T>(v, s);
 }
+// The shape of `dims` (valid dims).
+inline TensorShape Shape(const std::vector<int64_t>& dims) {
+  return *TensorShape::FromDims(dims);
+}
+
 // 0, 1, 2, ... of `shape`.
 template <typename T>
 Tensor Iota(const TensorShape& shape) {

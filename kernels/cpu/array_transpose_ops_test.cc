@@ -8,22 +8,8 @@
 #include "kernels/cpu/array_test_support.h"
 
 namespace graphrun {
+namespace array_test {
 namespace {
-
-using array_test::Distinct;
-using array_test::ErrorOf;
-using array_test::ExpectEqual;
-using array_test::Iota;
-using array_test::Mat;
-using array_test::Remap;
-using array_test::Run1;
-using array_test::Strides;
-using array_test::Unravel;
-using array_test::Vec;
-
-TensorShape Shape(const std::vector<int64_t>& dims) {
-  return *TensorShape::FromDims(dims);
-}
 
 template <typename T>
 Tensor RefTranspose(const Tensor& x, const std::vector<int>& perm) {
@@ -56,7 +42,7 @@ Tensor RefRepeat(const Tensor& x, const TensorShape& out_shape) {
 
 template <typename T>
 class ArrayRepeatTypedTest : public ::testing::Test {};
-TYPED_TEST_SUITE(ArrayRepeatTypedTest, array_test::AllTypes);
+TYPED_TEST_SUITE(ArrayRepeatTypedTest, AllTypes);
 
 TYPED_TEST(ArrayRepeatTypedTest, TransposeMatchesReference) {
   using T = TypeParam;
@@ -214,4 +200,5 @@ TEST(BroadcastToOpTest, Errors) {
 }
 
 }  // namespace
+}  // namespace array_test
 }  // namespace graphrun

@@ -26,6 +26,8 @@ using testing::AttrB;
 using testing::AttrI;
 using testing::AttrType;
 using testing::ExpectValues;
+using testing::ForEachArithmeticType;
+using testing::ForEachRealNumberType;
 using testing::MakeTensor;
 using testing::MakeTestCpuDevice;
 using testing::RandomQuarters;
@@ -149,15 +151,7 @@ TEST(BinaryOpTest, ArithmeticOnEveryDtypeWithBroadcasting) {
     ExpectValues<T>(RunOk("Mul", {scalar, x}), {6, 8, 10, 12, 14, 16});
     ExpectValues<T>(RunOk("Sub", {x, scalar}), {1, 2, 3, 4, 5, 6});
   };
-  check(float{});
-  check(double{});
-  check(half{});
-  check(bfloat16{});
-  check(int8_t{});
-  check(int16_t{});
-  check(int32_t{});
-  check(int64_t{});
-  check(uint8_t{});
+  ForEachArithmeticType(check);
 }
 
 // Long enough for the vectorized loops and their tails.
@@ -257,18 +251,7 @@ TEST(BinaryOpTest, ComparisonsOnEveryRealDtype) {
     ExpectValues<bool>(RunOk("Equal", {x, y}), {0, 1, 0});
     ExpectValues<bool>(RunOk("NotEqual", {y, x}), {1, 0, 1});
   };
-  check(float{});
-  check(double{});
-  check(half{});
-  check(bfloat16{});
-  check(int8_t{});
-  check(int16_t{});
-  check(int32_t{});
-  check(int64_t{});
-  check(uint8_t{});
-  check(uint16_t{});
-  check(uint32_t{});
-  check(uint64_t{});
+  ForEachRealNumberType(check);
   // Integer equality on full-width values and bool.
   ExpectValues<bool>(RunOk("Equal", {MakeTensor<int64_t>({-1, 1LL << 40}), MakeTensor<int64_t>({-1, 1})}),
                      {1, 0});

@@ -19,6 +19,8 @@ using testing::AttrB;
 using testing::AttrType;
 using testing::ExpectError;
 using testing::ExpectValues;
+using testing::ForEachArithmeticType;
+using testing::ForEachRealNumberType;
 using testing::MakeTensor;
 using testing::RandomQuarters;
 using testing::RunOk;
@@ -159,15 +161,7 @@ TEST(AddNTest, SumsEveryDtype) {
     ExpectValues<T>(RunOk("AddN", {a, b, a}), {12, 24, 36, 48});
     ExpectValues<T>(RunOk("AddN", {a, a, a, a, b}), {14, 28, 42, 56});
   };
-  check(float{});
-  check(double{});
-  check(half{});
-  check(bfloat16{});
-  check(int8_t{});
-  check(int16_t{});
-  check(int32_t{});
-  check(int64_t{});
-  check(uint8_t{});
+  ForEachArithmeticType(check);
 }
 
 TEST(AddNTest, OneInputPassesThroughAndShapesMustMatch) {
@@ -258,18 +252,7 @@ TEST(SelectTest, EveryDtype) {
     ExpectValues<T>(RunOk("Select", {c, MakeTensor<T>({1, 2, 3}), MakeTensor<T>({7, 8, 9})}), {1, 8, 3});
     ExpectValues<T>(RunOk("SelectV2", {c, MakeTensor<T>({1, 2, 3}), MakeTensor<T>({9})}), {1, 9, 3});
   };
-  check(float{});
-  check(double{});
-  check(half{});
-  check(bfloat16{});
-  check(int8_t{});
-  check(int16_t{});
-  check(int32_t{});
-  check(int64_t{});
-  check(uint8_t{});
-  check(uint16_t{});
-  check(uint32_t{});
-  check(uint64_t{});
+  ForEachRealNumberType(check);
   ExpectValues<bool>(RunOk("Select", {c, Bools({0, 0, 0}), Bools({1, 1, 1})}), {0, 1, 0});
   ExpectValues<bool>(RunOk("SelectV2", {c, Bools({0, 0, 0}), Tensor::Scalar<bool>(true)}),
                      {0, 1, 0});

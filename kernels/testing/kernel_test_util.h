@@ -120,6 +120,33 @@ Tensor RandomQuarters(const TensorShape& shape, std::mt19937* rng, double lo,
   return t;
 }
 
+// --- Dtypes ---
+
+// Calls f(T{}) for T in float, double, half, bfloat16, int8_t, int16_t,
+// int32_t, int64_t, uint8_t: the dtypes the arithmetic kernels register.
+template <typename F>
+void ForEachArithmeticType(F f) {
+  f(float{});
+  f(double{});
+  f(half{});
+  f(bfloat16{});
+  f(int8_t{});
+  f(int16_t{});
+  f(int32_t{});
+  f(int64_t{});
+  f(uint8_t{});
+}
+
+// The same and then uint16_t, uint32_t, uint64_t: the real number dtypes
+// the comparison and selection kernels register.
+template <typename F>
+void ForEachRealNumberType(F f) {
+  ForEachArithmeticType(f);
+  f(uint16_t{});
+  f(uint32_t{});
+  f(uint64_t{});
+}
+
 // --- Comparing ---
 
 // `t` is a tensor of T whose elements (as doubles) equal `want`; a NaN in
