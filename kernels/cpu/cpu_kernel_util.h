@@ -1,11 +1,14 @@
 // Pieces the CPU kernels share: where an Eigen expression runs (the intra-op
-// pool for big work, the calling thread for small work) and the geometry of
-// one spatial dimension of a windowed op (convolution, pooling).
+// pool for big work, the calling thread for small work), the geometry of
+// one spatial dimension of a windowed op (convolution, pooling) and the
+// check of a 4-D windowed op's explicit paddings.
 #ifndef GRAPHRUN_KERNELS_CPU_CPU_KERNEL_UTIL_H_
 #define GRAPHRUN_KERNELS_CPU_CPU_KERNEL_UTIL_H_
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -77,6 +80,48 @@ inline absl::Status ComputeWindow(int64_t input, int64_t filter,
         "Computed output size would be negative: ", window->out,
         " [input_size: ", input, ", effective_filter_size: ", effective,
         ", stride: ", stride, "]"));
+  }
+  return absl::OkStatus();
+}
+
+// What each explicit padding value may be: in [0, max_value], else an
+// InvalidArgument with `message`.
+struct PaddingValueRule {
+  int64_t max_value = std::numeric_limits<int64_t>::max();
+  const char* message = "All elements of explicit_paddings must be nonnegative";
+};
+
+// The explicit_paddings attr of a 4-D windowed op, as TensorFlow's
+// CheckValidPadding (same messages): with EXPLICIT padding 8 values that
+// follow `rule`, zero for the batch dim and for `channel_dim` (1 for NCHW, 3
+// for NHWC); otherwise none.
+inline absl::Status CheckExplicitPaddings(op_shapes::Padding padding,
+                                          const std::vector<int64_t>& paddings,
+                                          int channel_dim,
+                                          const PaddingValueRule& rule = {}) {
+  if (padding != op_shapes::Padding::kExplicit) {
+    if (!paddings.empty()) {
+      return absl::InvalidArgumentError(
+          "explicit_paddings attribute must be empty if the padding attribute "
+          "is not EXPLICIT");
+    }
+    return absl::OkStatus();
+  }
+  if (paddings.size() != 8) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "explicit_paddings attribute must contain 8 values, but got: ",
+        paddings.size()));
+  }
+  for (int64_t p : paddings) {
+    if (p < 0 || p > rule.max_value) {
+      return absl::InvalidArgumentError(rule.message);
+    }
+  }
+  if (paddings[0] != 0 || paddings[1] != 0 || paddings[2 * channel_dim] != 0 ||
+      paddings[2 * channel_dim + 1] != 0) {
+    return absl::InvalidArgumentError(
+        "Nonzero explicit padding in the batch or depth dimensions is not "
+        "supported");
   }
   return absl::OkStatus();
 }

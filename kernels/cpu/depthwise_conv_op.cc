@@ -132,31 +132,12 @@ class DepthwiseConv2dNativeOp : public OpKernel {
                 absl::InvalidArgumentError(
                     "Current implementation does not yet support dilations "
                     "in the batch and depth dimensions."));
-    if (padding_ == Padding::kExplicit) {
-      OP_REQUIRES(ctx, explicit_paddings_.size() == 8,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "explicit_paddings attribute must contain 8 values, but "
-                      "got: ",
-                      explicit_paddings_.size())));
-      for (int64_t p : explicit_paddings_) {
-        OP_REQUIRES(ctx, p >= 0 && p <= std::numeric_limits<int>::max(),
-                    absl::InvalidArgumentError(
-                        "All elements of explicit_paddings must be "
-                        "nonnegative (and fit in int)"));
-      }
-      OP_REQUIRES(ctx,
-                  explicit_paddings_[0] == 0 && explicit_paddings_[1] == 0 &&
-                      explicit_paddings_[2 * c] == 0 &&
-                      explicit_paddings_[2 * c + 1] == 0,
-                  absl::InvalidArgumentError(
-                      "Nonzero explicit padding in the batch or depth "
-                      "dimensions is not supported"));
-    } else {
-      OP_REQUIRES(ctx, explicit_paddings_.empty(),
-                  absl::InvalidArgumentError(
-                      "explicit_paddings attribute must be empty if the "
-                      "padding attribute is not EXPLICIT"));
-    }
+    cpu::PaddingValueRule fits_int;
+    fits_int.max_value = std::numeric_limits<int>::max();
+    fits_int.message =
+        "All elements of explicit_paddings must be nonnegative (and fit in int)";
+    OP_REQUIRES_OK(ctx, cpu::CheckExplicitPaddings(padding_, explicit_paddings_,
+                                                   c, fits_int));
   }
 
   void Compute(OpKernelContext* ctx) override {

@@ -196,31 +196,7 @@ class PoolingOp : public OpKernel {
                      ctx->GetAttr("explicit_paddings", &explicit_paddings_));
     }
     const int c = nchw_ ? 1 : 3;
-    if (padding_ == Padding::kExplicit) {
-      OP_REQUIRES(ctx, explicit_paddings_.size() == 8,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "explicit_paddings attribute must contain 8 values, but "
-                      "got: ",
-                      explicit_paddings_.size())));
-      for (int64_t p : explicit_paddings_) {
-        OP_REQUIRES(ctx, p >= 0,
-                    absl::InvalidArgumentError("All elements of "
-                                               "explicit_paddings must be "
-                                               "nonnegative"));
-      }
-      OP_REQUIRES(ctx,
-                  explicit_paddings_[0] == 0 && explicit_paddings_[1] == 0 &&
-                      explicit_paddings_[2 * c] == 0 &&
-                      explicit_paddings_[2 * c + 1] == 0,
-                  absl::InvalidArgumentError(
-                      "Nonzero explicit padding in the batch or depth "
-                      "dimensions is not supported"));
-    } else {
-      OP_REQUIRES(ctx, explicit_paddings_.empty(),
-                  absl::InvalidArgumentError(
-                      "explicit_paddings attribute must be empty if the "
-                      "padding attribute is not EXPLICIT"));
-    }
+    OP_REQUIRES_OK(ctx, cpu::CheckExplicitPaddings(padding_, explicit_paddings_, c));
     OP_REQUIRES(ctx, ksize_[0] == 1 && strides_[0] == 1,
                 absl::UnimplementedError(
                     "Pooling is not yet supported on the batch dimension."));
