@@ -10,6 +10,7 @@
 // Elements are shared, not copied, wherever TensorFlow shares them; element
 // slices of an input are copied only when unaligned.
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -39,6 +40,22 @@ absl::StatusOr<int64_t> Int32Scalar(OpKernelContext* ctx, int index,
         " tensor of shape ", t.shape().DebugString()));
   }
   return t.scalar<int32_t>();
+}
+
+// InvalidArgument unless `t` has at least one dim (its rows are the
+// elements of a list).
+absl::Status CheckAtLeastVector(const Tensor& t) {
+  if (t.dims() >= 1) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "Tensor must be at least a vector, but saw shape: ", t.shape().DebugString()));
+}
+
+// An empty list of `element_dtype` elements of `element_shape`.
+TensorList NewList(DataType element_dtype, PartialShape element_shape) {
+  TensorList list;
+  list.element_dtype = element_dtype;
+  list.element_shape = std::move(element_shape);
+  return list;
 }
 
 // Row `i` of `t` (shape t.shape[1:]), sharing t's buffer when aligned.
@@ -90,6 +107,13 @@ class ListOpBase : public OpKernel {
   }
 
  protected:
+  // Input 0: a list whose elements are element_dtype_.
+  absl::StatusOr<const TensorList*> InputList(OpKernelContext* ctx) const {
+    GR_ASSIGN_OR_RETURN(const TensorList* list, GetInputList(ctx, 0));
+    GR_RETURN_IF_ERROR(CheckElementDtype(element_dtype_, *list));
+    return list;
+  }
+
   DataType element_dtype_ = DT_INVALID;
 };
 
@@ -104,9 +128,7 @@ class EmptyTensorListOp : public ListOpBase {
                     "max_num_elements must be non-negative or -1, got ", *max)));
     auto shape = PartialShapeFromTensor(ctx->input(0));
     OP_REQUIRES_OK(ctx, shape.status());
-    TensorList list;
-    list.element_dtype = element_dtype_;
-    list.element_shape = *std::move(shape);
+    TensorList list = NewList(element_dtype_, *std::move(shape));
     list.max_num_elements = static_cast<int>(*max);
     OP_REQUIRES_OK(ctx, SetOutputList(ctx, 0, std::move(list)));
   }
@@ -125,9 +147,7 @@ class TensorListReserveOp : public ListOpBase {
                     "The num_elements to reserve must be a non negative number, "
                     "but got ",
                     *n)));
-    TensorList list;
-    list.element_dtype = element_dtype_;
-    list.element_shape = *std::move(shape);
+    TensorList list = NewList(element_dtype_, *std::move(shape));
     list.tensors.resize(*n);
     OP_REQUIRES_OK(ctx, SetOutputList(ctx, 0, std::move(list)));
   }
@@ -140,18 +160,13 @@ class TensorListFromTensorOp : public ListOpBase {
     const Tensor& t = ctx->input(0);
     auto shape = PartialShapeFromTensor(ctx->input(1));
     OP_REQUIRES_OK(ctx, shape.status());
-    OP_REQUIRES(ctx, t.dims() >= 1,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "Tensor must be at least a vector, but saw shape: ",
-                    t.shape().DebugString())));
+    OP_REQUIRES_OK(ctx, CheckAtLeastVector(t));
     const PartialShape rows = RowShape(t.shape());
     OP_REQUIRES(ctx, shape->IsCompatibleWith(rows),
                 absl::InvalidArgumentError(absl::StrCat(
                     "Specified a list with shape ", shape->DebugString(),
                     " from a tensor with shape ", rows.DebugString())));
-    TensorList list;
-    list.element_dtype = t.dtype();
-    list.element_shape = *std::move(shape);
+    TensorList list = NewList(t.dtype(), *std::move(shape));
     list.tensors.reserve(t.dim_size(0));
     for (int64_t i = 0; i < t.dim_size(0); ++i) {
       auto row = Row(ctx, t, i);
@@ -238,10 +253,9 @@ class TensorListPopBackOp : public ListOpBase {
  public:
   explicit TensorListPopBackOp(OpKernelConstruction* c) : ListOpBase(c) { set_expensive(false); }
   void Compute(OpKernelContext* ctx) override {
-    auto in = GetInputList(ctx, 0);
+    auto in = InputList(ctx);
     OP_REQUIRES_OK(ctx, in.status());
     const TensorList& l = **in;
-    OP_REQUIRES_OK(ctx, CheckElementDtype(element_dtype_, l));
     OP_REQUIRES(ctx, !l.tensors.empty(),
                 absl::InvalidArgumentError("Trying to pop from an empty list."));
     Tensor item = l.tensors.back();
@@ -268,10 +282,9 @@ class TensorListGetItemOp : public ListOpBase {
  public:
   explicit TensorListGetItemOp(OpKernelConstruction* c) : ListOpBase(c) { set_expensive(false); }
   void Compute(OpKernelContext* ctx) override {
-    auto in = GetInputList(ctx, 0);
+    auto in = InputList(ctx);
     OP_REQUIRES_OK(ctx, in.status());
     const TensorList& l = **in;
-    OP_REQUIRES_OK(ctx, CheckElementDtype(element_dtype_, l));
     auto index = Int32Scalar(ctx, 1, "index");
     OP_REQUIRES_OK(ctx, index.status());
     OP_REQUIRES(ctx, *index >= 0 && *index < static_cast<int64_t>(l.tensors.size()),
@@ -298,10 +311,9 @@ class TensorListSetItemOp : public ListOpBase {
     OP_REQUIRES_OK(c, c->GetAttr("resize_if_index_out_of_bounds", &resize_));
   }
   void Compute(OpKernelContext* ctx) override {
-    auto in = GetInputList(ctx, 0);
+    auto in = InputList(ctx);
     OP_REQUIRES_OK(ctx, in.status());
     const TensorList& l = **in;
-    OP_REQUIRES_OK(ctx, CheckElementDtype(element_dtype_, l));
     auto index = Int32Scalar(ctx, 1, "index");
     OP_REQUIRES_OK(ctx, index.status());
     const int64_t size = static_cast<int64_t>(l.tensors.size());
@@ -359,10 +371,9 @@ class TensorListStackOp : public ListOpBase {
     num_elements_ = n;
   }
   void Compute(OpKernelContext* ctx) override {
-    auto in = GetInputList(ctx, 0);
+    auto in = InputList(ctx);
     OP_REQUIRES_OK(ctx, in.status());
     const TensorList& l = **in;
-    OP_REQUIRES_OK(ctx, CheckElementDtype(element_dtype_, l));
     if (num_elements_ != -1) {
       OP_REQUIRES(ctx, static_cast<int64_t>(l.tensors.size()) == num_elements_,
                   absl::InvalidArgumentError(absl::StrCat(
@@ -391,10 +402,9 @@ class TensorListGatherOp : public ListOpBase {
  public:
   using ListOpBase::ListOpBase;
   void Compute(OpKernelContext* ctx) override {
-    auto in = GetInputList(ctx, 0);
+    auto in = InputList(ctx);
     OP_REQUIRES_OK(ctx, in.status());
     const TensorList& l = **in;
-    OP_REQUIRES_OK(ctx, CheckElementDtype(element_dtype_, l));
     const Tensor& indices_t = ctx->input(1);
     auto partial = ElementShapeFromInput(ctx, l, 2);
     OP_REQUIRES_OK(ctx, partial.status());
@@ -429,10 +439,7 @@ class TensorListScatterOp : public ListOpBase {
                 absl::InvalidArgumentError(absl::StrCat(
                     "Expected indices to be a vector, but received shape: ",
                     indices.shape().DebugString())));
-    OP_REQUIRES(ctx, t.dims() >= 1,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "Tensor must be at least a vector, but saw shape: ",
-                    t.shape().DebugString())));
+    OP_REQUIRES_OK(ctx, CheckAtLeastVector(t));
     OP_REQUIRES(ctx, indices.NumElements() == t.dim_size(0),
                 absl::InvalidArgumentError(absl::StrCat(
                     "Expected len(indices) == tensor.shape[0], but saw: ",
@@ -465,9 +472,7 @@ class TensorListScatterOp : public ListOpBase {
         size = *n;
       }
     }
-    TensorList list;
-    list.element_dtype = t.dtype();
-    list.element_shape = *std::move(shape);
+    TensorList list = NewList(t.dtype(), *std::move(shape));
     list.tensors.resize(size);
     for (int64_t k = 0; k < indices.NumElements(); ++k) {
       auto row = Row(ctx, t, k);
@@ -490,10 +495,7 @@ class TensorListSplitOp : public ListOpBase {
                     "TensorListSplit requires element_shape to be at least of rank 1, "
                     "but saw: ",
                     shape->DebugString())));
-    OP_REQUIRES(ctx, t.dims() >= 1,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "Tensor must be at least a vector, but saw shape: ",
-                    t.shape().DebugString())));
+    OP_REQUIRES_OK(ctx, CheckAtLeastVector(t));
     PartialShape except_first;
     if (!shape->unknown_rank()) {
       except_first = PartialShape(
@@ -508,9 +510,7 @@ class TensorListSplitOp : public ListOpBase {
                 absl::InvalidArgumentError(absl::StrCat(
                     "Expected lengths to be a vector, received shape: ",
                     lengths.shape().DebugString())));
-    TensorList list;
-    list.element_dtype = t.dtype();
-    list.element_shape = *std::move(shape);
+    TensorList list = NewList(t.dtype(), *std::move(shape));
     int64_t start = 0;
     for (int64_t length : lengths.flat<int64_t>()) {
       OP_REQUIRES(ctx, length >= 0,
@@ -550,10 +550,9 @@ class TensorListConcatOp : public ListOpBase {
     }
   }
   void Compute(OpKernelContext* ctx) override {
-    auto in = GetInputList(ctx, 0);
+    auto in = InputList(ctx);
     OP_REQUIRES_OK(ctx, in.status());
     const TensorList& l = **in;
-    OP_REQUIRES_OK(ctx, CheckElementDtype(element_dtype_, l));
     int64_t first_dim = -1;
     PartialShape except_first = except_first_;
     if (ctx->num_inputs() > 1) {

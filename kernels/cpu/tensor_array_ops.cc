@@ -57,6 +57,14 @@ absl::Status CheckDtype(DataType op_dtype, const TensorArray& array) {
       DataTypeString(op_dtype), "."));
 }
 
+// InvalidArgument unless `value` may be written into `array`.
+absl::Status CheckWriteDtype(const Tensor& value, const TensorArray& array) {
+  if (value.dtype() == array.dtype()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "TensorArray dtype is ", DataTypeString(array.dtype()),
+      " but Op is trying to write dtype ", DataTypeString(value.dtype()), "."));
+}
+
 // Rows [begin, end) of `t` (shape [end - begin] + t.shape[1:]), or row
 // `begin` alone without the leading dim when `squeeze`; aligned.
 absl::StatusOr<Tensor> Rows(OpKernelContext* ctx, const Tensor& t, int64_t begin,
@@ -70,9 +78,14 @@ absl::StatusOr<Tensor> Rows(OpKernelContext* ctx, const Tensor& t, int64_t begin
   return list_kernels::Aligned(ctx, slice);
 }
 
-// Joins `values` along dim 0 into output 0, of shape `out_shape`.
+// Joins `values` along dim 0 into output 0, of shape [rows] + row_shape.
 absl::Status ConcatToOutput(OpKernelContext* ctx, const std::vector<Tensor>& values,
-                            const TensorShape& out_shape) {
+                            int64_t rows, const TensorShape& row_shape) {
+  TensorShape out_shape;
+  GR_RETURN_IF_ERROR(out_shape.AddDimWithStatus(rows));
+  for (int64_t d : row_shape.dim_sizes()) {
+    GR_RETURN_IF_ERROR(out_shape.AddDimWithStatus(d));
+  }
   Tensor* out = nullptr;
   GR_RETURN_IF_ERROR(ctx->allocate_output(0, out_shape, &out));
   int64_t offset = 0;
@@ -128,11 +141,7 @@ class TensorArrayWriteOp : public OpKernel {
     auto array = GetTensorArray(ctx);
     OP_REQUIRES_OK(ctx, array.status());
     const Tensor& value = ctx->input(2);
-    OP_REQUIRES(ctx, value.dtype() == (*array)->dtype(),
-                absl::InvalidArgumentError(absl::StrCat(
-                    "TensorArray dtype is ", DataTypeString((*array)->dtype()),
-                    " but Op is trying to write dtype ", DataTypeString(value.dtype()),
-                    ".")));
+    OP_REQUIRES_OK(ctx, CheckWriteDtype(value, **array));
     OP_REQUIRES_OK(ctx, (*array)->Write(*index, value));
     ctx->set_output(0, ctx->input(3));
   }
@@ -198,10 +207,8 @@ class TensorArrayGatherOp : public OpKernel {
                       first.DebugString(), " but index ", i,
                       " has shape: ", (*values)[i].shape().DebugString())));
     }
-    TensorShape out_shape;
-    OP_REQUIRES_OK(ctx, out_shape.AddDimWithStatus(static_cast<int64_t>(values->size())));
-    for (int64_t d : first.dim_sizes()) OP_REQUIRES_OK(ctx, out_shape.AddDimWithStatus(d));
-    OP_REQUIRES_OK(ctx, ConcatToOutput(ctx, *values, out_shape));
+    OP_REQUIRES_OK(ctx, ConcatToOutput(ctx, *values,
+                                       static_cast<int64_t>(values->size()), first));
   }
 
  private:
@@ -217,11 +224,7 @@ class TensorArrayScatterOp : public OpKernel {
     OP_REQUIRES_OK(ctx, array.status());
     TensorArray& ta = **array;
     const Tensor& value = ctx->input(2);
-    OP_REQUIRES(ctx, value.dtype() == ta.dtype(),
-                absl::InvalidArgumentError(absl::StrCat(
-                    "TensorArray dtype is ", DataTypeString(ta.dtype()),
-                    " but Op is trying to write dtype ", DataTypeString(value.dtype()),
-                    ".")));
+    OP_REQUIRES_OK(ctx, CheckWriteDtype(value, ta));
     OP_REQUIRES(ctx, value.dims() >= 1,
                 absl::InvalidArgumentError("Input value for unpack must be at least a vector"));
     auto indices = IndexVector(ctx->input(1));
@@ -309,10 +312,7 @@ class TensorArrayConcatOp : public OpKernel {
       lengths->flat<int64_t>()[i] = v.dim_size(0);
       total += v.dim_size(0);
     }
-    TensorShape out_shape;
-    OP_REQUIRES_OK(ctx, out_shape.AddDimWithStatus(total));
-    for (int64_t d : rest.dim_sizes()) OP_REQUIRES_OK(ctx, out_shape.AddDimWithStatus(d));
-    OP_REQUIRES_OK(ctx, ConcatToOutput(ctx, *values, out_shape));
+    OP_REQUIRES_OK(ctx, ConcatToOutput(ctx, *values, total, rest));
   }
 
  private:
@@ -329,11 +329,7 @@ class TensorArraySplitOp : public OpKernel {
     TensorArray& ta = **array;
     const Tensor& value = ctx->input(1);
     const Tensor& lengths = ctx->input(2);
-    OP_REQUIRES(ctx, value.dtype() == ta.dtype(),
-                absl::InvalidArgumentError(absl::StrCat(
-                    "TensorArray dtype is ", DataTypeString(ta.dtype()),
-                    " but Op is trying to write dtype ", DataTypeString(value.dtype()),
-                    ".")));
+    OP_REQUIRES_OK(ctx, CheckWriteDtype(value, ta));
     OP_REQUIRES(ctx, lengths.dims() == 1,
                 absl::InvalidArgumentError(absl::StrCat(
                     "Expected lengths to be a vector, received shape: ",
