@@ -38,15 +38,19 @@ void NumberKeys(const std::vector<K>& keys, std::vector<int64_t>* idx,
   }
 }
 
+// InvalidArgument unless input `x` is a vector.
+absl::Status CheckVectorX(const Tensor& x) {
+  if (x.dims() == 1) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "x must be a vector, but has shape ", x.shape().DebugString()));
+}
+
 class UniqueOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    OP_REQUIRES(
-        ctx, x.dims() == 1,
-        absl::InvalidArgumentError(absl::StrCat(
-            "x must be a vector, but has shape ", x.shape().DebugString())));
+    OP_REQUIRES_OK(ctx, CheckVectorX(x));
     const int64_t n = x.NumElements();
     OP_REQUIRES(
         ctx,
@@ -106,10 +110,7 @@ class InvertPermutationOp : public OpKernel {
   using OpKernel::OpKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    OP_REQUIRES(
-        ctx, x.dims() == 1,
-        absl::InvalidArgumentError(absl::StrCat(
-            "x must be a vector, but has shape ", x.shape().DebugString())));
+    OP_REQUIRES_OK(ctx, CheckVectorX(x));
     const int64_t n = x.NumElements();
     OP_REQUIRES(ctx, n <= std::numeric_limits<int32_t>::max(),
                 absl::InvalidArgumentError(absl::StrCat(

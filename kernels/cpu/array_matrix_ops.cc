@@ -146,14 +146,23 @@ absl::Status CheckScalar(const Tensor& t, absl::string_view name) {
       name, " must be a scalar, but has shape ", t.shape().DebugString()));
 }
 
-// MatrixDiag (1 input: k = 0, square, zero padding) and MatrixDiagV3.
-class MatrixDiagOp : public OpKernel {
+// A MatrixDiag* kernel: reads the `align` attr (when the op has one).
+class DiagOpBase : public OpKernel {
  public:
-  explicit MatrixDiagOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+  explicit DiagOpBase(OpKernelConstruction* ctx) : OpKernel(ctx) {
     absl::StatusOr<DiagAlignment> a = ReadAlignment(ctx);
     ctx->SetStatus(a.status());
     if (a.ok()) align_ = *a;
   }
+
+ protected:
+  DiagAlignment align_;
+};
+
+// MatrixDiag (1 input: k = 0, square, zero padding) and MatrixDiagV3.
+class MatrixDiagOp : public DiagOpBase {
+ public:
+  using DiagOpBase::DiagOpBase;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& diag = ctx->input(0);
@@ -237,18 +246,11 @@ class MatrixDiagOp : public OpKernel {
           });
     });
   }
-
- private:
-  DiagAlignment align_;
 };
 
-class MatrixDiagPartOp : public OpKernel {
+class MatrixDiagPartOp : public DiagOpBase {
  public:
-  explicit MatrixDiagPartOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    absl::StatusOr<DiagAlignment> a = ReadAlignment(ctx);
-    ctx->SetStatus(a.status());
-    if (a.ok()) align_ = *a;
-  }
+  using DiagOpBase::DiagOpBase;
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
@@ -308,9 +310,6 @@ class MatrixDiagPartOp : public OpKernel {
           });
     });
   }
-
- private:
-  DiagAlignment align_;
 };
 
 REGISTER_KERNEL(KernelDefBuilder("MatrixBandPart")
