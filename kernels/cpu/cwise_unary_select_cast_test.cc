@@ -347,18 +347,7 @@ TEST(SelectV2Test, ErrorsEmptyAndScalars) {
 
 template <typename F>
 void ForEachCastType(F f) {
-  f(float{});
-  f(double{});
-  f(half{});
-  f(bfloat16{});
-  f(int8_t{});
-  f(int16_t{});
-  f(int32_t{});
-  f(int64_t{});
-  f(uint8_t{});
-  f(uint16_t{});
-  f(uint32_t{});
-  f(uint64_t{});
+  ForEachRealNumberType(f);
   f(bool{});
 }
 
