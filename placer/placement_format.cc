@@ -89,7 +89,8 @@ bool OneTask(const DeviceSet& devices) {
 
 std::string FormatPlacementLog(const Graph& graph, const DeviceSet& devices,
                                const Placement& placement,
-                               const absl::flat_hash_map<std::string, LogName>* rename) {
+                               const absl::flat_hash_map<std::string, LogName>* rename,
+                               const std::vector<RemovedNode>* removed) {
   auto line = [&](const Node& node, absl::string_view name, absl::string_view op,
                   absl::string_view note) {
     const int d = placement.device[node.id()];
@@ -113,6 +114,20 @@ std::string FormatPlacementLog(const Graph& graph, const DeviceSet& devices,
       out += line(*node, as->name, as->op, "");
     } else {
       added += line(*node, node->name(), node->op(), as->note);
+    }
+  }
+  if (removed != nullptr) {
+    for (const RemovedNode& r : *removed) {
+      const Node* carrier = r.carrier.empty() ? nullptr : graph.FindNode(r.carrier);
+      if (carrier != nullptr) {
+        absl::StrAppend(&out, r.name, ": (", r.op, "): ",
+                        devices.devices()[placement.device[carrier->id()]].name,
+                        " # optimizer: runs as part of '", carrier->name(), "' (",
+                        carrier->op(), ")\n");
+      } else {
+        absl::StrAppend(&out, r.name, ": (", r.op,
+                        "): (not run) # optimizer: folded into a constant or unused\n");
+      }
     }
   }
   return out + added;

@@ -121,10 +121,20 @@ struct LogName {
 // TensorFlow's log_device_placement lines, one per node in node order:
 //   "name: (Op): /job:localhost/replica:0/task:0/device:CPU:0 # reason"
 // With `rename` (keyed by node name): feed stand-ins print as the user's
-// node; the other nodes in `rename` come last, each with its note.
+// node; the other nodes in `rename` come last, each with its note. Each of
+// `removed` gets a line after the graph's nodes: the device of its carrier
+// and "# optimizer: ...", or "(not run)" when it was folded away.
+// A node of the user's graph that the optimizer removed before placement:
+// its work now happens in `carrier` (fused, merged, bypassed), or, with no
+// carrier, it was folded into constants or unused.
+struct RemovedNode {
+  std::string name, op, carrier;
+};
+
 std::string FormatPlacementLog(
     const Graph& graph, const DeviceSet& devices, const Placement& placement,
-    const absl::flat_hash_map<std::string, LogName>* rename = nullptr);
+    const absl::flat_hash_map<std::string, LogName>* rename = nullptr,
+    const std::vector<RemovedNode>* removed = nullptr);
 
 // Per device: nodes, busy time, peak memory; cross-device edges and bytes
 // per step; predicted step time, lower bound and their ratio; the best

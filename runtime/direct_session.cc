@@ -104,6 +104,8 @@ struct Plan {
   std::vector<std::string> fetch_keys;
   // The nodes BuildPlan added, as log_device_placement shows them.
   absl::flat_hash_map<std::string, placer::LogName> log_names;
+  // The user's nodes the optimizer removed, for the same log.
+  std::vector<placer::RemovedNode> log_removed;
 };
 
 std::string PlanKey(const std::vector<std::pair<std::string, Tensor>>& feeds,
@@ -595,8 +597,19 @@ class DirectSession : public Session {
                               std::vector<Tensor> inputs) {
         return EvaluateOnHost(node, op_def, std::move(inputs));
       };
+      std::vector<std::pair<std::string, std::string>> before;  // (name, op)
+      for (const NodeDef& n : out.node()) before.emplace_back(n.name(), n.op());
       OptimizationReport report;
       GR_RETURN_IF_ERROR(OptimizeGraph(&out, oopts, &report));
+      absl::flat_hash_set<std::string> after;
+      for (const NodeDef& n : out.node()) after.insert(n.name());
+      for (const auto& [name, op] : before) {
+        if (after.contains(name) || plan->log_names.contains(name)) continue;
+        auto it = report.merged_into.find(name);
+        plan->log_removed.push_back(
+            {name, op, it != report.merged_into.end() && after.contains(it->second) ? it->second
+                                                                                    : ""});
+      }
       if (options_.log_optimizations) {
         const std::string log = report.ToString();
         std::fwrite(log.data(), 1, log.size(), stdout);
@@ -685,7 +698,8 @@ class DirectSession : public Session {
     GR_ASSIGN_OR_RETURN(placer::Placement placement,
                         placer::Place(graph, device_set_, *cost_model_, placer_options));
     if (options_.log_device_placement) {
-      std::string log = placer::FormatPlacementLog(graph, device_set_, placement, &plan->log_names);
+      std::string log = placer::FormatPlacementLog(graph, device_set_, placement, &plan->log_names,
+                                                   &plan->log_removed);
       for (const std::string& w : placement.warnings) absl::StrAppend(&log, w, "\n");
       std::fwrite(log.data(), 1, log.size(), stdout);
       std::fflush(stdout);

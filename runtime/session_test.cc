@@ -225,7 +225,11 @@ TEST(SessionTest, ConcurrentRunsAreIndependent) {
 }
 
 TEST(SessionTest, StepStatsAndPartitionGraphs) {
-  auto session = MakeSession();
+  // Stats per node of the graph as written (the optimizer would fuse
+  // mm, ba and y into one _FusedMatMul).
+  SessionOptions unoptimized;
+  unoptimized.optimize = SessionOptions::Optimize::kNone;
+  auto session = MakeSession(unoptimized);
   RunOptions options;
   options.set_trace_level(RunOptions::FULL_TRACE);
   options.set_output_partition_graphs(true);

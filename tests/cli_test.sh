@@ -113,7 +113,7 @@ out="$("$GRAPHRUN" run "$EXAMPLE" --feed="x=$EXAMPLE_X" --fetch=probs,dense1/Rel
 check "steps summary" grep -qE '^20 steps in [0-9.]+ s: [0-9.]+ steps/s' <<<"$out"
 check "two fetches written" test -f "$tmp/run2/dense1__Relu.npy"
 check "trace is Chrome JSON" grep -q '^{"traceEvents":\[' "$tmp/trace.json"
-check "trace has MatMul slices" grep -q '"name":"MatMul"' "$tmp/trace.json"
+check "trace has the (fused) MatMul slices" grep -q '"name":"_FusedMatMul"' "$tmp/trace.json"
 
 err="$("$GRAPHRUN" run "$EXAMPLE" --fetch probs --out "$tmp/run3" 2>&1)"; rc=$?
 check "missing feed fails" test $rc -eq 1

@@ -18,6 +18,8 @@ out="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --log_devi
 check "device mapping banner" grep -qx "Device mapping: no known devices." <<<"$out"
 check "placement line format" grep -qE "^probs: \(Softmax\): $CPU0 # " <<<"$out"
 check "placement line for every graph node" test "$(grep -cE '^[^ ]+: \([A-Za-z_]+\): /job:' <<<"$out")" -ge 11
+# Nodes the optimizer fused away keep their line, saying where they went.
+check "fused node logged under its own name" grep -qE "^dense1/MatMul: \(MatMul\): $CPU0 # optimizer: runs as part of 'dense1/Relu' \(_FusedMatMul\)" <<<"$out"
 check "result still printed" grep -q '^probs: float \[2,3\]' <<<"$out"
 # The fed placeholder is logged under its own name and op, as TensorFlow
 # does; the nodes the session adds come last, marked.
@@ -51,8 +53,10 @@ check "cpu_devices=0 is a usage error" test $rc -eq 2
 check "cpu_devices=0 named" grep -q -- "--cpu_devices must be at least 1, not 0" <<<"$err"
 
 # Measured costs: saved by run, used by place.
+# (--optimize=none: `place` sees the graph as written, so the profile
+# should name its nodes, not the optimizer's fused ones.)
 check "save costs" "$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --steps 5 \
-  --save_costs "$tmp/costs.json" --quiet
+  --save_costs "$tmp/costs.json" --quiet --optimize=none
 check "cost profile has nodes" grep -q '"node": "dense1/MatMul"' "$tmp/costs.json"
 check "cost profile has medians" grep -q '"samples": "5"' "$tmp/costs.json"
 out="$("$GRAPHRUN" place "$EXAMPLE" --costs "$tmp/costs.json" --cpu_devices=2 --gpus=none --explain)"

@@ -121,6 +121,23 @@ REGISTER_OP("MatMul")
     .Attr("grad_b: bool = false")
     .SetShapeFn(MatMulShape);
 
+// TensorFlow's fused inference MatMul (what its remapper and graphrun's
+// optimizer make of MatMul + BiasAdd [+ activation]): args are the bias
+// (one input, num_args = 1); fused_ops ["BiasAdd"] or ["BiasAdd", act].
+REGISTER_OP("_FusedMatMul")
+    .Input("a: T")
+    .Input("b: T")
+    .Input("args: num_args * T")
+    .Output("product: T")
+    .Attr("transpose_a: bool = false")
+    .Attr("transpose_b: bool = false")
+    .Attr(TypeAttr("bfloat16, half, float"))
+    .Attr("num_args: int >= 0")
+    .Attr("fused_ops: list(string) = []")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("leakyrelu_alpha: float = 0.2")
+    .SetShapeFn(MatMulShape);
+
 REGISTER_OP("BatchMatMulV2")
     .Input("x: T")
     .Input("y: T")

@@ -10,6 +10,8 @@
 // for Conv2D, DepthwiseConv2dNative (NHWC) and MatMul (not transposing b),
 // float32, m and a constants with one value per output channel (or one in
 // all). The rewritten nodes keep their names; new weights are new Consts.
+#include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -88,7 +90,10 @@ absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
     auto single_use = [&](int i) {
       return !options.preserve.contains(view.node(i).name()) && view.consumers(i).size() == 1;
     };
-    auto new_const = [&](const std::string& base, const Tensor& value) {
+    // A new constant runs where the constants it derives from run (their
+    // control inputs put them in a loop frame or cond branch).
+    auto new_const = [&](const std::string& base, const Tensor& value,
+                         std::initializer_list<int> sources) {
       std::string name = base;
       for (int k = 0; view.Find(name) >= 0 || [&] {
              for (const NodeDef& a : added) {
@@ -104,6 +109,14 @@ absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
       n.set_op("Const");
       (*n.mutable_attr())["dtype"].set_type(DT_FLOAT);
       value.AsProtoTensorContent((*n.mutable_attr())["value"].mutable_tensor());
+      for (int src : sources) {
+        for (int pos = 0; pos < view.num_inputs(src); ++pos) {
+          const std::string in = view.input(src, pos).ToString();
+          if (std::find(n.input().begin(), n.input().end(), in) == n.input().end()) {
+            n.add_input(in);
+          }
+        }
+      }
       added.push_back(n);
       return name;
     };
@@ -160,12 +173,12 @@ absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
           const int64_t n = w.NumElements();
           for (int64_t j = 0; j < n; ++j) w2.flat<float>()[j] = w.flat<float>()[j] * v[j % channels];
           view.SetInput(layer, 1,
-                        TensorId{new_const(view.node(w_node).name() + "/bn_folded", w2), 0});
+                        TensorId{new_const(view.node(w_node).name() + "/bn_folded", w2, {w_node, c}), 0});
           if (bias >= 0) {
             Tensor b2 = *Tensor::Allocate(HostAllocator(), DT_FLOAT, b.shape());
             for (int64_t j = 0; j < channels; ++j) b2.flat<float>()[j] = b.flat<float>()[j] * v[j];
             view.SetInput(p, 1,
-                          TensorId{new_const(view.node(bias).name() + "/bn_folded", b2), 0});
+                          TensorId{new_const(view.node(bias).name() + "/bn_folded", b2, {bias, c}), 0});
           }
         } else {
           const float sign = is_sub ? -1.f : 1.f;
@@ -173,7 +186,9 @@ absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
           for (int64_t j = 0; j < channels; ++j) {
             b2.flat<float>()[j] = (bias >= 0 ? b.flat<float>()[j] : 0.f) + sign * v[j];
           }
-          const std::string name = new_const(out_name + "/bn_bias", b2);
+          const std::string name = bias >= 0
+                                       ? new_const(out_name + "/bn_bias", b2, {bias, c})
+                                       : new_const(out_name + "/bn_bias", b2, {c});
           if (bias >= 0) {
             view.SetInput(p, 1, TensorId{name, 0});
           } else {
@@ -212,6 +227,7 @@ absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
         if (report != nullptr) {
           report->changes.push_back(absl::StrCat("folded '", out_name, "' (", op.op(),
                                                  ") into '", view.node(layer).name(), "'"));
+          report->merged_into[out_name] = view.node(p).name();
         }
         break;
       }

@@ -30,6 +30,7 @@ absl::Status OptimizeGraph(GraphDef* graph, const OptimizerOptions& options,
       {"constant folding", &FoldConstants},
       {"identity removal", &RemoveIdentities},
       {"batch-norm folding", &FoldBatchNorms},
+      {"kernel fusion", &FuseKernels},
       {"common subexpressions", &EliminateCommonSubexpressions},
       {"pruning", &PruneUnused},
   };
@@ -42,6 +43,17 @@ absl::Status OptimizeGraph(GraphDef* graph, const OptimizerOptions& options,
     GR_RETURN_IF_ERROR(fn(&work, options, &pass));
     pass.nodes_after = work.node_size();
     local.passes.push_back(std::move(pass));
+  }
+  // Follow each chain of merges to the node that survived.
+  for (const auto& pass : local.passes) {
+    for (const auto& [from, to] : pass.merged_into) local.merged_into[from] = to;
+  }
+  for (auto& [from, to] : local.merged_into) {
+    for (int hops = 0; hops < 64; ++hops) {
+      auto it = local.merged_into.find(to);
+      if (it == local.merged_into.end() || it->second == to) break;
+      to = it->second;
+    }
   }
   *graph = std::move(work);
   if (report != nullptr) *report = std::move(local);

@@ -13,6 +13,8 @@
 //   batch-norm folding a constant per-channel Mul and Add after Conv2D,
 //                      DepthwiseConv2dNative or MatMul (Keras' frozen
 //                      BatchNormalization) move into its weights and bias
+//   kernel fusion      MatMul + BiasAdd [+ Relu/Relu6/Elu/LeakyRelu/Tanh/
+//                      Sigmoid] on the CPU becomes TensorFlow's _FusedMatMul
 //   common subexpressions  nodes with the same op, device, attrs and inputs
 //                      (in any order for commutative ops) are merged
 //   pruning            nodes nothing consumes that are neither preserved
@@ -64,8 +66,14 @@ struct OptimizationReport {
     std::string name;
     int nodes_before = 0, nodes_after = 0;
     std::vector<std::string> changes;  // "folded 'x' (Mul)", ...
+    // Removed node -> the node that now computes what it did (bypassed,
+    // merged or fused into); removed nodes not listed were pruned.
+    absl::flat_hash_map<std::string, std::string> merged_into;
   };
   std::vector<Pass> passes;
+  // Over all passes: each removed node that lives on in another, by the
+  // name of the node that carries it in the final graph.
+  absl::flat_hash_map<std::string, std::string> merged_into;
   // One line per pass with its counts and the first changes.
   std::string ToString(int max_changes_per_pass = 20) const;
 };
@@ -77,6 +85,8 @@ absl::Status RemoveIdentities(GraphDef* graph, const OptimizerOptions& options,
                               OptimizationReport::Pass* report);
 absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
                             OptimizationReport::Pass* report);
+absl::Status FuseKernels(GraphDef* graph, const OptimizerOptions& options,
+                         OptimizationReport::Pass* report);
 absl::Status EliminateCommonSubexpressions(GraphDef* graph, const OptimizerOptions& options,
                                            OptimizationReport::Pass* report);
 absl::Status PruneUnused(GraphDef* graph, const OptimizerOptions& options,

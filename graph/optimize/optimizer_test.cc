@@ -221,6 +221,21 @@ TEST(BatchNormFoldingTest, ScaleAndShiftMoveIntoTheConvolution) {
   EXPECT_EQ(pass.changes.size(), 2u);
 }
 
+TEST(BatchNormFoldingTest, NewWeightsStayInTheFrameOfTheirConstants) {
+  // m runs in a loop body (a control input from the body's pivot), so the
+  // scaled weights must too.
+  std::string m = FloatConst("m", {2}, {2, 0.5});
+  m.insert(m.find(" attr"), " input: '^pivot'");
+  GraphDef g = Parse(Unary("pivot", "Identity", "x") + ConvBnGraph(m));
+  OptimizerOptions options;
+  options.preserve = {"x", "y"};
+  ASSERT_TRUE(FoldBatchNorms(&g, options, nullptr).ok());
+  const std::string w = Inputs(g, "conv")[1];
+  EXPECT_NE(w, "w");
+  EXPECT_EQ(Inputs(g, w), (std::vector<std::string>{"^pivot"}));
+  EXPECT_EQ(Inputs(g, Inputs(g, "bias")[1]), (std::vector<std::string>{"^pivot"}));
+}
+
 TEST(BatchNormFoldingTest, LeavesWhatIsNotPerChannel) {
   for (const std::string& m : {FloatConst("m", {3}, {1, 2, 3}),            // wrong width
                                FloatConst("m", {2, 1}, {1, 2})}) {        // not the channel dim
@@ -240,6 +255,39 @@ TEST(BatchNormFoldingTest, LeavesWhatIsNotPerChannel) {
   ASSERT_TRUE(FoldBatchNorms(&g, options, nullptr).ok());
   EXPECT_NE(Find(g, "scale"), nullptr);
   EXPECT_EQ(Inputs(g, "conv")[1], "w");
+}
+
+TEST(KernelFusionTest, MatMulBiasAddActivationBecomeOneFusedMatMul) {
+  GraphDef g = Parse(std::string(kPlaceholder) + FloatConst("w", {2, 2}, {1, 2, 3, 4}) +
+                     FloatConst("b", {2}, {1, -1}) +
+                     "node { name: 'gate' op: 'NoOp' }\n"
+                     "node { name: 'mm' op: 'MatMul' input: 'x' input: 'w' input: '^gate'"
+                     " attr { key: 'T' value { type: DT_FLOAT } }"
+                     " attr { key: 'transpose_b' value { b: true } } }\n" +
+                     Binary("ba", "BiasAdd", "mm", "b") + Unary("act", "Relu", "ba") +
+                     Unary("y", "Softmax", "act") +
+                     // Not fused: the MatMul's output is used twice.
+                     Binary("mm2", "MatMul", "x", "w") + Binary("ba2", "BiasAdd", "mm2", "b") +
+                     Unary("other", "Neg", "mm2"));
+  OptimizerOptions options;
+  options.preserve = {"x", "y", "ba2", "other"};
+  OptimizationReport::Pass pass;
+  ASSERT_TRUE(FuseKernels(&g, options, &pass).ok());
+  EXPECT_EQ(Find(g, "mm"), nullptr);
+  EXPECT_EQ(Find(g, "ba"), nullptr);
+  const NodeDef* act = Find(g, "act");
+  ASSERT_NE(act, nullptr);
+  EXPECT_EQ(act->op(), "_FusedMatMul");
+  EXPECT_EQ(Inputs(g, "act"), (std::vector<std::string>{"x", "w", "b", "^gate"}));
+  EXPECT_TRUE(act->attr().at("transpose_b").b());
+  ASSERT_EQ(act->attr().at("fused_ops").list().s_size(), 2);
+  EXPECT_EQ(act->attr().at("fused_ops").list().s(0), "BiasAdd");
+  EXPECT_EQ(act->attr().at("fused_ops").list().s(1), "Relu");
+  EXPECT_EQ(act->attr().at("num_args").i(), 1);
+  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"act"}));
+  EXPECT_EQ(Find(g, "mm2")->op(), "MatMul");
+  EXPECT_EQ(Find(g, "ba2")->op(), "BiasAdd");
+  EXPECT_EQ(pass.changes.size(), 1u);
 }
 
 TEST(IdentityRemovalTest, BypassesPlainIdentitiesOnly) {

@@ -66,6 +66,7 @@ absl::Status RemoveIdentities(GraphDef* graph, const OptimizerOptions& options,
     view.MarkRemoved(i);
     if (report != nullptr) {
       report->changes.push_back(absl::StrCat("bypassed '", def.name(), "' (", def.op(), ")"));
+      report->merged_into[def.name()] = to.node;
     }
   }
   view.Compact();
@@ -132,6 +133,7 @@ absl::Status EliminateCommonSubexpressions(GraphDef* graph, const OptimizerOptio
     if (report != nullptr) {
       report->changes.push_back(absl::StrCat("merged '", def.name(), "' into '",
                                              view.node(keep).name(), "' (", def.op(), ")"));
+      report->merged_into[def.name()] = view.node(keep).name();
     }
   }
   view.Compact();
