@@ -18,11 +18,6 @@ namespace {
 // Element counts above this run on the thread pool.
 constexpr int64_t kThreadedMinElements = 32 * 1024;
 
-template <typename T, int Rank = 1>
-using ConstMap = Eigen::TensorMap<Eigen::Tensor<const T, Rank, Eigen::RowMajor>>;
-template <typename T, int Rank = 1>
-using Map = Eigen::TensorMap<Eigen::Tensor<T, Rank, Eigen::RowMajor>>;
-
 // Evaluates `dst = expr` on the pool when big (and a pool exists), else on
 // the calling thread.
 template <typename Dst, typename Expr>
@@ -35,6 +30,23 @@ void Assign(OpKernelContext* ctx, int64_t elements, Dst dst, const Expr& expr) {
   }
 }
 
+// Output 0 = expr_of(x) for input 0 `x` (a rank-1 ConstTensorMap), in x's
+// buffer when it can be forwarded.
+template <typename T, typename ExprOf>
+void ComputeElementwise(OpKernelContext* ctx, ExprOf expr_of) {
+  const Tensor& x = ctx->input(0);
+  // Forwarding may take the input away: keep what we need first. The
+  // buffer itself lives on in the output or in the input.
+  const TensorShape shape = x.shape();
+  const int64_t n = x.NumElements();
+  const T* in = x.flat<T>().data();
+  Tensor* y = nullptr;
+  OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, shape, &y));
+  if (n == 0) return;
+  ConstTensorMap<T> src(in, n);
+  Assign(ctx, n, TensorMap<T>(y->flat<T>().data(), n), expr_of(src));
+}
+
 // Unary activation: Functor::Apply(x) builds the Eigen expression.
 template <typename T, typename Functor>
 class ActivationOp : public OpKernel {
@@ -44,17 +56,7 @@ class ActivationOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    // Forwarding may take the input away: keep what we need first. The
-    // buffer itself lives on in the output or in the input.
-    const TensorShape shape = x.shape();
-    const int64_t n = x.NumElements();
-    const T* in = x.flat<T>().data();
-    Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, shape, &y));
-    if (n == 0) return;
-    ConstMap<T> src(in, n);
-    Assign(ctx, n, Map<T>(y->flat<T>().data(), n), Functor::Apply(src));
+    ComputeElementwise<T>(ctx, [](const auto& x) { return Functor::Apply(x); });
   }
 };
 
@@ -128,16 +130,9 @@ class LeakyReluOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    const TensorShape shape = x.shape();
-    const int64_t n = x.NumElements();
-    const T* in = x.flat<T>().data();
-    Tensor* y = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, shape, &y));
-    if (n == 0) return;
-    ConstMap<T> src(in, n);
-    Assign(ctx, n, Map<T>(y->flat<T>().data(), n),
-           (src > src.constant(static_cast<T>(0))).select(src, src * alpha_));
+    ComputeElementwise<T>(ctx, [this](const auto& x) {
+      return (x > x.constant(static_cast<T>(0))).select(x, x * alpha_);
+    });
   }
 
  private:
@@ -191,16 +186,16 @@ class BiasAddOp : public OpKernel {
       const int64_t inner = n / (batch * channels);
       Eigen::array<Eigen::Index, 3> bias_shape = {1, channels, 1};
       Eigen::array<Eigen::Index, 3> bcast = {batch, 1, inner};
-      Assign(ctx, n, Map<T, 3>(o, batch, channels, inner),
-             ConstMap<T, 3>(in, batch, channels, inner) +
-                 ConstMap<T>(b, channels).reshape(bias_shape).broadcast(bcast));
+      Assign(ctx, n, TensorMap<T, 3>(o, batch, channels, inner),
+             ConstTensorMap<T, 3>(in, batch, channels, inner) +
+                 ConstTensorMap<T>(b, channels).reshape(bias_shape).broadcast(bcast));
     } else {
       const int64_t rows = n / channels;
       Eigen::array<Eigen::Index, 2> bias_shape = {1, channels};
       Eigen::array<Eigen::Index, 2> bcast = {rows, 1};
-      Assign(ctx, n, Map<T, 2>(o, rows, channels),
-             ConstMap<T, 2>(in, rows, channels) +
-                 ConstMap<T>(b, channels).reshape(bias_shape).broadcast(bcast));
+      Assign(ctx, n, TensorMap<T, 2>(o, rows, channels),
+             ConstTensorMap<T, 2>(in, rows, channels) +
+                 ConstTensorMap<T>(b, channels).reshape(bias_shape).broadcast(bcast));
     }
   }
 

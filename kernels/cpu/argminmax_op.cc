@@ -17,16 +17,11 @@ namespace {
 // Element counts above this run on the thread pool.
 constexpr int64_t kThreadedMinElements = 32 * 1024;
 
-template <typename T, int Rank>
-using ConstMap = Eigen::TensorMap<Eigen::Tensor<const T, Rank, Eigen::RowMajor>>;
-template <typename T, int Rank>
-using Map = Eigen::TensorMap<Eigen::Tensor<T, Rank, Eigen::RowMajor>>;
-
 template <bool kMax, typename T, typename Device>
 void ArgReduce(const Device& d, const T* in, int64_t outer, int64_t n,
                int64_t inner, int64_t* out) {
-  ConstMap<T, 3> x(in, outer, n, inner);
-  Map<int64_t, 2> y(out, outer, inner);
+  ConstTensorMap<T, 3> x(in, outer, n, inner);
+  TensorMap<int64_t, 2> y(out, outer, inner);
   if constexpr (kMax) {
     y.device(d) = x.argmax(1).template cast<int64_t>();
   } else {
@@ -118,8 +113,8 @@ class ArgOp : public OpKernel {
  private:
   template <typename Tout>
   static void Narrow(const int64_t* idx, Tensor* out) {
-    Map<Tout, 1>(out->flat<Tout>().data(), out->NumElements()) =
-        ConstMap<int64_t, 1>(idx, out->NumElements()).template cast<Tout>();
+    TensorMap<Tout, 1>(out->flat<Tout>().data(), out->NumElements()) =
+        ConstTensorMap<int64_t, 1>(idx, out->NumElements()).template cast<Tout>();
   }
 
   DataType output_type_ = DT_INT64;

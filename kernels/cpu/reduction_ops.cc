@@ -30,11 +30,6 @@ namespace {
 // Element counts above this run on the thread pool.
 constexpr int64_t kThreadedMinElements = 32 * 1024;
 
-template <typename T, int Rank>
-using ConstMap = Eigen::TensorMap<Eigen::Tensor<const T, Rank, Eigen::RowMajor>>;
-template <typename T, int Rank>
-using Map = Eigen::TensorMap<Eigen::Tensor<T, Rank, Eigen::RowMajor>>;
-
 // What a reduction does to its input's shape.
 struct ReductionPlan {
   TensorShape out_shape;
@@ -88,15 +83,15 @@ void ReducePass(const Device& d, const Acc* in, int64_t outer, int64_t r,
                 int64_t inner, Acc* out, const Reducer& reducer) {
   if (outer == 1 && inner == 1) {
     Eigen::IndexList<Eigen::type2index<0>> axis;
-    Map<Acc, 0>(out).device(d) = ConstMap<Acc, 1>(in, r).reduce(axis, reducer);
+    TensorMap<Acc, 0>(out).device(d) = ConstTensorMap<Acc, 1>(in, r).reduce(axis, reducer);
   } else if (inner == 1) {
     Eigen::IndexList<Eigen::type2index<1>> axis;
-    Map<Acc, 1>(out, outer).device(d) =
-        ConstMap<Acc, 2>(in, outer, r).reduce(axis, reducer);
+    TensorMap<Acc, 1>(out, outer).device(d) =
+        ConstTensorMap<Acc, 2>(in, outer, r).reduce(axis, reducer);
   } else {
     Eigen::IndexList<Eigen::type2index<1>> axis;
-    Map<Acc, 2>(out, outer, inner).device(d) =
-        ConstMap<Acc, 3>(in, outer, r, inner).reduce(axis, reducer);
+    TensorMap<Acc, 2>(out, outer, inner).device(d) =
+        ConstTensorMap<Acc, 3>(in, outer, r, inner).reduce(axis, reducer);
   }
 }
 
@@ -235,8 +230,8 @@ class ReductionOp : public OpKernel {
     // `src` holds out_size accumulated values (in `out` when Acc == T).
     if constexpr (K == ReduceKind::kMean) {
       const Acc count = static_cast<Acc>(in_size / out_size);
-      Map<T, 1> dst(out_data, out_size);
-      ConstMap<Acc, 1> sum(src, out_size);
+      TensorMap<T, 1> dst(out_data, out_size);
+      ConstTensorMap<Acc, 1> sum(src, out_size);
       auto expr = (sum / sum.constant(count)).template cast<T>();
       if (threaded && out_size > kThreadedMinElements) {
         dst.device(*pool) = expr;
@@ -265,8 +260,8 @@ class ReductionOp : public OpKernel {
   template <typename To, typename From>
   static void Convert(const Eigen::ThreadPoolDevice* pool, bool threaded,
                       const From* in, int64_t n, To* out) {
-    ConstMap<From, 1> src(in, n);
-    Map<To, 1> dst(out, n);
+    ConstTensorMap<From, 1> src(in, n);
+    TensorMap<To, 1> dst(out, n);
     if (threaded) {
       dst.device(*pool) = src.template cast<To>();
     } else {

@@ -16,19 +16,14 @@ namespace {
 // Element counts above this run on the thread pool.
 constexpr int64_t kThreadedMinElements = 32 * 1024;
 
-template <typename T, int Rank>
-using ConstMap = Eigen::TensorMap<Eigen::Tensor<const T, Rank, Eigen::RowMajor>>;
-template <typename T, int Rank>
-using Map = Eigen::TensorMap<Eigen::Tensor<T, Rank, Eigen::RowMajor>>;
-
 // y[b, :] = (log)softmax(x[b, :]). `x` and `y` may be the same buffer;
 // `scratch` holds `batch` values.
 template <typename U, typename Device>
 void SoftmaxRows(const Device& d, const U* x, U* y, U* scratch, int64_t batch,
                  int64_t depth, bool log) {
-  ConstMap<U, 2> logits(x, batch, depth);
-  Map<U, 2> out(y, batch, depth);
-  Map<U, 1> row(scratch, batch);
+  ConstTensorMap<U, 2> logits(x, batch, depth);
+  TensorMap<U, 2> out(y, batch, depth);
+  TensorMap<U, 1> row(scratch, batch);
   Eigen::IndexList<Eigen::type2index<1>> along_class;
   Eigen::IndexList<Eigen::Index, Eigen::type2index<1>> batch_by_one;
   batch_by_one.set(0, batch);
@@ -84,15 +79,15 @@ class SoftmaxOp : public OpKernel {
       OP_REQUIRES_OK(ctx, ctx->allocate_temp(DataTypeToEnum<U>::value,
                                              TensorShape({n}), &wide));
       U* w = wide.flat<U>().data();
-      ConstMap<T, 1> src(in, n);
-      Map<U, 1> dst(w, n);
+      ConstTensorMap<T, 1> src(in, n);
+      TensorMap<U, 1> dst(w, n);
       if (threaded) {
         dst.device(*pool) = src.template cast<U>();
       } else {
         dst = src.template cast<U>();
       }
       Run(pool, threaded, w, w, row.flat<U>().data(), batch, depth);
-      Map<T, 1> result(out->flat<T>().data(), n);
+      TensorMap<T, 1> result(out->flat<T>().data(), n);
       if (threaded) {
         result.device(*pool) = dst.template cast<T>();
       } else {
