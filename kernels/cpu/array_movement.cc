@@ -15,15 +15,6 @@ constexpr int64_t kParallelMinBytes = kParallelMinElements * 4;
 
 enum class Direction { kPiecesToWhole, kWholeToPieces };
 
-template <typename T>
-void CopyN(const T* src, int64_t n, T* dst) {
-  if constexpr (std::is_same_v<T, std::string>) {
-    std::copy(src, src + n, dst);
-  } else {
-    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(T));
-  }
-}
-
 // `whole` is [rows, total] with total = sum(cols); piece p is [rows,
 // cols[p]]. Copies every element between them in `direction`. T is char
 // (POD types, counted in bytes) or std::string.

@@ -6,7 +6,9 @@
 #ifndef GRAPHRUN_KERNELS_CPU_ARRAY_MOVEMENT_H_
 #define GRAPHRUN_KERNELS_CPU_ARRAY_MOVEMENT_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <type_traits>
@@ -73,6 +75,17 @@ bool VisitCopyType(DataType dtype, Fn&& fn) {
     case 8: fn(uint64_t{}); return true;
     case 16: fn(complex128{}); return true;
     default: return false;
+  }
+}
+
+// Copies n elements of the copy type P (memcpy, or assignment for
+// std::string).
+template <typename P>
+void CopyN(const P* src, int64_t n, P* dst) {
+  if constexpr (std::is_same_v<P, std::string>) {
+    std::copy(src, src + n, dst);
+  } else {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(P));
   }
 }
 

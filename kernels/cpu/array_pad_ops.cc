@@ -64,15 +64,6 @@ int64_t SourceIndex(PadMode mode, int64_t i, int64_t before, int64_t n) {
   return -1;
 }
 
-template <typename P>
-void CopyN(const P* src, int64_t n, P* dst) {
-  if constexpr (std::is_same_v<P, std::string>) {
-    std::copy(src, src + n, dst);
-  } else {
-    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(P));
-  }
-}
-
 // Writes output rows [begin, end) (a row is the last collapsed dim, in
 // units). P is char (units counted in bytes) or std::string. `fill` holds a
 // whole output row of the constant (kConstant only).

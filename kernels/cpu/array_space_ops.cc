@@ -22,15 +22,6 @@ namespace graphrun {
 namespace array_kernels {
 namespace {
 
-template <typename P>
-void CopyN(const P* src, int64_t n, P* dst) {
-  if constexpr (std::is_same_v<P, std::string>) {
-    std::copy(src, src + n, dst);
-  } else {
-    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(P));
-  }
-}
-
 // Output unit k (`unit` elements of P) is input unit src_of(k), or zeros
 // (empty strings) when src_of(k) < 0. P is char (units in bytes) or
 // std::string.
