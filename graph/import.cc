@@ -1,5 +1,6 @@
 #include "graph/import.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -131,6 +132,39 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(
     functions.insert(f.signature().name());
   }
 
+  // Every op this build lacks, with the nodes that use it: the error for
+  // the first such node lists them all, so one run shows what is missing.
+  std::string missing_ops;
+  if (!options.allow_unknown_ops) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> missing;
+    int missing_nodes = 0;
+    for (const NodeDef& def : graph_def.node()) {
+      if (def.op().empty() || functions.contains(def.op()) ||
+          options.registry->Find(def.op()) != nullptr) {
+        continue;
+      }
+      ++missing_nodes;
+      auto it = std::find_if(missing.begin(), missing.end(),
+                             [&](const auto& m) { return m.first == def.op(); });
+      if (it == missing.end()) it = missing.insert(missing.end(), {def.op(), {}});
+      it->second.push_back(def.name());
+    }
+    if (missing_nodes > 1) {
+      std::vector<std::string> parts;
+      for (const auto& [op, nodes] : missing) {
+        std::vector<std::string> shown(nodes.begin(),
+                                       nodes.begin() + std::min<size_t>(nodes.size(), 8));
+        std::string part = absl::StrCat(op, " (", absl::StrJoin(shown, ", "));
+        if (nodes.size() > shown.size()) {
+          absl::StrAppend(&part, " and ", nodes.size() - shown.size(), " more");
+        }
+        parts.push_back(part + ")");
+      }
+      missing_ops = absl::StrCat("; ", missing_nodes, " nodes use ops graphrun lacks: ",
+                                 absl::StrJoin(parts, "; "));
+    }
+  }
+
   // Pass 1: nodes, with their parsed inputs.
   std::vector<std::vector<TensorId>> inputs(graph_def.node_size());
   for (int i = 0; i < graph_def.node_size(); ++i) {
@@ -153,7 +187,7 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(
     if (op_def == nullptr && !options.allow_unknown_ops) {
       return NodeError(def, absl::StrCat(
           "Op type not registered '", def.op(),
-          "': graphrun has no definition of this op"));
+          "': graphrun has no definition of this op", missing_ops));
     }
     GR_RETURN_IF_ERROR(CheckTensorAttrs(def, options.max_constant_bytes));
     bool seen_control = false;

@@ -348,6 +348,22 @@ TEST(ImportErrorsTest, HugeDeclaredShapes) {
               "node 'p' (TSource): shape is too large");
 }
 
+TEST(ImportErrorsTest, MissingOpsAreListedWithEveryNodeThatUsesThem) {
+  auto def = ParseGraphDef(R"pb(
+    node { name: "x" op: "TSource" attr { key: "shape" value { shape { dim { size: 2 } } } } }
+    node { name: "a" op: "FancyOp" input: "x" }
+    node { name: "b" op: "FancyOp" input: "a" }
+    node { name: "c" op: "OtherOp" input: "b" }
+  )pb", GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  auto g = ImportGraphDef(*def);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(std::string(g.status().message()),
+            "node 'a' (FancyOp): Op type not registered 'FancyOp': graphrun has no definition "
+            "of this op; 3 nodes use ops graphrun lacks: FancyOp (a, b); OtherOp (c)");
+}
+
 TEST(ImportErrorsTest, ShapeInferenceErrorsNameTheNode) {
   ExpectError(R"pb(node { name: "a" op: "TSource" attr { key: "shape" value { shape { dim { size: 2 } } } } }
                    node { name: "b" op: "TSource" attr { key: "shape" value { shape { dim { size: 3 } } } } }
