@@ -16,7 +16,7 @@ namespace graphrun {
 namespace {
 
 // Element counts above this run on the thread pool.
-constexpr int64_t kThreadedMinElements = 32 * 1024;
+constexpr int64_t kThreadedMinElements = kParallelElements;
 
 // Evaluates `dst = expr` on the pool when big (and a pool exists), else on
 // the calling thread.

@@ -15,7 +15,7 @@ namespace graphrun {
 namespace {
 
 // Element counts above this run on the thread pool.
-constexpr int64_t kThreadedMinElements = 32 * 1024;
+constexpr int64_t kThreadedMinElements = kParallelElements;
 
 template <bool kMax, typename T, typename Device>
 void ArgReduce(const Device& d, const T* in, int64_t outer, int64_t n,

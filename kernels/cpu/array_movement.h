@@ -26,7 +26,7 @@ namespace array_kernels {
 
 // Work of at least this many elements runs on the intra-op pool; smaller
 // work stays on the calling thread.
-inline constexpr int64_t kParallelMinElements = 32 * 1024;
+inline constexpr int64_t kParallelMinElements = kParallelElements;
 
 // Highest rank the Eigen-based kernels instantiate (TensorFlow's limit);
 // kernels collapse adjacent dimensions first, so most higher-rank inputs

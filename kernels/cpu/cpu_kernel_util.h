@@ -20,7 +20,7 @@ namespace graphrun {
 namespace cpu {
 
 // Work over this many elements runs on the intra-op pool.
-inline constexpr int64_t kParallelElements = 32 * 1024;
+using ::graphrun::kParallelElements;
 
 // dst = expr, on the intra-op pool when `parallel`, else on this thread.
 template <typename Dst, typename Expr>

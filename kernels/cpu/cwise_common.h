@@ -26,7 +26,7 @@ namespace cwise {
 
 // Work above this many elements runs on the intra-op pool; below it, on the
 // calling thread.
-inline constexpr int64_t kParallelThreshold = 32 * 1024;
+inline constexpr int64_t kParallelThreshold = kParallelElements;
 // Largest rank the general broadcasting path handles (after collapsing).
 inline constexpr int kMaxBroadcastRank = 8;
 

@@ -25,8 +25,6 @@
 namespace graphrun {
 namespace {
 
-constexpr double kParallelElements = 32 * 1024;
-
 // The arithmetic type: double for double, else float.
 template <typename T>
 using ComputeType = std::conditional_t<std::is_same_v<T, double>, double, float>;

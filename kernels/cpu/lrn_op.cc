@@ -20,7 +20,6 @@
 namespace graphrun {
 namespace {
 
-constexpr double kParallelElements = 32 * 1024;
 
 template <typename T>
 class LrnOp : public OpKernel {

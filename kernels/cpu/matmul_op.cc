@@ -121,7 +121,7 @@ class FusedMatMulOp : public OpKernel {
     auto rows = [this, o, bv, n](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) Epilogue(o + r * n, bv, n);
     };
-    if (d != nullptr && m * n >= 32 * 1024) {
+    if (d != nullptr && m * n >= kParallelElements) {
       d->parallelFor(m, Eigen::TensorOpCost(4.0 * n, 4.0 * n, 4.0 * n), rows);
     } else {
       rows(0, m);

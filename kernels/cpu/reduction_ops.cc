@@ -28,7 +28,7 @@ namespace graphrun {
 namespace {
 
 // Element counts above this run on the thread pool.
-constexpr int64_t kThreadedMinElements = 32 * 1024;
+constexpr int64_t kThreadedMinElements = kParallelElements;
 
 // What a reduction does to its input's shape.
 struct ReductionPlan {
