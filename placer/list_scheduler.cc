@@ -62,7 +62,9 @@ struct GroupTotals {
   std::vector<int> size;
 };
 
-GroupTotals ComputeGroupTotals(const SchedProblem& p, int num_groups) {
+// `reserve`: whether a group reserves room for its largest output (only
+// when devices are being chosen; a fixed assignment needs no protection).
+GroupTotals ComputeGroupTotals(const SchedProblem& p, int num_groups, bool reserve) {
   GroupTotals g;
   g.persistent.assign(num_groups, 0);
   g.reserve.assign(num_groups, 0);
@@ -70,7 +72,7 @@ GroupTotals ComputeGroupTotals(const SchedProblem& p, int num_groups) {
   for (const SchedTask& t : p.tasks) {
     if (t.group < 0) continue;
     g.persistent[t.group] += t.persistent_bytes;
-    g.reserve[t.group] = std::max(g.reserve[t.group], t.output_bytes);
+    if (reserve) g.reserve[t.group] = std::max(g.reserve[t.group], t.output_bytes);
     ++g.size[t.group];
   }
   return g;
@@ -96,7 +98,7 @@ absl::StatusOr<Schedule> ListSchedule(const SchedProblem& p, const Tables& tb,
   const bool choosing = fixed == nullptr;
   int num_groups = 0;
   const std::vector<std::vector<char>> group_ok = GroupFeasibility(p, &num_groups);
-  const GroupTotals totals = ComputeGroupTotals(p, num_groups);
+  const GroupTotals totals = ComputeGroupTotals(p, num_groups, /*reserve=*/choosing);
   std::vector<int> group_device(num_groups, -1);
   std::vector<int> group_left(totals.size);
   std::vector<double> group_rest_work;  // unscheduled work per group x device
@@ -373,6 +375,7 @@ absl::StatusOr<Schedule> ListSchedule(const SchedProblem& p, const Tables& tb,
     if (best < 0) {
       if (forced >= 0 && Finite(task.cost[forced]) &&
           (task.group < 0 || group_ok[task.group][forced])) {
+        if (options.failed_device != nullptr) *options.failed_device = forced;
         return absl::ResourceExhaustedError(absl::StrCat(
             "task ", t, " does not fit in the memory of device ", forced, " (",
             persistent[forced] + reserve[forced], " bytes held for the step, ",
@@ -453,8 +456,75 @@ absl::StatusOr<Schedule> ListSchedule(const SchedProblem& p, const Tables& tb,
       }
     }
   }
+  // Under a memory limit the peaks in time decide: a device fits when its
+  // replay does. (Without one, the list-order peaks are reported; the
+  // replay costs a sort per device.)
   for (int d = 0; d < q; ++d) s.peak_memory[d] = persistent[d] + peak_live[d];
+  if (check_memory) {
+    s.peak_memory = ReplayPeakMemory(p, s);
+    for (int d = 0; d < q; ++d) {
+      if (p.memory_capacity[d] > 0 && s.peak_memory[d] > p.memory_capacity[d]) {
+        if (options.failed_device != nullptr) *options.failed_device = d;
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "device ", d, " needs ", s.peak_memory[d], " bytes at its peak (capacity ",
+            p.memory_capacity[d], ")"));
+      }
+    }
+  }
   return s;
+}
+
+std::vector<int64_t> ReplayPeakMemory(const SchedProblem& p, const Schedule& s) {
+  const int q = p.num_devices;
+  const int n = static_cast<int>(p.tasks.size());
+  std::vector<int64_t> persistent(q, 0);
+  std::vector<double> last_use(n, -1);
+  for (const SchedEdge& e : p.edges) {
+    last_use[e.src] = std::max(last_use[e.src], s.finish[e.dst]);
+  }
+  // (time, bytes): frees (negative) sort before allocations at one time.
+  std::vector<std::vector<std::pair<double, int64_t>>> events(q);
+  for (int t = 0; t < n; ++t) {
+    const int d = s.device[t];
+    persistent[d] += p.tasks[t].persistent_bytes;
+    const int64_t out = p.tasks[t].output_bytes;
+    if (out == 0) continue;
+    events[d].emplace_back(s.start[t], out);
+    if (last_use[t] >= 0) events[d].emplace_back(std::max(last_use[t], s.start[t]), -out);
+  }
+  // A received copy lives from the first to the last of its readers there.
+  struct Copy {
+    double from, to;
+    int64_t bytes;
+  };
+  absl::flat_hash_map<std::pair<int64_t, int>, Copy> copies;
+  for (size_t k = 0; k < p.edges.size(); ++k) {
+    const SchedEdge& e = p.edges[k];
+    const int to = p.Destination(e, s.device[e.dst]);
+    if (s.device[e.src] == to || e.bytes == 0) continue;
+    const int64_t tensor = e.tensor >= 0 ? e.tensor : -1 - static_cast<int64_t>(k);
+    auto [it, inserted] =
+        copies.try_emplace({tensor, to}, Copy{s.start[e.dst], s.finish[e.dst], e.bytes});
+    if (!inserted) {
+      it->second.from = std::min(it->second.from, s.start[e.dst]);
+      it->second.to = std::max(it->second.to, s.finish[e.dst]);
+    }
+  }
+  for (const auto& [key, copy] : copies) {
+    events[key.second].emplace_back(copy.from, copy.bytes);
+    events[key.second].emplace_back(copy.to, -copy.bytes);
+  }
+  std::vector<int64_t> peak(q, 0);
+  for (int d = 0; d < q; ++d) {
+    std::sort(events[d].begin(), events[d].end());
+    int64_t live = 0, high = 0;
+    for (const auto& event : events[d]) {
+      live += event.second;
+      high = std::max(high, live);
+    }
+    peak[d] = persistent[d] + high;
+  }
+  return peak;
 }
 
 }  // namespace internal

@@ -1,9 +1,11 @@
 #include "placer/placement_format.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -42,6 +44,39 @@ bool IsSpreadPlan(const std::string& name) {
 
 }  // namespace
 
+std::string NameTasksAndDevices(const std::string& msg, const Graph& graph,
+                                const DeviceSet& devices, bool full_names) {
+  std::string out;
+  size_t i = 0;
+  while (i < msg.size()) {
+    const bool task = msg.compare(i, 5, "task ") == 0;
+    const bool device = msg.compare(i, 7, "device ") == 0;
+    if (task || device) {
+      const size_t digits = i + (task ? 5 : 7);
+      size_t end = digits;
+      while (end < msg.size() && isdigit(static_cast<unsigned char>(msg[end]))) ++end;
+      int id = -1;
+      if (end > digits && absl::SimpleAtoi(msg.substr(digits, end - digits), &id)) {
+        if (task && id >= 0 && id < graph.num_nodes()) {
+          absl::StrAppend(&out, "node '", graph.node(id)->name(), "' (",
+                          graph.node(id)->op(), ")");
+          i = end;
+          continue;
+        }
+        if (device && id >= 0 && id < devices.size()) {
+          const DeviceInfo& info = devices.devices()[id];
+          absl::StrAppend(&out, full_names ? info.name
+                                           : absl::StrCat(info.type, ":", info.parsed.id));
+          i = end;
+          continue;
+        }
+      }
+    }
+    out += msg[i++];
+  }
+  return out;
+}
+
 std::string PlanNote(const std::string& plan, double predicted_step_time,
                      const std::vector<PlanOutcome>& plans, double min_spread_gain) {
   if (plan == "heft") return "";
@@ -59,7 +94,12 @@ std::string PlanNote(const std::string& plan, double predicted_step_time,
   }
   const std::string what = plan == "single-device"       ? "the one-device plan"
                            : plan == "mostly-one-device" ? "the mostly-one-device plan"
+                           : plan == "split"             ? "the contiguous split"
                                                          : absl::StrCat("the ", plan, " plan");
+  if (best_spread < kInfeasible && plan == "split") {
+    return absl::StrCat(what, " (", FormatSeconds(predicted_step_time),
+                        ") beats list scheduling (", FormatSeconds(best_spread), ")");
+  }
   if (best_spread < kInfeasible) {
     return absl::StrCat(
         what, " (", FormatSeconds(predicted_step_time), ") beats spreading the graph",

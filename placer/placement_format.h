@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/graph.h"
 #include "placer/device_set.h"
 #include "placer/scheduler.h"
 
@@ -20,6 +21,11 @@ std::string FormatSeconds(double seconds);
 std::string FormatBytes(int64_t bytes);
 // "GPU:0" when every device is in one task, else the full name.
 std::string ShortDeviceName(const DeviceInfo& device, bool one_task);
+
+// The scheduler's messages speak of "task N" and "device N": names the
+// node (and op) and the device instead (full names or "GPU:0").
+std::string NameTasksAndDevices(const std::string& msg, const Graph& graph,
+                                const DeviceSet& devices, bool full_names);
 
 // Why the winning plan won, for the reasons of the nodes whose device it
 // decided: "" for a list-scheduled spread plan (the per-node finish times

@@ -323,46 +323,18 @@ absl::Status SolveGroup(const Graph& graph, const DeviceSet& devices,
   return absl::OkStatus();
 }
 
-// The scheduler's messages speak of "task N" and "device N": name the node
-// (and op) and the device instead.
-std::string NameTasksAndDevices(const std::string& msg, const Graph& graph,
-                                const DeviceSet& devices, bool full_names) {
-  std::string out;
-  size_t i = 0;
-  while (i < msg.size()) {
-    const bool task = msg.compare(i, 5, "task ") == 0;
-    const bool device = msg.compare(i, 7, "device ") == 0;
-    if (task || device) {
-      const size_t digits = i + (task ? 5 : 7);
-      size_t end = digits;
-      while (end < msg.size() && isdigit(static_cast<unsigned char>(msg[end]))) ++end;
-      int id = -1;
-      if (end > digits && absl::SimpleAtoi(msg.substr(digits, end - digits), &id)) {
-        if (task && id >= 0 && id < graph.num_nodes()) {
-          absl::StrAppend(&out, "node '", graph.node(id)->name(), "' (",
-                          graph.node(id)->op(), ")");
-          i = end;
-          continue;
-        }
-        if (device && id >= 0 && id < devices.size()) {
-          const DeviceInfo& info = devices.devices()[id];
-          absl::StrAppend(&out, full_names ? info.name
-                                           : absl::StrCat(info.type, ":", info.parsed.id));
-          i = end;
-          continue;
-        }
-      }
-    }
-    out += msg[i++];
-  }
-  return out;
-}
+// Constraints solved and the scheduling problem built: everything Place()
+// decides before costs.
+struct Built {
+  std::vector<Group> groups;
+  std::vector<int> group_of;  // node id -> index into groups
+  SchedProblem problem;
+  std::vector<char> measured;  // node id -> a profile gave its time
+  std::vector<std::string> warnings;
+};
 
-}  // namespace
-
-absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
-                                const CostModel& costs,
-                                const PlacerOptions& options) {
+absl::StatusOr<Built> Build(const Graph& graph, const DeviceSet& devices,
+                            const CostModel& costs, const PlacerOptions& options) {
   if (devices.size() == 0) {
     return absl::InvalidArgumentError("no devices to place the graph on");
   }
@@ -374,13 +346,16 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
   }
   const int n = graph.num_nodes();
   const int q = devices.size();
-  Placement placement;
+  Built b;
+  std::vector<Group>& groups = b.groups;
+  std::vector<int>& group_of = b.group_of;
+  SchedProblem& problem = b.problem;
+  std::vector<char>& measured = b.measured;
 
   // 1. Constraints, per colocation group.
   const std::vector<int> root = GroupOf(graph);
   absl::flat_hash_map<int, int> group_index;  // root node id -> group
-  std::vector<Group> groups;
-  std::vector<int> group_of(n);
+  group_of.resize(n);
   for (int i = 0; i < n; ++i) {
     auto [it, inserted] = group_index.emplace(root[i], static_cast<int>(groups.size()));
     if (inserted) groups.emplace_back();
@@ -389,11 +364,10 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
   }
   for (Group& g : groups) {
     GR_RETURN_IF_ERROR(SolveGroup(graph, devices, *avail, costs, options, &g,
-                                  &placement.warnings));
+                                  &b.warnings));
   }
 
   // 2. The scheduling problem.
-  SchedProblem problem;
   problem.num_devices = q;
   problem.tasks.resize(n);
   problem.memory_capacity.assign(q, 0);
@@ -429,7 +403,7 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
       }
     }
   }
-  std::vector<char> measured(n, 0);
+  measured.assign(n, 0);
   for (int i = 0; i < n; ++i) {
     const Node& node = *graph.node(i);
     const Group& g = groups[group_of[i]];
@@ -473,6 +447,31 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
     }
   }
 
+  return b;
+}
+
+}  // namespace
+
+absl::StatusOr<SchedProblem> PlacementProblem(const Graph& graph, const DeviceSet& devices,
+                                              const CostModel& costs,
+                                              const PlacerOptions& options) {
+  GR_ASSIGN_OR_RETURN(Built b, Build(graph, devices, costs, options));
+  return std::move(b.problem);
+}
+
+absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
+                                const CostModel& costs,
+                                const PlacerOptions& options) {
+  GR_ASSIGN_OR_RETURN(Built b, Build(graph, devices, costs, options));
+  const int n = graph.num_nodes();
+  const int q = devices.size();
+  const std::vector<Group>& groups = b.groups;
+  const std::vector<int>& group_of = b.group_of;
+  const SchedProblem& problem = b.problem;
+  const std::vector<char>& measured = b.measured;
+  Placement placement;
+  placement.warnings = std::move(b.warnings);
+
   // 3. Costs.
   SchedOptions sched;
   sched.respect_memory = options.respect_memory;
@@ -505,6 +504,7 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
       PlanNote(placement.schedule.plan, placement.predicted_step_time,
                placement.schedule.plans, options.min_spread_gain);
   const std::vector<int>& follows = placement.schedule.follows;
+  const std::vector<char>& searched = placement.schedule.searched;
   placement.reason.resize(n);
   const bool one_task = devices.size() <= 1 || [&] {
     for (int d = 1; d < q; ++d) {
@@ -534,6 +534,10 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
       if (parts.empty()) parts.push_back("only device");
     } else if (g.members.size() > 1 && leader != i) {
       // The group's first member made the choice.
+    } else if (!searched.empty() && searched[i]) {
+      parts.push_back(absl::StrCat("moved to ", short_name(placement.device[i]),
+                                   " by local search"));
+      if (!plan_note.empty()) parts.push_back(plan_note);
     } else if (!follows.empty() && follows[i] >= 0) {
       // A free source (weight, constant) goes with its first consumer.
       const Node& consumer = *graph.node(follows[i]);

@@ -110,6 +110,15 @@ absl::StatusOr<Placement> Place(const Graph& graph, const DeviceSet& devices,
                                 const CostModel& costs,
                                 const PlacerOptions& options = {});
 
+// The scheduling problem Place() solves for these inputs (constraints
+// solved into per-device costs, bytes, groups, capacities and links), for
+// baselines and benchmarks; Place() is ScheduleTasks() on it plus reasons.
+// Same errors as Place() for impossible constraints.
+absl::StatusOr<SchedProblem> PlacementProblem(const Graph& graph,
+                                              const DeviceSet& devices,
+                                              const CostModel& costs,
+                                              const PlacerOptions& options = {});
+
 // How a node that a session added to the user's graph appears in the
 // log: a feed's stand-in is printed as the node it replaces (the user's
 // own name and op); other added nodes follow the graph's nodes, marked.

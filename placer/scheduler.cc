@@ -1,6 +1,7 @@
 #include "placer/scheduler.h"
 
 #include "placer/list_scheduler.h"
+#include "placer/plan_search.h"
 #include "placer/scheduler_graph.h"
 
 #include <algorithm>
@@ -227,6 +228,51 @@ class Candidates {
   absl::Status failure_;
 };
 
+// Under memory pressure: a contiguous split as one more candidate (it must
+// beat a one-device plan by min_spread_gain, like any spread plan), then
+// local search from the best plan.
+void ImproveUnderMemoryPressure(const SchedProblem& problem, const Tables& tb,
+                                const std::vector<int>& order, const SchedOptions& options,
+                                Candidates* cands) {
+  const int n = static_cast<int>(problem.tasks.size());
+  if (!options.respect_memory || n == 0 || n > options.split_max_tasks ||
+      problem.num_devices < 2 || !internal::MemoryCanBind(problem)) {
+    return;
+  }
+  const internal::Units units = internal::MakeUnits(problem, tb);
+  const double gain = 1 + std::max(0.0, options.min_spread_gain);
+  // A spread plan must beat a one-device plan by min_spread_gain.
+  auto bar = [&](const Schedule& current) {
+    return current.plan == "heft" || current.plan == "split" ? current.makespan
+                                                             : current.makespan / gain;
+  };
+  absl::StatusOr<internal::SplitPlan> split =
+      internal::ContiguousSplit(problem, tb, units, order, options.respect_memory);
+  if (!split.ok()) {
+    cands->Offer("split", split.status(), "split");
+  } else if (cands->best() != nullptr && split->schedule.makespan >= bar(*cands->best())) {
+    cands->outcomes().push_back(PlanOutcome{"split", split->schedule.makespan, ""});
+  } else {
+    cands->Offer("split", std::move(split->schedule), "split");
+  }
+  const Schedule* current = cands->best();
+  if (options.search_work > 0 && current != nullptr) {
+    const int budget = static_cast<int>(
+        std::clamp<int64_t>(options.search_work / std::max(n, 1), 16, 4000));
+    // Moves are simulated in HEFT's order, so every plan kept fits as
+    // EvaluateAssignment simulates it.
+    Schedule searched = internal::LocalSearch(problem, tb, units, order, *current, budget,
+                                              options.respect_memory);
+    if (searched.makespan < bar(*current)) {
+      cands->outcomes().push_back(PlanOutcome{
+          absl::StrCat(current->plan, " + local search"), searched.makespan, ""});
+      searched.plan = current->plan;
+      if (searched.plan == "single-device") searched.plan = "mostly-one-device";
+      cands->Replace(std::move(searched));
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
@@ -259,7 +305,10 @@ absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
     ahead.lookahead = true;
     cands.Offer("lookahead", ListSchedule(problem, tb, order, ahead), "heft");
   }
-  if (!options.single_device_candidates) return cands.Finish();
+  if (!options.single_device_candidates) {
+    ImproveUnderMemoryPressure(problem, tb, order, options, &cands);
+    return cands.Finish();
+  }
 
   // Single-device candidates: everything on device d where it can run
   // there; tasks (and their groups) that cannot go to their cheapest
@@ -342,6 +391,7 @@ absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
       cands.outcomes().push_back(PlanOutcome{name, cand->makespan, ""});
     }
   }
+  ImproveUnderMemoryPressure(problem, tb, order, options, &cands);
   if (Schedule* b = cands.mutable_best(); b != nullptr && b->candidate_finish.empty()) {
     b->candidate_finish = std::move(candidate_finish);
   }

@@ -8,13 +8,16 @@
 // generated DAGs directly.
 //
 // ScheduleTasks() is list scheduling with earliest finish time (HEFT with
-// insertion, Topcuoglu et al. 2002) extended with colocation groups and
-// device memory (a task's outputs stay live until its last consumer has
-// been scheduled, Baechi-style), and it keeps the best single-device plan as
-// a candidate so the result is never worse than one device in the model.
+// insertion, Topcuoglu et al. 2002; PEFT and one-level lookahead as
+// variants) extended with colocation groups placed as units and device
+// memory (persistent bytes for the whole step, outputs live until their
+// last consumer, list_scheduler.h), free sources (weights) placed with
+// their first consumer, and it keeps the best single-device plan as a
+// candidate so the result is never worse than one device in the model.
+// Under memory pressure it also tries a contiguous split of the graph over
+// the devices and improves the best plan by local search (plan_search.h).
 // Deterministic: when two devices give the same finish time, the one where
-// the task's consumers are cheaper wins (so a zero-cost constant follows its
-// consumers), then the lower device index.
+// the task's consumers are cheaper wins, then the lower device index.
 //
 // Thread-compatible: the functions are pure.
 #ifndef GRAPHRUN_PLACER_SCHEDULER_H_
@@ -115,6 +118,17 @@ struct SchedOptions {
   // their first consumer instead of scheduling them first, where ties at
   // time 0 would send them all to one device.
   bool defer_free_sources = true;
+  // Under memory pressure (some device smaller than the whole graph's
+  // bytes), on problems with at most this many tasks, also try contiguous
+  // splits of the graph over the devices (dynamic programming over a
+  // topological order), then improve the best plan by local search. 0 =
+  // neither.
+  int split_max_tasks = 3000;
+  // The local search's budget: at most search_work / num_tasks simulations
+  // (at least 16, at most 4000), each moving a task or colocation group to
+  // a neighbour's device, kept while the makespan drops. 0 = no local
+  // search.
+  int64_t search_work = 400000;
   // Record each task's estimated finish time on every device (for the
   // placement log's reasons). Costs num_tasks x num_devices doubles.
   bool record_candidate_finish = false;
@@ -133,7 +147,9 @@ struct Schedule {
   std::vector<double> start;  // per task, seconds from step start
   std::vector<double> finish;
   double makespan = 0;
-  // Per device: peak bytes under the free-after-last-consumer model.
+  // Per device: peak bytes (persistent bytes plus outputs live until their
+  // last consumer). With memory limits (respect_memory and a capacity
+  // somewhere) the schedule replayed in time; else counted in list order.
   std::vector<int64_t> peak_memory;
   // Per device: sum of task run times.
   std::vector<double> busy;
@@ -141,13 +157,17 @@ struct Schedule {
   int64_t transfer_bytes = 0;
   int num_transfers = 0;
   // Which kind of candidate won: "heft" (a list-scheduled spread plan:
-  // HEFT, PEFT or lookahead), "single-device" or "mostly-one-device".
+  // HEFT, PEFT or lookahead), "split" (a contiguous split),
+  // "single-device" or "mostly-one-device".
   std::string plan;
   // Every candidate tried, in the order tried (ScheduleTasks only).
   std::vector<PlanOutcome> plans;
   // Per task: the consumer a free source was placed with (-1: placed on
   // its own). Empty when no source followed a consumer.
   std::vector<int> follows;
+  // Per task: moved by local search from the plan it started from. Empty
+  // when local search moved nothing.
+  std::vector<char> searched;
   // When record_candidate_finish: candidate_finish[task][device] is the
   // estimated finish time considered when the task was placed (kInfeasible
   // where it could not go). Empty otherwise.
@@ -162,8 +182,9 @@ absl::Status ValidateProblem(const SchedProblem& problem);
 // rank_u(i) = mean cost(i) + max over successors (mean transfer + rank_u).
 std::vector<int> UpwardRankOrder(const SchedProblem& problem);
 
-// The full algorithm. ResourceExhausted when no device assignment fits in
-// memory; InvalidArgument when a task or group has no feasible device.
+// The full algorithm. ResourceExhausted when no plan fits in memory (the
+// message lists every plan tried and why it failed); InvalidArgument when a
+// task or group has no feasible device.
 absl::StatusOr<Schedule> ScheduleTasks(const SchedProblem& problem,
                                        const SchedOptions& options = {});
 
@@ -175,7 +196,9 @@ absl::StatusOr<Schedule> EvaluateAssignment(const SchedProblem& problem,
 
 // Lower bounds (section 5 of the placement references):
 //   critical path with every task at its cheapest feasible device and free
-//   communication, and total cheapest work / number of devices.
+//   communication, and total cheapest work / number of devices. A device
+//   counts for a task only if the task fits there alone (its persistent
+//   bytes, output and inputs within the memory capacity).
 struct LowerBounds {
   double critical_path = 0;
   double area = 0;

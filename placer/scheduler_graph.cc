@@ -162,8 +162,20 @@ LowerBounds ComputeLowerBounds(const SchedProblem& p) {
   Tables tb(p);
   std::vector<double> cheapest(n), path(n, 0);
   double total = 0;
+  // A task runs where it fits alone: its persistent bytes, output and
+  // inputs at once within the device's memory.
+  std::vector<double> in_bytes(n, 0);
+  for (const SchedEdge& e : p.edges) in_bytes[e.dst] += static_cast<double>(e.bytes);
   for (int i = 0; i < n; ++i) {
-    cheapest[i] = *std::min_element(p.tasks[i].cost.begin(), p.tasks[i].cost.end());
+    const SchedTask& t = p.tasks[i];
+    const double need =
+        static_cast<double>(t.persistent_bytes + t.output_bytes) + in_bytes[i];
+    double fits = kInfeasible;
+    for (int d = 0; d < p.num_devices; ++d) {
+      const int64_t cap = p.memory_capacity.empty() ? 0 : p.memory_capacity[d];
+      if (cap <= 0 || need <= static_cast<double>(cap)) fits = std::min(fits, t.cost[d]);
+    }
+    cheapest[i] = Finite(fits) ? fits : *std::min_element(t.cost.begin(), t.cost.end());
     if (!Finite(cheapest[i])) cheapest[i] = 0;
     total += cheapest[i];
   }
