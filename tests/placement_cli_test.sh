@@ -59,6 +59,7 @@ check "save costs" "$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch prob
   --save_costs "$tmp/costs.json" --quiet --optimize=none
 check "cost profile has nodes" grep -q '"node": "dense1/MatMul"' "$tmp/costs.json"
 check "cost profile has medians" grep -q '"samples": "5"' "$tmp/costs.json"
+check "cost profile has the weights' persistent bytes" grep -q '"persistent_bytes": "128"' "$tmp/costs.json"
 out="$("$GRAPHRUN" place "$EXAMPLE" --costs "$tmp/costs.json" --cpu_devices=2 --gpus=none --explain)"
 check "place uses measured costs" grep -q "^dense1/MatMul: (MatMul): .*measured cost" <<<"$out"
 printf '{"nodes": [{"node": "a", "device": "CPU", "compute_us": -1}]}' > "$tmp/bad_costs.json"
