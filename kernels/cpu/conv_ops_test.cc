@@ -1,6 +1,8 @@
-// Conv2D against a direct convolution loop in double on random inputs.
+// Conv2D against a direct convolution loop in double on random inputs;
+// float cases on both of its libraries (oneDNN and Eigen).
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -137,15 +139,23 @@ void CheckConv(const ConvSpec& s, double rtol, double atol,
   std::vector<int64_t> out_shape;
   std::vector<double> expected =
       NaiveConv(s, ToDouble<T>(in), ToDouble<T>(f), &out_shape);
-  auto out = RunOp("Conv2D", ConvAttrs(s), {in, f});
-  ASSERT_TRUE(out.ok()) << out.status();
-  const Tensor& y = (*out)[0];
-  ASSERT_EQ(y.dtype(), DataTypeToEnum<T>::value);
-  ASSERT_EQ(y.shape(), *TensorShape::FromDims(out_shape));
-  std::vector<double> got = ToDouble<T>(y);
-  for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_NEAR(got[i], expected[i], atol + rtol * std::abs(expected[i]))
-        << "at flat index " << i;
+  // float runs on oneDNN and on Eigen (GRAPHRUN_CONV2D_LIBRARY).
+  std::vector<const char*> libraries = {"auto"};
+  if (std::is_same_v<T, float>) libraries = {"onednn", "eigen"};
+  for (const char* library : libraries) {
+    SCOPED_TRACE(library);
+    setenv("GRAPHRUN_CONV2D_LIBRARY", library, 1);
+    auto out = RunOp("Conv2D", ConvAttrs(s), {in, f});
+    unsetenv("GRAPHRUN_CONV2D_LIBRARY");
+    ASSERT_TRUE(out.ok()) << out.status();
+    const Tensor& y = (*out)[0];
+    ASSERT_EQ(y.dtype(), DataTypeToEnum<T>::value);
+    ASSERT_EQ(y.shape(), *TensorShape::FromDims(out_shape));
+    std::vector<double> got = ToDouble<T>(y);
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], expected[i], atol + rtol * std::abs(expected[i]))
+          << "at flat index " << i;
+    }
   }
 }
 
@@ -302,12 +312,13 @@ TEST(Conv2DTest, NchwMatchesNhwc) {
   const Tensor& b = (*nchw)[0];
   ASSERT_EQ(a.shape(), TensorShape({2, 3, 3, 4}));
   ASSERT_EQ(b.shape(), TensorShape({2, 4, 3, 3}));
+  // NHWC runs on oneDNN, NCHW on Eigen: same sums in another order.
   for (int n = 0; n < 2; ++n)
     for (int y = 0; y < 3; ++y)
       for (int x = 0; x < 3; ++x)
         for (int c = 0; c < 4; ++c)
-          EXPECT_FLOAT_EQ(a.flat<float>()[((n * 3 + y) * 3 + x) * 4 + c],
-                          b.flat<float>()[((n * 4 + c) * 3 + y) * 3 + x]);
+          EXPECT_NEAR(a.flat<float>()[((n * 3 + y) * 3 + x) * 4 + c],
+                      b.flat<float>()[((n * 4 + c) * 3 + y) * 3 + x], 1e-5);
 }
 
 TEST(Conv2DTest, HandComputed) {

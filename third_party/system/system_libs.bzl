@@ -39,6 +39,7 @@ _PKG_CONFIG_TARGETS = {
     "gmock": ["gmock"],
     "benchmark": ["benchmark"],
     "benchmark_main": [],
+    "dnnl": [],
 }
 
 def _pkg_config(ctx, args):
@@ -58,6 +59,11 @@ def _system_libs_impl(ctx):
         if name == "benchmark_main":
             # Debian's libbenchmark-dev has no .pc for it.
             libs, cflags = ["-lbenchmark_main", "-lbenchmark", "-lpthread"], []
+        elif name == "dnnl":
+            # oneDNN (libdnnl-dev) ships CMake files but no .pc; its headers
+            # are in /usr/include. Debian builds it on OpenMP (libgomp), whose
+            # thread count the kernels set.
+            libs, cflags = ["-ldnnl", "-lgomp"], []
         else:
             libs = [f for f in _pkg_config(ctx, ["--libs"] + modules) if f]
             cflags = [f for f in _pkg_config(ctx, ["--cflags"] + modules) if f]

@@ -1,0 +1,248 @@
+#include "kernels/cpu/conv_onednn.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "dnnl.hpp"
+#include "kernels/eigen.h"
+
+namespace graphrun {
+namespace cpu {
+namespace {
+
+using Tag = dnnl::memory::format_tag;
+using Dt = dnnl::memory::data_type;
+
+dnnl::engine& Engine() {
+  static dnnl::engine* const engine =
+      new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
+}
+
+// oneDNN sizes its primitives and runs them with the calling thread's
+// OpenMP thread count; one keeps every piece on the thread that runs it.
+void OneOpenMpThread() {
+  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
+}
+
+}  // namespace
+
+Conv2DLibrary Conv2DLibraryFromEnv() {
+  const char* v = std::getenv("GRAPHRUN_CONV2D_LIBRARY");
+  if (v == nullptr) return Conv2DLibrary::kAuto;
+  if (std::strcmp(v, "onednn") == 0) return Conv2DLibrary::kOneDnn;
+  if (std::strcmp(v, "eigen") == 0) return Conv2DLibrary::kEigen;
+  return Conv2DLibrary::kAuto;
+}
+
+bool OneDnnConvGeometry::operator==(const OneDnnConvGeometry& o) const {
+  return batch == o.batch && in_rows == o.in_rows && in_cols == o.in_cols &&
+         in_depth == o.in_depth && filter_rows == o.filter_rows &&
+         filter_cols == o.filter_cols && out_depth == o.out_depth &&
+         stride_rows == o.stride_rows && stride_cols == o.stride_cols &&
+         pad_top == o.pad_top && pad_bottom == o.pad_bottom &&
+         pad_left == o.pad_left && pad_right == o.pad_right &&
+         out_rows == o.out_rows && out_cols == o.out_cols;
+}
+
+// One piece: images [image, + piece.batch), output rows [out_row, +
+// piece.out_rows) from input rows [in_row, + piece.in_rows).
+struct Piece {
+  OneDnnConvGeometry geometry;
+  int64_t image = 0, out_row = 0, in_row = 0;
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward primitive;
+  int weights = 0;  // index into Cached::weights
+};
+
+struct OneDnnConv2D::Cached {
+  OneDnnConvGeometry geometry;
+  int threads = 0;
+  std::vector<Piece> pieces;
+  Tensor filter;                      // keeps the filter's buffer alive
+  std::vector<dnnl::memory> weights;  // the filter in each layout wanted
+};
+
+namespace {
+
+// Splits `g` into at most `threads` pieces: by image when there are enough
+// images, else each image by output rows.
+std::vector<Piece> Split(const OneDnnConvGeometry& g, int threads) {
+  std::vector<Piece> pieces;
+  if (g.batch >= threads || g.out_rows < 2) {
+    const int64_t n = std::min<int64_t>(threads, g.batch);
+    for (int64_t i = 0, image = 0; i < n; ++i) {
+      Piece p;
+      p.geometry = g;
+      p.geometry.batch = g.batch / n + (i < g.batch % n ? 1 : 0);
+      p.image = image;
+      image += p.geometry.batch;
+      pieces.push_back(p);
+    }
+    return pieces;
+  }
+  const int64_t blocks =
+      std::min<int64_t>((threads + g.batch - 1) / g.batch, g.out_rows);
+  for (int64_t image = 0; image < g.batch; ++image) {
+    for (int64_t i = 0, row = 0; i < blocks; ++i) {
+      Piece p;
+      p.geometry = g;
+      p.geometry.batch = 1;
+      p.image = image;
+      p.out_row = row;
+      p.geometry.out_rows = g.out_rows / blocks + (i < g.out_rows % blocks);
+      row += p.geometry.out_rows;
+      // Input rows the piece's windows touch, the rest padding.
+      const int64_t first = p.out_row * g.stride_rows - g.pad_top;
+      const int64_t end = (p.out_row + p.geometry.out_rows - 1) *
+                              g.stride_rows - g.pad_top + g.filter_rows;
+      p.in_row = std::max<int64_t>(0, first);
+      p.geometry.in_rows = std::min(g.in_rows, end) - p.in_row;
+      p.geometry.pad_top = p.in_row - first;
+      p.geometry.pad_bottom = std::max<int64_t>(0, end - g.in_rows);
+      pieces.push_back(p);
+    }
+  }
+  return pieces;
+}
+
+absl::StatusOr<std::shared_ptr<const OneDnnConv2D::Cached>> Build(
+    const OneDnnConvGeometry& g, int threads, const Tensor& filter,
+    const OneDnnConv2D::Cached* previous) {
+  auto next = std::make_shared<OneDnnConv2D::Cached>();
+  next->geometry = g;
+  next->threads = threads;
+  dnnl::engine& engine = Engine();
+  if (previous != nullptr && previous->geometry == g &&
+      previous->threads == threads) {
+    next->pieces = previous->pieces;
+  } else {
+    next->pieces = Split(g, threads);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    for (Piece& p : next->pieces) {
+      const OneDnnConvGeometry& pg = p.geometry;
+      // oneDNN names dimensions N, C, H, W whatever the memory layout.
+      dnnl::memory::desc src({pg.batch, pg.in_depth, pg.in_rows, pg.in_cols},
+                             Dt::f32, Tag::nhwc);
+      dnnl::memory::desc dst(
+          {pg.batch, pg.out_depth, pg.out_rows, pg.out_cols}, Dt::f32,
+          Tag::nhwc);
+      dnnl::memory::desc weights(
+          {pg.out_depth, pg.in_depth, pg.filter_rows, pg.filter_cols},
+          Dt::f32, Tag::any);
+      dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference,
+          dnnl::algorithm::convolution_direct, src, weights, dst,
+          {pg.stride_rows, pg.stride_cols}, {pg.pad_top, pg.pad_left},
+          {pg.pad_bottom, pg.pad_right});
+      p.pd = dnnl::convolution_forward::primitive_desc(desc, attr, engine);
+      p.primitive = dnnl::convolution_forward(p.pd);
+    }
+  }
+  // TensorFlow's filter layout [rows, cols, in, out] is oneDNN's hwio.
+  dnnl::memory user(
+      dnnl::memory::desc(
+          {g.out_depth, g.in_depth, g.filter_rows, g.filter_cols}, Dt::f32,
+          Tag::hwio),
+      engine, const_cast<float*>(filter.flat<float>().data()));
+  dnnl::stream stream(engine);
+  for (Piece& p : next->pieces) {
+    const dnnl::memory::desc want = p.pd.weights_desc();
+    size_t i = 0;
+    while (i < next->weights.size() && next->weights[i].get_desc() != want) ++i;
+    if (i == next->weights.size()) {
+      if (want == user.get_desc()) {
+        next->weights.push_back(user);
+      } else {
+        dnnl::memory reordered(want, engine);
+        dnnl::reorder(user, reordered).execute(stream, user, reordered);
+        next->weights.push_back(reordered);
+      }
+    }
+    p.weights = static_cast<int>(i);
+  }
+  stream.wait();
+  next->filter = filter;
+  return std::shared_ptr<const OneDnnConv2D::Cached>(std::move(next));
+}
+
+void RunPiece(const OneDnnConv2D::Cached& c, const Piece& p, const float* in,
+              float* out) {
+  OneOpenMpThread();
+  const OneDnnConvGeometry& g = c.geometry;
+  dnnl::engine& engine = Engine();
+  dnnl::stream stream(engine);
+  const float* src = in + ((p.image * g.in_rows + p.in_row) * g.in_cols) *
+                              g.in_depth;
+  float* dst = out + ((p.image * g.out_rows + p.out_row) * g.out_cols) *
+                         g.out_depth;
+  dnnl::memory src_mem(p.pd.src_desc(), engine, const_cast<float*>(src));
+  dnnl::memory dst_mem(p.pd.dst_desc(), engine, dst);
+  dnnl::memory scratch(p.pd.scratchpad_desc(), engine);
+  p.primitive.execute(stream, {{DNNL_ARG_SRC, src_mem},
+                               {DNNL_ARG_WEIGHTS, c.weights[p.weights]},
+                               {DNNL_ARG_DST, dst_mem},
+                               {DNNL_ARG_SCRATCHPAD, scratch}});
+  stream.wait();
+}
+
+}  // namespace
+
+OneDnnConv2D::OneDnnConv2D() = default;
+OneDnnConv2D::~OneDnnConv2D() = default;
+
+absl::Status OneDnnConv2D::Run(const OneDnnConvGeometry& g,
+                               const Tensor& filter, const float* in,
+                               float* out,
+                               const Eigen::ThreadPoolDevice& pool) {
+  const int threads = std::max(1, pool.numThreads());
+  std::shared_ptr<const Cached> cached;
+  {
+    absl::MutexLock lock(&mu_);
+    cached = cached_;
+  }
+  const bool hit = cached != nullptr && cached->geometry == g &&
+                   cached->threads == threads &&
+                   cached->filter.SharesBufferWith(filter) &&
+                   cached->filter.flat<float>().data() ==
+                       filter.flat<float>().data();
+  try {
+    OneOpenMpThread();
+    if (!hit) {
+      auto built = Build(g, threads, filter, cached.get());
+      if (!built.ok()) return built.status();
+      cached = *std::move(built);
+      absl::MutexLock lock(&mu_);
+      cached_ = cached;
+    }
+    const std::vector<Piece>& pieces = cached->pieces;
+    const int n = static_cast<int>(pieces.size());
+    Eigen::Barrier barrier(static_cast<unsigned int>(n - 1));
+    for (int i = 1; i < n; ++i) {
+      pool.enqueue_with_barrier(&barrier, [&cached, &pieces, i, in, out] {
+        RunPiece(*cached, pieces[i], in, out);
+      });
+    }
+    RunPiece(*cached, pieces[0], in, out);
+    barrier.Wait();
+  } catch (const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) {
+      return absl::UnimplementedError(
+          absl::StrCat("oneDNN has no convolution for this geometry: ",
+                       e.what()));
+    }
+    return absl::InternalError(absl::StrCat("oneDNN convolution: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cpu
+}  // namespace graphrun

@@ -1,0 +1,83 @@
+// OneDnnConv2D: float32 NHWC Conv2D on oneDNN's convolution_forward, the
+// path conv_ops.cc's Conv2D takes for float NHWC, ungrouped, undilated
+// SAME / VALID convolutions (see Conv2DLibraryFromEnv for the switch).
+//
+// One object per kernel instance. It keeps the last primitive (keyed by the
+// geometry) and the filter reordered into the layout that primitive wants
+// (keyed by the filter's buffer, which it keeps referenced, so the address
+// cannot be reused by another tensor while the reordered copy is cached).
+// A filter tensor must therefore not be rewritten in place between runs;
+// graphrun's kernels never do that to a buffer someone else references.
+//
+// oneDNN as Debian builds it threads with OpenMP, whose idle workers spin
+// on the cores the Eigen pool needs next (a VGG16 step ran 2x slower than on
+// Eigen that way). So no OpenMP team is ever started: the convolution is
+// cut into one piece per intra-op thread (by image, or by output rows when
+// there are fewer images than threads), each piece a single-threaded
+// primitive run on the device's Eigen pool. Thread-safe; concurrent Runs
+// may share an object.
+#ifndef GRAPHRUN_KERNELS_CPU_CONV_ONEDNN_H_
+#define GRAPHRUN_KERNELS_CPU_CONV_ONEDNN_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "graph/tensor.h"
+
+namespace Eigen {
+struct ThreadPoolDevice;
+}  // namespace Eigen
+
+namespace graphrun {
+namespace cpu {
+
+// Which library runs float NHWC Conv2D, from GRAPHRUN_CONV2D_LIBRARY:
+// "onednn", "eigen" (im2col + Eigen GEMM), or unset / "auto" (oneDNN where
+// it applies). Read when a kernel is constructed.
+enum class Conv2DLibrary { kAuto, kOneDnn, kEigen };
+Conv2DLibrary Conv2DLibraryFromEnv();
+
+// An NHWC convolution's geometry; pads as TensorFlow computes them.
+struct OneDnnConvGeometry {
+  int64_t batch = 0, in_rows = 0, in_cols = 0, in_depth = 0;
+  int64_t filter_rows = 0, filter_cols = 0, out_depth = 0;
+  int64_t stride_rows = 1, stride_cols = 1;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int64_t out_rows = 0, out_cols = 0;
+
+  bool operator==(const OneDnnConvGeometry& o) const;
+};
+
+class OneDnnConv2D {
+ public:
+  OneDnnConv2D();
+  ~OneDnnConv2D();
+  OneDnnConv2D(const OneDnnConv2D&) = delete;
+  OneDnnConv2D& operator=(const OneDnnConv2D&) = delete;
+
+  // out ([batch, out_rows, out_cols, out_depth]) = in ([batch, in_rows,
+  // in_cols, in_depth]) convolved with `filter` (float, [filter_rows,
+  // filter_cols, in_depth, out_depth]) on `pool`'s threads and the calling
+  // thread. Unimplemented when oneDNN has no primitive for the geometry
+  // (the caller then takes another path), Internal for other oneDNN
+  // failures.
+  absl::Status Run(const OneDnnConvGeometry& g, const Tensor& filter,
+                   const float* in, float* out,
+                   const Eigen::ThreadPoolDevice& pool);
+
+  // The primitives and reordered weights of one geometry and filter
+  // (conv_onednn.cc).
+  struct Cached;
+
+ private:
+  absl::Mutex mu_;
+  std::shared_ptr<const Cached> cached_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace cpu
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_KERNELS_CPU_CONV_ONEDNN_H_
