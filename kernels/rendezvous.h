@@ -1,9 +1,7 @@
 // Rendezvous: where a _Send and its _Recv meet, by key.
 //
-// A key names one tensor transfer of one step (TensorFlow's format):
-//   send_device;<16 hex digits of incarnation>;recv_device;tensor_name;frame_id:iter_id
-// e.g. "/job:localhost/replica:0/task:0/device:CPU:0;0000000000000001;
-//       /job:localhost/replica:0/task:0/device:CPU:1;edge_5_mm;0:0".
+// A key names one tensor transfer of one step (graph/rendezvous_key.h:
+// TensorFlow's format, shared with the partitioner).
 //
 // Send never blocks; RecvAsync calls `done` once, when the value arrives or
 // the rendezvous is aborted. StartAbort fails everything pending and every
@@ -21,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "graph/rendezvous_key.h"
 #include "graph/tensor.h"
 
 namespace graphrun {
@@ -44,23 +43,6 @@ class Rendezvous {
   // (which must not be OK). The first abort's status wins.
   virtual void StartAbort(const absl::Status& status) = 0;
 };
-
-// TensorFlow's rendezvous key.
-std::string CreateRendezvousKey(absl::string_view send_device, uint64_t incarnation,
-                                absl::string_view recv_device,
-                                absl::string_view tensor_name, uint64_t frame_id,
-                                int64_t iter_id);
-
-struct ParsedRendezvousKey {
-  std::string send_device;
-  uint64_t incarnation = 0;
-  std::string recv_device;
-  std::string tensor_name;
-  uint64_t frame_id = 0;
-  int64_t iter_id = 0;
-};
-// InvalidArgument naming the key when it does not have the five parts.
-absl::StatusOr<ParsedRendezvousKey> ParseRendezvousKey(absl::string_view key);
 
 }  // namespace graphrun
 

@@ -4,7 +4,7 @@
 // Sits between the placer and the runtime: every node already has its
 // device; each partition is then run by one executor, and a Send and its Recv
 // meet in the step's Rendezvous under the key that their attrs spell (see
-// kernels/rendezvous.h). A pure function of its inputs: the same graph and
+// graph/rendezvous_key.h). A pure function of its inputs: the same graph and
 // options give byte-identical partitions. Thread-safe (no shared state);
 // the option callbacks are called from the calling thread only.
 #ifndef GRAPHRUN_PARTITION_PARTITION_H_
@@ -20,7 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
 #include "graph/protos/graph.pb.h"
-#include "kernels/rendezvous.h"  // ParsedRendezvousKey, ParseRendezvousKey
+#include "graph/rendezvous_key.h"  // ParsedRendezvousKey, ParseRendezvousKey
 
 namespace graphrun {
 
@@ -112,7 +112,7 @@ absl::StatusOr<std::map<std::string, GraphDef>> Partition(
 // The rendezvous key exactly as TensorFlow builds it: send_device ";" 16
 // lowercase zero-padded hex digits of incarnation ";" recv_device ";"
 // tensor_name ";" frame_id ":" iter_id. The root frame is "0:0".
-// ParseRendezvousKey (kernels/rendezvous.h) reads it back.
+// ParseRendezvousKey (graph/rendezvous_key.h) reads it back.
 std::string RendezvousKey(absl::string_view send_device, uint64_t incarnation,
                           absl::string_view recv_device,
                           absl::string_view tensor_name, uint64_t frame_id,

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "google/protobuf/util/json_util.h"
-#include "kernels/rendezvous.h"
+#include "graph/rendezvous_key.h"
 #include "placer/cost_model.h"
 #include "placer/device_name.h"
 #include "placer/device_set.h"

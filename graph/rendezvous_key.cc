@@ -1,4 +1,4 @@
-#include "kernels/rendezvous.h"
+#include "graph/rendezvous_key.h"
 
 #include <vector>
 
