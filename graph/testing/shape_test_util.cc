@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/cc/node_builder.h"
 #include "graph/op_registry.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
@@ -12,54 +13,23 @@
 namespace graphrun {
 namespace testing {
 
-AttrValue AttrB(bool v) {
-  AttrValue a;
-  a.set_b(v);
-  return a;
-}
-AttrValue AttrI(int64_t v) {
-  AttrValue a;
-  a.set_i(v);
-  return a;
-}
-AttrValue AttrF(float v) {
-  AttrValue a;
-  a.set_f(v);
-  return a;
-}
-AttrValue AttrS(const std::string& v) {
-  AttrValue a;
-  a.set_s(v);
-  return a;
-}
-AttrValue AttrType(DataType v) {
-  AttrValue a;
-  a.set_type(v);
-  return a;
-}
+using cc::MakeAttrValue;
+
+// Thin names over the C++ API's MakeAttrValue, the one place AttrValues
+// are built.
+AttrValue AttrB(bool v) { return MakeAttrValue(v); }
+AttrValue AttrI(int64_t v) { return MakeAttrValue(v); }
+AttrValue AttrF(float v) { return MakeAttrValue(v); }
+AttrValue AttrS(const std::string& v) { return MakeAttrValue(absl::string_view(v)); }
+AttrValue AttrType(DataType v) { return MakeAttrValue(v); }
 AttrValue AttrInts(const std::vector<int64_t>& v) {
-  AttrValue a;
-  auto* list = a.mutable_list();
-  for (int64_t x : v) list->add_i(x);
-  return a;
+  return MakeAttrValue(absl::Span<const int64_t>(v));
 }
 AttrValue AttrTypes(const std::vector<DataType>& v) {
-  AttrValue a;
-  auto* list = a.mutable_list();
-  for (DataType x : v) list->add_type(x);
-  return a;
+  return MakeAttrValue(absl::Span<const DataType>(v));
 }
-AttrValue AttrTensor(const Tensor& v) {
-  AttrValue a;
-  v.AsProtoTensorContent(a.mutable_tensor());
-  return a;
-}
-AttrValue AttrShape(const std::vector<int64_t>& dims) {
-  AttrValue a;
-  auto* s = a.mutable_shape();
-  for (int64_t d : dims) s->add_dim()->set_size(d);
-  return a;
-}
+AttrValue AttrTensor(const Tensor& v) { return MakeAttrValue(v); }
+AttrValue AttrShape(const std::vector<int64_t>& dims) { return MakeAttrValue(PartialShape(dims)); }
 
 ShapeRun& ShapeRun::In(PartialShape shape) {
   shapes_.push_back(std::move(shape));

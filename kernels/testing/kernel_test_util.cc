@@ -41,35 +41,6 @@ std::unique_ptr<DeviceBase> MakeTestCpuDevice(int threads) {
   return std::make_unique<TestCpuDevice>(threads);
 }
 
-AttrValue AttrB(bool v) { AttrValue a; a.set_b(v); return a; }
-AttrValue AttrI(int64_t v) { AttrValue a; a.set_i(v); return a; }
-AttrValue AttrF(float v) { AttrValue a; a.set_f(v); return a; }
-AttrValue AttrS(const std::string& v) { AttrValue a; a.set_s(v); return a; }
-AttrValue AttrType(DataType v) { AttrValue a; a.set_type(v); return a; }
-AttrValue AttrInts(const std::vector<int64_t>& v) {
-  AttrValue a;
-  auto* l = a.mutable_list();
-  for (int64_t x : v) l->add_i(x);
-  return a;
-}
-AttrValue AttrTypes(const std::vector<DataType>& v) {
-  AttrValue a;
-  auto* l = a.mutable_list();
-  for (DataType x : v) l->add_type(x);
-  return a;
-}
-AttrValue AttrTensor(const Tensor& v) {
-  AttrValue a;
-  v.AsProtoTensorContent(a.mutable_tensor());
-  return a;
-}
-AttrValue AttrShape(const std::vector<int64_t>& dims) {
-  AttrValue a;
-  auto* s = a.mutable_shape();
-  for (int64_t d : dims) s->add_dim()->set_size(d);
-  return a;
-}
-
 absl::StatusOr<std::vector<Tensor>> RunOp(
     const std::string& op, const std::map<std::string, AttrValue>& attrs,
     const std::vector<Tensor>& inputs, int threads) {

@@ -20,9 +20,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "gtest/gtest.h"
 #include "graph/protos/attr_value.pb.h"
 #include "graph/tensor.h"
+#include "graph/testing/shape_test_util.h"
+#include "gtest/gtest.h"
 #include "kernels/device_base.h"
 
 namespace graphrun {
@@ -31,15 +32,8 @@ namespace testing {
 // A CPU device for tests: host allocator, Eigen pool of `threads`.
 std::unique_ptr<DeviceBase> MakeTestCpuDevice(int threads = 2);
 
-AttrValue AttrB(bool v);
-AttrValue AttrI(int64_t v);
-AttrValue AttrF(float v);
-AttrValue AttrS(const std::string& v);
-AttrValue AttrType(DataType v);
-AttrValue AttrInts(const std::vector<int64_t>& v);
-AttrValue AttrTypes(const std::vector<DataType>& v);
-AttrValue AttrTensor(const Tensor& v);
-AttrValue AttrShape(const std::vector<int64_t>& dims);  // -1 = unknown
+// AttrB, AttrI, AttrF, AttrS, AttrType, AttrInts, AttrTypes, AttrTensor and
+// AttrShape come from graph/testing/shape_test_util.h.
 
 // Builds a node "test_node" of `op` with these attrs; type attrs named by
 // the op's inputs ("T", "Tidx", ...) and number attrs ("N") are filled from
