@@ -153,66 +153,24 @@ REGISTER_OP("BatchMatMulV2")
 
 // --- Reductions. ---
 
-REGISTER_OP("Sum")
-    .Input("input: T")
-    .Input("reduction_indices: Tidx")
-    .Output("output: T")
-    .Attr("keep_dims: bool = false")
-    .Attr(TypeAttr(kNumberTypes))
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(op_shapes::ReductionShape);
+// The reductions: `input` reduced over `reduction_indices`, TensorFlow's
+// signature for each (numeric T, or bool for All/Any).
+OpDefBuilder Reduction(const char* name, bool logical) {
+  OpDefBuilder b(name);
+  b.Input(logical ? "input: bool" : "input: T")
+      .Input("reduction_indices: Tidx")
+      .Output(logical ? "output: bool" : "output: T")
+      .Attr("keep_dims: bool = false");
+  if (!logical) b.Attr(TypeAttr(kNumberTypes));
+  b.Attr("Tidx: {int32, int64} = DT_INT32").SetShapeFn(op_shapes::ReductionShape);
+  return b;
+}
 
-REGISTER_OP("Mean")
-    .Input("input: T")
-    .Input("reduction_indices: Tidx")
-    .Output("output: T")
-    .Attr("keep_dims: bool = false")
-    .Attr(TypeAttr(kNumberTypes))
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(op_shapes::ReductionShape);
-
-REGISTER_OP("Prod")
-    .Input("input: T")
-    .Input("reduction_indices: Tidx")
-    .Output("output: T")
-    .Attr("keep_dims: bool = false")
-    .Attr(TypeAttr(kNumberTypes))
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(op_shapes::ReductionShape);
-
-REGISTER_OP("Max")
-    .Input("input: T")
-    .Input("reduction_indices: Tidx")
-    .Output("output: T")
-    .Attr("keep_dims: bool = false")
-    .Attr(TypeAttr(kNumberTypes))
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(op_shapes::ReductionShape);
-
-REGISTER_OP("Min")
-    .Input("input: T")
-    .Input("reduction_indices: Tidx")
-    .Output("output: T")
-    .Attr("keep_dims: bool = false")
-    .Attr(TypeAttr(kNumberTypes))
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(op_shapes::ReductionShape);
-
-REGISTER_OP("All")
-    .Input("input: bool")
-    .Input("reduction_indices: Tidx")
-    .Output("output: bool")
-    .Attr("keep_dims: bool = false")
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(op_shapes::ReductionShape);
-
-REGISTER_OP("Any")
-    .Input("input: bool")
-    .Input("reduction_indices: Tidx")
-    .Output("output: bool")
-    .Attr("keep_dims: bool = false")
-    .Attr("Tidx: {int32, int64} = DT_INT32")
-    .SetShapeFn(op_shapes::ReductionShape);
+const internal::OpRegistrar kReductions[] = {
+    Reduction("Sum", false), Reduction("Mean", false), Reduction("Prod", false),
+    Reduction("Max", false), Reduction("Min", false),  Reduction("All", true),
+    Reduction("Any", true),
+};
 
 REGISTER_OP("ArgMax")
     .Input("input: T")
