@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "benchmark/benchmark.h"
+#include "placer/baselines.h"
 #include "placer/random_dag.h"
 #include "placer/scheduler.h"
 
@@ -49,117 +50,7 @@ SchedProblem MustGenerate(const RandomDagParams& params) {
 // ---------------------------------------------------------------------------
 // Baselines.
 
-struct BaselineSchedule {
-  std::vector<int> device;
-  double makespan = 0;
-};
-
-double LinkTime(const SchedProblem& p, const SchedEdge& e, int from, int to) {
-  if (from == to) return 0;
-  const SchedLink& l = p.link(from, to);
-  double bytes = static_cast<double>(e.bytes);
-  if (e.compressible && l.compresses) bytes /= 2;
-  return l.latency_s + (l.bandwidth > 0 ? bytes / l.bandwidth : 0);
-}
-
-// Plain HEFT (Topcuoglu et al. 2002). Ignores memory, groups and shared
-// tensors; every edge is its own transfer.
-BaselineSchedule PlainHeft(const SchedProblem& p) {
-  const int n = static_cast<int>(p.tasks.size());
-  const int q = p.num_devices;
-  std::vector<std::vector<int>> in(n), out(n);
-  for (int e = 0; e < static_cast<int>(p.edges.size()); ++e) {
-    out[p.edges[e].src].push_back(e);
-    in[p.edges[e].dst].push_back(e);
-  }
-  // Kahn's order: the tie-break for equal ranks keeps the order topological.
-  std::vector<int> topo, missing(n);
-  for (int t = 0; t < n; ++t) {
-    missing[t] = static_cast<int>(in[t].size());
-    if (missing[t] == 0) topo.push_back(t);
-  }
-  for (size_t k = 0; k < topo.size(); ++k) {
-    for (int e : out[topo[k]]) {
-      if (--missing[p.edges[e].dst] == 0) topo.push_back(p.edges[e].dst);
-    }
-  }
-
-  // Mean cost over feasible devices; mean communication over ordered pairs
-  // of distinct devices.
-  std::vector<double> rank(n, 0);
-  auto mean_comm = [&](const SchedEdge& e) {
-    if (q < 2) return 0.0;
-    double sum = 0;
-    for (int a = 0; a < q; ++a) {
-      for (int b = 0; b < q; ++b) {
-        if (a != b) sum += LinkTime(p, e, a, b);
-      }
-    }
-    return sum / (q * (q - 1));
-  };
-  std::vector<double> comm(p.edges.size());
-  for (size_t e = 0; e < p.edges.size(); ++e) comm[e] = mean_comm(p.edges[e]);
-  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
-    const int t = *it;
-    double sum = 0;
-    int feasible = 0;
-    for (double c : p.tasks[t].cost) {
-      if (c < kInfeasible) {
-        sum += c;
-        ++feasible;
-      }
-    }
-    double tail = 0;
-    for (int e : out[t]) tail = std::max(tail, comm[e] + rank[p.edges[e].dst]);
-    rank[t] = (feasible ? sum / feasible : 0) + tail;
-  }
-  std::vector<int> pos(n);
-  for (int i = 0; i < n; ++i) pos[topo[i]] = i;
-  std::vector<int> order = topo;
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return rank[a] != rank[b] ? rank[a] > rank[b] : pos[a] < pos[b];
-  });
-
-  // Insertion-based EFT. busy[d]: sorted, disjoint (start, finish).
-  std::vector<std::vector<std::pair<double, double>>> busy(q);
-  std::vector<double> finish(n, 0);
-  BaselineSchedule s;
-  s.device.assign(n, -1);
-  for (int t : order) {
-    int best = -1;
-    double best_start = 0, best_finish = kInfeasible;
-    for (int d = 0; d < q; ++d) {
-      const double w = p.tasks[t].cost[d];
-      if (!(w < kInfeasible)) continue;
-      double ready = 0;
-      for (int e : in[t]) {
-        const int src = p.edges[e].src;
-        ready = std::max(ready, finish[src] + LinkTime(p, p.edges[e], s.device[src], d));
-      }
-      double start = ready;
-      for (const auto& [b, f] : busy[d]) {
-        if (f <= start) continue;
-        if (b - start >= w) break;
-        start = std::max(start, f);
-      }
-      if (start + w < best_finish) {
-        best = d;
-        best_start = start;
-        best_finish = start + w;
-      }
-    }
-    s.device[t] = best;
-    finish[t] = best_finish;
-    s.makespan = std::max(s.makespan, best_finish);
-    if (best_finish > best_start) {
-      auto& list = busy[best];
-      list.insert(std::upper_bound(list.begin(), list.end(),
-                                   std::make_pair(best_start, best_finish)),
-                  {best_start, best_finish});
-    }
-  }
-  return s;
-}
+// Plain HEFT is placer/baselines.h's, written apart from the scheduler.
 
 // TensorFlow's default placer: the first feasible device in device order.
 std::vector<int> TensorFlowRule(const SchedProblem& p) {
@@ -274,7 +165,7 @@ int RunQualitySweep(int seeds) {
                 const SchedProblem p = MustGenerate(params);
 
                 absl::StatusOr<Schedule> ours = ScheduleTasks(p);
-                const BaselineSchedule heft = PlainHeft(p);
+                const HeftPlan heft = PlainHeft(p);
                 absl::StatusOr<Schedule> tf =
                     EvaluateAssignment(p, TensorFlowRule(p));
                 absl::StatusOr<Schedule> heft_eval =
@@ -338,7 +229,7 @@ int RunQualitySweep(int seeds) {
   printf(
       "LB = max(critical path at cheapest costs, cheapest work / q); speedup "
       "= best single device / makespan. graphrun = ScheduleTasks (default "
-      "options); HEFT = plain HEFT in this file; TF = first feasible device.\n\n");
+      "options); HEFT = plain HEFT (placer/baselines.h); TF = first feasible device.\n\n");
   printf("### By CCR\n\n");
   PrintTable("CCR", by_ccr, all);
   printf("\n### By number of devices\n\n");
