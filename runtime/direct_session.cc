@@ -597,12 +597,17 @@ class DirectSession : public Session {
                               std::vector<Tensor> inputs) {
         return EvaluateOnHost(node, op_def, std::move(inputs));
       };
-      std::vector<std::pair<std::string, std::string>> before;  // (name, op)
-      for (const NodeDef& n : out.node()) before.emplace_back(n.name(), n.op());
+      // (name, op) of every node, for the placement log's removed nodes.
+      std::vector<std::pair<std::string, std::string>> before;
+      if (options_.log_device_placement) {
+        for (const NodeDef& n : out.node()) before.emplace_back(n.name(), n.op());
+      }
       OptimizationReport report;
       GR_RETURN_IF_ERROR(OptimizeGraph(&out, oopts, &report));
       absl::flat_hash_set<std::string> after;
-      for (const NodeDef& n : out.node()) after.insert(n.name());
+      if (!before.empty()) {
+        for (const NodeDef& n : out.node()) after.insert(n.name());
+      }
       for (const auto& [name, op] : before) {
         if (after.contains(name) || plan->log_names.contains(name)) continue;
         auto it = report.merged_into.find(name);
