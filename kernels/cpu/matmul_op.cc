@@ -1,14 +1,8 @@
 // MatMul on CPU: checks shapes as TensorFlow's MatMulOp and calls Gemm
 // (kernels/cpu/gemm.h), which picks the thread pool for big products.
-#include <algorithm>
-#include <cmath>
-#include <string>
-#include <utility>
-#include <vector>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "kernels/cpu/bias_activation.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
@@ -62,32 +56,12 @@ class MatMulOp : public OpKernel {
 // that each read and write the whole output.
 class FusedMatMulOp : public OpKernel {
  public:
-  enum class Act { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kTanh, kSigmoid };
-
   explicit FusedMatMulOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, ctx->GetAttr("transpose_a", &transpose_a_));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("transpose_b", &transpose_b_));
-    std::vector<std::string> ops;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("fused_ops", &ops));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("leakyrelu_alpha", &alpha_));
-    int64_t num_args = 0;
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("num_args", &num_args));
-    const bool bias = !ops.empty() && ops[0] == "BiasAdd" && num_args == 1;
-    if (bias && ops.size() == 2) {
-      static const std::pair<const char*, Act> kActs[] = {
-          {"Relu", Act::kRelu}, {"Relu6", Act::kRelu6}, {"Elu", Act::kElu},
-          {"LeakyRelu", Act::kLeakyRelu}, {"Tanh", Act::kTanh}, {"Sigmoid", Act::kSigmoid}};
-      for (const auto& [name, act] : kActs) {
-        if (ops[1] == name) act_ = act;
-      }
-    }
-    const bool ok = bias && (ops.size() == 1 || act_ != Act::kNone);
-    OP_REQUIRES(ctx, ok,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "_FusedMatMul: unsupported fused_ops [", absl::StrJoin(ops, ", "),
-                    "] with num_args=", num_args,
-                    " (supported: BiasAdd, optionally followed by Relu, Relu6, Elu, "
-                    "LeakyRelu, Tanh or Sigmoid)")));
+    auto epilogue = cpu::BiasActivation::FromAttrs(ctx);
+    OP_REQUIRES_OK(ctx, epilogue.status());
+    epilogue_ = *epilogue;
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -117,60 +91,13 @@ class FusedMatMulOp : public OpKernel {
     float* o = out->flat<float>().data();
     Gemm<float>(d, transpose_a_, transpose_b_, m, n, k, a.flat<float>().data(),
                 b.flat<float>().data(), o);
-    const float* bv = bias.flat<float>().data();
-    auto rows = [this, o, bv, n](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) Epilogue(o + r * n, bv, n);
-    };
-    if (d != nullptr && m * n >= kParallelElements) {
-      d->parallelFor(m, Eigen::TensorOpCost(4.0 * n, 4.0 * n, 4.0 * n), rows);
-    } else {
-      rows(0, m);
-    }
+    epilogue_.Apply(d, bias.flat<float>().data(), n, o, m);
   }
 
  private:
-  void Epilogue(float* row, const float* bias, int64_t n) const {
-    switch (act_) {
-      case Act::kNone:
-        for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
-        break;
-      case Act::kRelu:
-        for (int64_t j = 0; j < n; ++j) row[j] = std::max(row[j] + bias[j], 0.f);
-        break;
-      case Act::kRelu6:
-        for (int64_t j = 0; j < n; ++j) row[j] = std::min(std::max(row[j] + bias[j], 0.f), 6.f);
-        break;
-      case Act::kElu:
-        for (int64_t j = 0; j < n; ++j) {
-          const float x = row[j] + bias[j];
-          row[j] = x < 0 ? std::expm1(x) : x;
-        }
-        break;
-      case Act::kLeakyRelu:
-        for (int64_t j = 0; j < n; ++j) {
-          const float x = row[j] + bias[j];
-          row[j] = x < 0 ? x * alpha_ : x;
-        }
-        break;
-      case Act::kTanh:
-      case Act::kSigmoid: {
-        // Eigen's vectorized functors, the ones the Tanh/Sigmoid kernels use.
-        Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor>> x(row, n);
-        Eigen::TensorMap<Eigen::Tensor<const float, 1, Eigen::RowMajor>> bm(bias, n);
-        if (act_ == Act::kTanh) {
-          x = (x + bm).tanh();
-        } else {
-          x = (x + bm).sigmoid();
-        }
-        break;
-      }
-    }
-  }
-
   bool transpose_a_ = false;
   bool transpose_b_ = false;
-  float alpha_ = 0.2f;
-  Act act_ = Act::kNone;
+  cpu::BiasActivation epilogue_;
 };
 
 REGISTER_KERNEL(KernelDefBuilder("_FusedMatMul").Device(kDeviceCpu).TypeConstraint<float>("T"),

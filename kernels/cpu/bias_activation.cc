@@ -1,0 +1,100 @@
+#include "kernels/cpu/bias_activation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kernels/eigen.h"
+
+namespace graphrun {
+namespace cpu {
+
+absl::StatusOr<BiasActivation> BiasActivation::FromAttrs(OpKernelConstruction* ctx) {
+  std::vector<std::string> ops;
+  int64_t num_args = 0;
+  BiasActivation e;
+  absl::Status s = ctx->GetAttr("fused_ops", &ops);
+  if (s.ok()) s = ctx->GetAttr("num_args", &num_args);
+  if (s.ok()) s = ctx->GetAttr("leakyrelu_alpha", &e.leakyrelu_alpha);
+  if (!s.ok()) return s;
+  const bool bias = !ops.empty() && ops[0] == "BiasAdd" && num_args == 1;
+  if (bias && ops.size() == 2) {
+    static const std::pair<const char*, FusedActivation> kActivations[] = {
+        {"Relu", FusedActivation::kRelu},   {"Relu6", FusedActivation::kRelu6},
+        {"Elu", FusedActivation::kElu},     {"LeakyRelu", FusedActivation::kLeakyRelu},
+        {"Tanh", FusedActivation::kTanh},   {"Sigmoid", FusedActivation::kSigmoid}};
+    for (const auto& [name, act] : kActivations) {
+      if (ops[1] == name) e.activation = act;
+    }
+  }
+  if (!bias || (ops.size() != 1 && e.activation == FusedActivation::kNone)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        ctx->def().op(), ": unsupported fused_ops [", absl::StrJoin(ops, ", "),
+        "] with num_args=", num_args,
+        " (supported: BiasAdd, optionally followed by Relu, Relu6, Elu, LeakyRelu, Tanh or "
+        "Sigmoid)"));
+  }
+  return e;
+}
+
+namespace {
+
+void ApplyToRow(const BiasActivation& e, const float* bias, int64_t n, float* row) {
+  switch (e.activation) {
+    case FusedActivation::kNone:
+      for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
+      break;
+    case FusedActivation::kRelu:
+      for (int64_t j = 0; j < n; ++j) row[j] = std::max(row[j] + bias[j], 0.f);
+      break;
+    case FusedActivation::kRelu6:
+      for (int64_t j = 0; j < n; ++j) row[j] = std::min(std::max(row[j] + bias[j], 0.f), 6.f);
+      break;
+    case FusedActivation::kElu:
+      for (int64_t j = 0; j < n; ++j) {
+        const float x = row[j] + bias[j];
+        row[j] = x < 0 ? std::expm1(x) : x;
+      }
+      break;
+    case FusedActivation::kLeakyRelu:
+      for (int64_t j = 0; j < n; ++j) {
+        const float x = row[j] + bias[j];
+        row[j] = x < 0 ? x * e.leakyrelu_alpha : x;
+      }
+      break;
+    case FusedActivation::kTanh:
+    case FusedActivation::kSigmoid: {
+      // Eigen's vectorized functors, the ones the Tanh/Sigmoid kernels use.
+      Eigen::TensorMap<Eigen::Tensor<float, 1, Eigen::RowMajor>> x(row, n);
+      Eigen::TensorMap<Eigen::Tensor<const float, 1, Eigen::RowMajor>> b(bias, n);
+      if (e.activation == FusedActivation::kTanh) {
+        x = (x + b).tanh();
+      } else {
+        x = (x + b).sigmoid();
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void BiasActivation::Apply(const Eigen::ThreadPoolDevice* device, const float* bias,
+                           int64_t channels, float* rows, int64_t num_rows) const {
+  auto apply = [this, bias, channels, rows](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) ApplyToRow(*this, bias, channels, rows + r * channels);
+  };
+  if (device != nullptr && num_rows > 1 && num_rows * channels >= kParallelElements) {
+    const double bytes = 4.0 * static_cast<double>(channels);
+    device->parallelFor(num_rows, Eigen::TensorOpCost(bytes, bytes, bytes), apply);
+  } else {
+    apply(0, num_rows);
+  }
+}
+
+}  // namespace cpu
+}  // namespace graphrun
