@@ -1,8 +1,9 @@
-// Convolution and pooling ops: Conv2D, DepthwiseConv2dNative, Conv3D,
-// Conv2DBackpropInput, MaxPool, AvgPool, MaxPool3D and AvgPool3D. Names,
-// inputs, outputs and attrs are TensorFlow's (core/ops/nn_ops.cc); the shape
-// functions follow its common_shape_fns (same output sizes, InvalidArgument
-// for inconsistent inputs; the importer adds the node's name).
+// Convolution and pooling ops: Conv2D, _FusedConv2D, DepthwiseConv2dNative,
+// Conv3D, Conv2DBackpropInput, MaxPool, AvgPool, MaxPool3D and AvgPool3D.
+// Names, inputs, outputs and attrs are TensorFlow's (core/ops/nn_ops.cc);
+// the shape functions follow its common_shape_fns (same output sizes,
+// InvalidArgument for inconsistent inputs; the importer adds the node's
+// name).
 #include <string>
 #include <utility>
 #include <vector>
@@ -239,6 +240,27 @@ REGISTER_OP("Conv2D")
     .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
     .Attr("dilations: list(int) = [1, 1, 1, 1]")
     .SetShapeFn(ConvShapeFor("Conv2D", 4, ConvKind::kRegular));
+
+// Conv2D, then the bias and activation named by fused_ops (the optimizer's
+// kernel fusion writes it; TensorFlow's grappler remapper makes the same
+// node). The args are fused_ops' operands (one bias for ["BiasAdd", ...]).
+REGISTER_OP("_FusedConv2D")
+    .Input("input: T")
+    .Input("filter: T")
+    .Input("args: num_args * T")
+    .Output("output: T")
+    .Attr("T: {half, float, double}")
+    .Attr("num_args: int >= 0")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .Attr("use_cudnn_on_gpu: bool = true")
+    .Attr("fused_ops: list(string) = []")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("leakyrelu_alpha: float = 0.2")
+    .SetShapeFn(ConvShapeFor("_FusedConv2D", 4, ConvKind::kRegular));
 
 REGISTER_OP("DepthwiseConv2dNative")
     .Input("input: T")

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -65,12 +66,53 @@ struct Piece {
 struct OneDnnConv2D::Cached {
   OneDnnConvGeometry geometry;
   int threads = 0;
+  // The primitives add a bias and apply epilogue.activation (fused).
+  bool fused = false;
+  BiasActivation epilogue;
   std::vector<Piece> pieces;
   Tensor filter;                      // keeps the filter's buffer alive
   std::vector<dnnl::memory> weights;  // the filter in each layout wanted
 };
 
 namespace {
+
+bool SameEpilogue(const OneDnnConv2D::Cached& c, const OneDnnConvBias* bias) {
+  if (bias == nullptr) return !c.fused;
+  return c.fused && c.epilogue.activation == bias->epilogue.activation &&
+         c.epilogue.leakyrelu_alpha == bias->epilogue.leakyrelu_alpha;
+}
+
+// The activation as oneDNN's eltwise post-op (none for kNone).
+dnnl::post_ops PostOps(const BiasActivation& e) {
+  dnnl::post_ops ops;
+  auto add = [&ops](dnnl::algorithm a, float alpha, float beta) {
+    ops.append_eltwise(1.f, a, alpha, beta);
+  };
+  switch (e.activation) {
+    case FusedActivation::kNone:
+      break;
+    case FusedActivation::kRelu:
+      add(dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      break;
+    case FusedActivation::kRelu6:
+      add(dnnl::algorithm::eltwise_clip, 0.f, 6.f);
+      break;
+    case FusedActivation::kElu:
+      add(dnnl::algorithm::eltwise_elu, 1.f, 0.f);
+      break;
+    case FusedActivation::kLeakyRelu:
+      // relu's alpha is the slope below zero.
+      add(dnnl::algorithm::eltwise_relu, e.leakyrelu_alpha, 0.f);
+      break;
+    case FusedActivation::kTanh:
+      add(dnnl::algorithm::eltwise_tanh, 0.f, 0.f);
+      break;
+    case FusedActivation::kSigmoid:
+      add(dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
+      break;
+  }
+  return ops;
+}
 
 // Splits `g` into at most `threads` pieces: by image when there are enough
 // images, else each image by output rows.
@@ -115,18 +157,21 @@ std::vector<Piece> Split(const OneDnnConvGeometry& g, int threads) {
 
 absl::StatusOr<std::shared_ptr<const OneDnnConv2D::Cached>> Build(
     const OneDnnConvGeometry& g, int threads, const Tensor& filter,
-    const OneDnnConv2D::Cached* previous) {
+    const OneDnnConvBias* bias, const OneDnnConv2D::Cached* previous) {
   auto next = std::make_shared<OneDnnConv2D::Cached>();
   next->geometry = g;
   next->threads = threads;
+  next->fused = bias != nullptr;
+  if (bias != nullptr) next->epilogue = bias->epilogue;
   dnnl::engine& engine = Engine();
   if (previous != nullptr && previous->geometry == g &&
-      previous->threads == threads) {
+      previous->threads == threads && SameEpilogue(*previous, bias)) {
     next->pieces = previous->pieces;
   } else {
     next->pieces = Split(g, threads);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (bias != nullptr) attr.set_post_ops(PostOps(bias->epilogue));
     for (Piece& p : next->pieces) {
       const OneDnnConvGeometry& pg = p.geometry;
       // oneDNN names dimensions N, C, H, W whatever the memory layout.
@@ -138,9 +183,14 @@ absl::StatusOr<std::shared_ptr<const OneDnnConv2D::Cached>> Build(
       dnnl::memory::desc weights(
           {pg.out_depth, pg.in_depth, pg.filter_rows, pg.filter_cols},
           Dt::f32, Tag::any);
+      // A zero bias desc is a convolution without bias.
+      const dnnl::memory::desc bias_desc =
+          bias != nullptr
+              ? dnnl::memory::desc({pg.out_depth}, Dt::f32, Tag::x)
+              : dnnl::memory::desc();
       dnnl::convolution_forward::desc desc(
           dnnl::prop_kind::forward_inference,
-          dnnl::algorithm::convolution_direct, src, weights, dst,
+          dnnl::algorithm::convolution_direct, src, weights, bias_desc, dst,
           {pg.stride_rows, pg.stride_cols}, {pg.pad_top, pg.pad_left},
           {pg.pad_bottom, pg.pad_right});
       p.pd = dnnl::convolution_forward::primitive_desc(desc, attr, engine);
@@ -175,7 +225,7 @@ absl::StatusOr<std::shared_ptr<const OneDnnConv2D::Cached>> Build(
 }
 
 void RunPiece(const OneDnnConv2D::Cached& c, const Piece& p, const float* in,
-              float* out) {
+              const float* bias, float* out) {
   OneOpenMpThread();
   const OneDnnConvGeometry& g = c.geometry;
   dnnl::engine& engine = Engine();
@@ -187,10 +237,16 @@ void RunPiece(const OneDnnConv2D::Cached& c, const Piece& p, const float* in,
   dnnl::memory src_mem(p.pd.src_desc(), engine, const_cast<float*>(src));
   dnnl::memory dst_mem(p.pd.dst_desc(), engine, dst);
   dnnl::memory scratch(p.pd.scratchpad_desc(), engine);
-  p.primitive.execute(stream, {{DNNL_ARG_SRC, src_mem},
-                               {DNNL_ARG_WEIGHTS, c.weights[p.weights]},
-                               {DNNL_ARG_DST, dst_mem},
-                               {DNNL_ARG_SCRATCHPAD, scratch}});
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_SRC, src_mem},
+      {DNNL_ARG_WEIGHTS, c.weights[p.weights]},
+      {DNNL_ARG_DST, dst_mem},
+      {DNNL_ARG_SCRATCHPAD, scratch}};
+  if (c.fused) {
+    args[DNNL_ARG_BIAS] =
+        dnnl::memory(p.pd.bias_desc(), engine, const_cast<float*>(bias));
+  }
+  p.primitive.execute(stream, args);
   stream.wait();
 }
 
@@ -202,7 +258,8 @@ OneDnnConv2D::~OneDnnConv2D() = default;
 absl::Status OneDnnConv2D::Run(const OneDnnConvGeometry& g,
                                const Tensor& filter, const float* in,
                                float* out,
-                               const Eigen::ThreadPoolDevice& pool) {
+                               const Eigen::ThreadPoolDevice& pool,
+                               const OneDnnConvBias* bias) {
   const int threads = std::max(1, pool.numThreads());
   std::shared_ptr<const Cached> cached;
   {
@@ -210,14 +267,14 @@ absl::Status OneDnnConv2D::Run(const OneDnnConvGeometry& g,
     cached = cached_;
   }
   const bool hit = cached != nullptr && cached->geometry == g &&
-                   cached->threads == threads &&
+                   cached->threads == threads && SameEpilogue(*cached, bias) &&
                    cached->filter.SharesBufferWith(filter) &&
                    cached->filter.flat<float>().data() ==
                        filter.flat<float>().data();
   try {
     OneOpenMpThread();
     if (!hit) {
-      auto built = Build(g, threads, filter, cached.get());
+      auto built = Build(g, threads, filter, bias, cached.get());
       if (!built.ok()) return built.status();
       cached = *std::move(built);
       absl::MutexLock lock(&mu_);
@@ -225,13 +282,14 @@ absl::Status OneDnnConv2D::Run(const OneDnnConvGeometry& g,
     }
     const std::vector<Piece>& pieces = cached->pieces;
     const int n = static_cast<int>(pieces.size());
+    const float* b = bias != nullptr ? bias->bias : nullptr;
     Eigen::Barrier barrier(static_cast<unsigned int>(n - 1));
     for (int i = 1; i < n; ++i) {
-      pool.enqueue_with_barrier(&barrier, [&cached, &pieces, i, in, out] {
-        RunPiece(*cached, pieces[i], in, out);
+      pool.enqueue_with_barrier(&barrier, [&cached, &pieces, i, in, b, out] {
+        RunPiece(*cached, pieces[i], in, b, out);
       });
     }
-    RunPiece(*cached, pieces[0], in, out);
+    RunPiece(*cached, pieces[0], in, b, out);
     barrier.Wait();
   } catch (const dnnl::error& e) {
     if (e.status == dnnl_unimplemented) {

@@ -1,11 +1,14 @@
 // OneDnnConv2D: float32 NHWC Conv2D on oneDNN's convolution_forward, the
 // path conv_ops.cc's Conv2D takes for float NHWC, ungrouped, undilated
-// SAME / VALID convolutions (see Conv2DLibraryFromEnv for the switch).
+// SAME / VALID convolutions (see Conv2DLibraryFromEnv for the switch), and
+// for _FusedConv2D with its bias and activation applied by oneDNN before
+// the output is written.
 //
 // One object per kernel instance. It keeps the last primitive (keyed by the
-// geometry) and the filter reordered into the layout that primitive wants
-// (keyed by the filter's buffer, which it keeps referenced, so the address
-// cannot be reused by another tensor while the reordered copy is cached).
+// geometry and the fused activation) and the filter reordered into the
+// layout that primitive wants (keyed by the filter's buffer, which it keeps
+// referenced, so the address cannot be reused by another tensor while the
+// reordered copy is cached).
 // A filter tensor must therefore not be rewritten in place between runs;
 // graphrun's kernels never do that to a buffer someone else references.
 //
@@ -26,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/bias_activation.h"
 
 namespace Eigen {
 struct ThreadPoolDevice;
@@ -51,6 +55,14 @@ struct OneDnnConvGeometry {
   bool operator==(const OneDnnConvGeometry& o) const;
 };
 
+// What _FusedConv2D adds to the convolution: out = act(conv + bias), the
+// bias ([out_depth]) through oneDNN's bias input, the activation as an
+// eltwise post-op.
+struct OneDnnConvBias {
+  const float* bias = nullptr;
+  BiasActivation epilogue;
+};
+
 class OneDnnConv2D {
  public:
   OneDnnConv2D();
@@ -63,10 +75,11 @@ class OneDnnConv2D {
   // filter_cols, in_depth, out_depth]) on `pool`'s threads and the calling
   // thread. Unimplemented when oneDNN has no primitive for the geometry
   // (the caller then takes another path), Internal for other oneDNN
-  // failures.
+  // failures. With `bias`, out is act(convolution + bias) instead.
   absl::Status Run(const OneDnnConvGeometry& g, const Tensor& filter,
                    const float* in, float* out,
-                   const Eigen::ThreadPoolDevice& pool);
+                   const Eigen::ThreadPoolDevice& pool,
+                   const OneDnnConvBias* bias = nullptr);
 
   // The primitives and reordered weights of one geometry and filter
   // (conv_onednn.cc).

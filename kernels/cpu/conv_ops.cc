@@ -12,8 +12,14 @@
 // GEMM. Grouped convolutions (input depth a multiple of the filter's) run
 // one GEMM per group. half and bfloat16 compute in float. NCHW input is
 // transposed to NHWC and back (TensorFlow's CPU kernel refuses NCHW).
+//
+// _FusedConv2D (float) is the same kernel with a bias and an activation
+// (bias_activation.h) applied before the output is written: by oneDNN
+// itself on the oneDNN path, else to each block of output rows right after
+// the GEMM that computed it.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -24,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/bias_activation.h"
 #include "kernels/cpu/conv_onednn.h"
 #include "kernels/cpu/cpu_kernel_util.h"
 #include "kernels/eigen.h"
@@ -121,11 +128,15 @@ void Im2Col(const ConvDims& d, const CT* in, int64_t channel_offset,
   }
 }
 
+// Called with output pixels [first, first + n) once they hold their final
+// value (an empty function: nothing to do).
+using RowsDone = std::function<void(int64_t first, int64_t n)>;
+
 // NHWC convolution in the compute type CT: in [batch, rows, cols, depth],
 // filter [fh, fw, depth / groups, out_depth], out [batch, oh, ow, out_depth].
 template <typename CT>
 absl::Status ConvNHWC(OpKernelContext* ctx, const ConvDims& d, const CT* in,
-                      const CT* filter, CT* out) {
+                      const CT* filter, CT* out, const RowsDone& rows_done) {
   using Index = Eigen::Index;
   const int64_t groups = d.groups;
   const int64_t group_out = d.out_depth / groups;
@@ -145,6 +156,7 @@ absl::Status ConvNHWC(OpKernelContext* ctx, const ConvDims& d, const CT* in,
       ConstMatrix<CT> a(in, m, d.in_depth);
       ConstMatrix<CT> b(filter, d.in_depth, d.out_depth);
       Assign(*ctx, parallel_gemm, output, a.contract(b, contract_dims));
+      if (rows_done) rows_done(0, m);
       return absl::OkStatus();
     }
     if (d.filter_rows == d.in_rows && d.filter_cols == d.in_cols &&
@@ -152,6 +164,7 @@ absl::Status ConvNHWC(OpKernelContext* ctx, const ConvDims& d, const CT* in,
       ConstMatrix<CT> a(in, d.batch, k);
       ConstMatrix<CT> b(filter, k, d.out_depth);
       Assign(*ctx, parallel_gemm, output, a.contract(b, contract_dims));
+      if (rows_done) rows_done(0, m);
       return absl::OkStatus();
     }
   }
@@ -198,6 +211,7 @@ absl::Status ConvNHWC(OpKernelContext* ctx, const ConvDims& d, const CT* in,
       if (groups == 1) {
         Matrix<CT> dst(out + r0 * d.out_depth, rows, d.out_depth);
         Assign(*ctx, parallel_gemm, dst, a.contract(b, contract_dims));
+        if (rows_done) rows_done(r0, rows);
       } else {
         Assign(*ctx, parallel_gemm,
                output.slice(Eigen::DSizes<Index, 2>(r0, g * group_out),
@@ -206,6 +220,7 @@ absl::Status ConvNHWC(OpKernelContext* ctx, const ConvDims& d, const CT* in,
       }
     }
   }
+  if (groups > 1 && rows_done) rows_done(0, m);
   return absl::OkStatus();
 }
 
@@ -276,7 +291,12 @@ class Conv2DOp : public OpKernel {
     }
   }
 
-  void Compute(OpKernelContext* ctx) override {
+  void Compute(OpKernelContext* ctx) override { ComputeConv(ctx, nullptr); }
+
+ protected:
+  // Output 0 = inputs 0 and 1 convolved; with `fused` (float only), then
+  // plus fused->bias and through fused->epilogue's activation.
+  void ComputeConv(OpKernelContext* ctx, const cpu::OneDnnConvBias* fused) {
     const Tensor& input = ctx->input(0);
     const Tensor& filter = ctx->input(1);
     ConvDims d;
@@ -291,8 +311,9 @@ class Conv2DOp : public OpKernel {
     Tensor4<T> out(output->flat<T>().data(), out_shape.dim_size(0),
                    out_shape.dim_size(1), out_shape.dim_size(2),
                    out_shape.dim_size(3));
-    if (input.NumElements() == 0) {
-      // Every window lies in explicit padding: a sum of nothing.
+    if (input.NumElements() == 0 && fused == nullptr) {
+      // Every window lies in explicit padding: a sum of nothing. (Fused,
+      // the Eigen path below computes the zeros and adds the bias.)
       Assign(*ctx, false, out, out.constant(T(0)));
       return;
     }
@@ -316,7 +337,7 @@ class Conv2DOp : public OpKernel {
         g.out_cols = d.cols.out;
         absl::Status s = onednn_.Run(g, filter, input.flat<float>().data(),
                                      output->flat<float>().data(),
-                                     ctx->eigen_cpu_device());
+                                     ctx->eigen_cpu_device(), fused);
         // Without a oneDNN primitive for the geometry, the Eigen path runs.
         if (!absl::IsUnimplemented(s)) {
           OP_REQUIRES_OK(ctx, s);
@@ -370,7 +391,20 @@ class Conv2DOp : public OpKernel {
       filter_data = filter.flat<T>().data();
     }
 
-    OP_REQUIRES_OK(ctx, ConvNHWC<CT>(ctx, d, in_data, filter_data, out_data));
+    // Fused: bias and activation on each block of NHWC output pixels once
+    // the GEMM has computed it.
+    RowsDone rows_done;
+    if constexpr (std::is_same_v<T, float>) {
+      if (fused != nullptr) {
+        rows_done = [ctx, fused, out_data, depth = d.out_depth](int64_t first,
+                                                                int64_t n) {
+          fused->epilogue.Apply(&ctx->eigen_cpu_device(), fused->bias, depth,
+                                out_data + first * depth, n);
+        };
+      }
+    }
+    OP_REQUIRES_OK(ctx, ConvNHWC<CT>(ctx, d, in_data, filter_data, out_data,
+                                     rows_done));
 
     if (convert) {
       ConstTensor4<CT> result(out_data, d.batch, d.rows.out, d.cols.out,
@@ -487,6 +521,41 @@ class Conv2DOp : public OpKernel {
   cpu::Conv2DLibrary library_ = cpu::Conv2DLibrary::kAuto;
   cpu::OneDnnConv2D onednn_;
 };
+
+// _FusedConv2D on float: Conv2D's attrs and checks, then
+// act(convolution + bias) per fused_ops. Other fused_ops (FusedBatchNorm,
+// residual adds) are refused when the kernel is built.
+class FusedConv2DOp : public Conv2DOp<float> {
+ public:
+  explicit FusedConv2DOp(OpKernelConstruction* ctx) : Conv2DOp<float>(ctx) {
+    auto epilogue = cpu::BiasActivation::FromAttrs(ctx);
+    OP_REQUIRES_OK(ctx, epilogue.status());
+    epilogue_ = *epilogue;
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& filter = ctx->input(1);
+    const Tensor& bias = ctx->input(2);
+    OP_REQUIRES(ctx, filter.dims() == 4,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "filter must be 4-dimensional: ", filter.shape().DebugString())));
+    OP_REQUIRES(ctx, bias.dims() == 1 && bias.dim_size(0) == filter.dim_size(3),
+                absl::InvalidArgumentError(absl::StrCat(
+                    "_FusedConv2D: bias must be a vector of the filter's ",
+                    filter.dim_size(3), " output channels, got ",
+                    bias.shape().DebugString())));
+    cpu::OneDnnConvBias fused;
+    fused.bias = bias.flat<float>().data();
+    fused.epilogue = epilogue_;
+    ComputeConv(ctx, &fused);
+  }
+
+ private:
+  cpu::BiasActivation epilogue_;
+};
+
+REGISTER_KERNEL(KernelDefBuilder("_FusedConv2D").Device(kDeviceCpu).TypeConstraint<float>("T"),
+                FusedConv2DOp);
 
 #define GR_REGISTER_CONV2D(T)                                     \
   REGISTER_KERNEL(KernelDefBuilder("Conv2D")                      \
