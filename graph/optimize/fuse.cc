@@ -1,6 +1,16 @@
-// Kernel fusion: MatMul + BiasAdd [+ activation] becomes TensorFlow's
-// _FusedMatMul, which adds the bias and applies the activation in the same
-// pass as the product's output (one kernel, one write of the output).
+// Kernel fusion: a MatMul or Conv2D, a bias added to its output and
+// optionally an activation become TensorFlow's _FusedMatMul or _FusedConv2D,
+// which adds the bias and applies the activation before the product's
+// output is written (one kernel, one write of the output).
+//
+//   BiasAdd(MatMul(a, b), bias) [-> act]  -> _FusedMatMul(a, b, bias)
+//   BiasAdd(Conv2D(x, w), bias) [-> act]  -> _FusedConv2D(x, w, bias)
+//
+// with act one of Relu, Relu6, Elu, LeakyRelu, Tanh, Sigmoid, and the bias
+// also an Add/AddV2 of a 1-D float Const with one value per output channel.
+// float only; Conv2D in NHWC; nodes on the CPU or not pinned (the fused
+// kernels are CPU kernels). The fused node takes the name of the chain's
+// last node; the others must have no other consumer and not be preserved.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -27,10 +37,156 @@ bool IsFusableActivation(absl::string_view op) {
          op == "Sigmoid";
 }
 
-// _FusedMatMul has a CPU kernel only: fuse nodes meant for the CPU (or for
+// The fused kernels are CPU kernels: fuse nodes meant for the CPU (or for
 // whatever the placer picks, which then is the CPU).
 bool CpuOrUnpinned(const std::string& device) {
   return device.empty() || absl::StrContains(device, "CPU");
+}
+
+// The fused op for a chain headed by `head`, or null when it has none.
+const char* FusedOpFor(const NodeDef& head) {
+  if (!FloatT(head)) return nullptr;
+  if (head.op() == "MatMul") return "_FusedMatMul";
+  if (head.op() == "Conv2D") {
+    auto format = head.attr().find("data_format");
+    if (format == head.attr().end() || format->second.s() == "NHWC") return "_FusedConv2D";
+  }
+  return nullptr;
+}
+
+// The dims of a Const node's value, or nothing (rank -1).
+PartialShape ConstShape(const NodeDef& n) {
+  auto value = n.attr().find("value");
+  if (n.op() != "Const" || value == n.attr().end()) return PartialShape();
+  auto shape = PartialShape::FromProto(value->second.tensor().tensor_shape());
+  return shape.ok() ? *shape : PartialShape();
+}
+
+// How many output channels `head` (MatMul or Conv2D) has: the last dim of
+// its inferred shape, else of its (constant) weights; -1 if unknown.
+int64_t OutputChannels(const GraphView& view, const OptimizerOptions& options, int head) {
+  auto known = options.shapes.find(view.node(head).name());
+  if (known != options.shapes.end() && !known->second.empty() &&
+      known->second[0].rank() > 0) {
+    const PartialShape& s = known->second[0];
+    if (s.dim(s.rank() - 1) >= 0) return s.dim(s.rank() - 1);
+  }
+  if (view.num_data_inputs(head) < 2) return -1;
+  const PartialShape w = ConstShape(view.node(view.producer(head, 1)));
+  if (w.rank() != 2 && w.rank() != 4) return -1;
+  const NodeDef& n = view.node(head);
+  if (n.op() == "MatMul") {
+    auto tb = n.attr().find("transpose_b");
+    return w.dim(tb != n.attr().end() && tb->second.b() ? 0 : 1);
+  }
+  return w.dim(w.rank() - 1);
+}
+
+// head -> bias -> [activation], found from the bias node.
+struct Chain {
+  int head = -1;
+  int bias = -1;
+  int bias_pos = 1;  // the input of `bias` that is the bias vector
+  int last = -1;     // the activation, or `bias`
+  std::string activation;
+  const char* fused_op = nullptr;
+};
+
+// The chain whose bias node is `i`, if the nodes may be fused.
+bool MatchChain(const GraphView& view, const OptimizerOptions& options, int i, Chain* chain) {
+  const NodeDef& bias = view.node(i);
+  const bool is_bias_add = bias.op() == "BiasAdd";
+  const bool is_add = bias.op() == "Add" || bias.op() == "AddV2";
+  if (!(is_bias_add || is_add) || view.removed(i) || !FloatT(bias)) return false;
+  if (view.num_data_inputs(i) != 2 || !CpuOrUnpinned(bias.device())) return false;
+  if (is_bias_add) {
+    auto format = bias.attr().find("data_format");
+    if (format != bias.attr().end() && format->second.s() != "NHWC") return false;
+  }
+  auto single_data_use = [&](int n) {
+    return !options.preserve.contains(view.node(n).name()) && view.consumers(n).size() == 1 &&
+           !view.HasControlConsumers(n);
+  };
+  // BiasAdd's value is input 0; an Add's may be either, the other then a
+  // 1-D constant with one value per output channel.
+  for (int side = 0; side < (is_add ? 2 : 1); ++side) {
+    if (view.input(i, side).index != 0) continue;
+    const int head = view.producer(i, side);
+    const NodeDef& h = view.node(head);
+    const char* fused_op = FusedOpFor(h);
+    if (fused_op == nullptr || view.removed(head) || !single_data_use(head) ||
+        h.device() != bias.device()) {
+      continue;
+    }
+    if (is_add) {
+      const PartialShape b = ConstShape(view.node(view.producer(i, 1 - side)));
+      const int64_t channels = OutputChannels(view, options, head);
+      if (b.rank() != 1 || channels < 0 || b.dim(0) != channels ||
+          view.input(i, 1 - side).index != 0) {
+        continue;
+      }
+    }
+    *chain = Chain();
+    chain->head = head;
+    chain->bias = i;
+    chain->bias_pos = 1 - side;
+    chain->last = i;
+    chain->fused_op = fused_op;
+    // An activation that only this bias feeds joins too.
+    if (single_data_use(i)) {
+      const int c = view.consumers(i)[0].first;
+      const NodeDef& next = view.node(c);
+      if (IsFusableActivation(next.op()) && FloatT(next) && next.device() == bias.device() &&
+          view.num_data_inputs(c) == 1) {
+        chain->last = c;
+        chain->activation = next.op();
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+// The fused node computing `chain`: the head's data inputs and the bias,
+// then the control inputs of all the chain's nodes; the head's attrs that
+// the fused op has, and the fusion's.
+absl::StatusOr<NodeDef> FusedNode(const GraphView& view, const OptimizerOptions& options,
+                                  const Chain& chain) {
+  GR_ASSIGN_OR_RETURN(const OpDef* op_def, options.registry->LookUp(chain.fused_op));
+  const NodeDef& head = view.node(chain.head);
+  const NodeDef& last = view.node(chain.last);
+  NodeDef fused;
+  fused.set_name(last.name());
+  fused.set_op(chain.fused_op);
+  fused.set_device(last.device());
+  fused.add_input(view.input(chain.head, 0).ToString());
+  fused.add_input(view.input(chain.head, 1).ToString());
+  fused.add_input(view.input(chain.bias, chain.bias_pos).ToString());
+  std::vector<std::string> controls;
+  for (int node : {chain.head, chain.bias, chain.last}) {
+    for (int pos = view.num_data_inputs(node); pos < view.num_inputs(node); ++pos) {
+      const std::string in = view.input(node, pos).ToString();
+      if (std::find(controls.begin(), controls.end(), in) == controls.end()) {
+        controls.push_back(in);
+      }
+    }
+  }
+  for (const std::string& c : controls) fused.add_input(c);
+  auto& attr = *fused.mutable_attr();
+  for (const AttrDef& a : op_def->attrs) {
+    auto it = head.attr().find(a.name);
+    if (it != head.attr().end()) attr[a.name] = it->second;
+  }
+  attr["T"].set_type(DT_FLOAT);
+  attr["num_args"].set_i(1);
+  attr["fused_ops"].mutable_list()->add_s("BiasAdd");
+  if (!chain.activation.empty()) attr["fused_ops"].mutable_list()->add_s(chain.activation);
+  attr["epsilon"].set_f(0.0001f);
+  auto alpha = last.attr().find("alpha");
+  attr["leakyrelu_alpha"].set_f(chain.activation == "LeakyRelu" && alpha != last.attr().end()
+                                    ? alpha->second.f()
+                                    : 0.2f);
+  return fused;
 }
 
 }  // namespace
@@ -38,84 +194,29 @@ bool CpuOrUnpinned(const std::string& device) {
 absl::Status FuseKernels(GraphDef* graph, const OptimizerOptions& options,
                          OptimizationReport::Pass* report) {
   GR_ASSIGN_OR_RETURN(GraphView view, GraphView::Create(graph));
-  auto single_data_use = [&](int i) {
-    return !options.preserve.contains(view.node(i).name()) && view.consumers(i).size() == 1 &&
-           !view.HasControlConsumers(i);
-  };
   for (int i = 0; i < view.num_nodes(); ++i) {
-    const NodeDef& bias_add = view.node(i);
-    if (bias_add.op() != "BiasAdd" || view.removed(i) || !FloatT(bias_add)) continue;
-    auto format = bias_add.attr().find("data_format");
-    if (format != bias_add.attr().end() && format->second.s() != "NHWC") continue;
-    if (view.num_inputs(i) < 2 || view.input(i, 0).index != 0) continue;
-    const int mm = view.producer(i, 0);
-    const NodeDef& matmul = view.node(mm);
-    if (matmul.op() != "MatMul" || !FloatT(matmul) || !single_data_use(mm) ||
-        matmul.device() != bias_add.device() || !CpuOrUnpinned(bias_add.device())) {
-      continue;
-    }
-    // An activation that only this BiasAdd feeds joins too; the last node
-    // of the chain becomes the fused node and keeps its name.
-    int last = i;
-    std::string act;
-    if (single_data_use(i)) {
-      const int c = view.consumers(i)[0].first;
-      const NodeDef& next = view.node(c);
-      if (IsFusableActivation(next.op()) && FloatT(next) && next.device() == bias_add.device() &&
-          view.num_data_inputs(c) == 1) {
-        last = c;
-        act = next.op();
-      }
-    }
-    NodeDef fused;
-    fused.set_name(view.node(last).name());
-    fused.set_op("_FusedMatMul");
-    fused.set_device(view.node(last).device());
-    fused.add_input(view.input(mm, 0).ToString());
-    fused.add_input(view.input(mm, 1).ToString());
-    fused.add_input(view.input(i, 1).ToString());
-    std::vector<std::string> controls;
-    for (int node : {mm, i, last}) {
-      for (int pos = view.num_data_inputs(node); pos < view.num_inputs(node); ++pos) {
-        const std::string in = view.input(node, pos).ToString();
-        if (std::find(controls.begin(), controls.end(), in) == controls.end()) {
-          controls.push_back(in);
-        }
-      }
-    }
-    for (const std::string& c : controls) fused.add_input(c);
-    auto& attr = *fused.mutable_attr();
-    attr["T"].set_type(DT_FLOAT);
-    attr["transpose_a"].set_b(matmul.attr().count("transpose_a") &&
-                              matmul.attr().at("transpose_a").b());
-    attr["transpose_b"].set_b(matmul.attr().count("transpose_b") &&
-                              matmul.attr().at("transpose_b").b());
-    attr["num_args"].set_i(1);
-    attr["fused_ops"].mutable_list()->add_s("BiasAdd");
-    if (!act.empty()) attr["fused_ops"].mutable_list()->add_s(act);
-    attr["epsilon"].set_f(0.0001f);
-    auto alpha = view.node(last).attr().find("alpha");
-    attr["leakyrelu_alpha"].set_f(act == "LeakyRelu" && alpha != view.node(last).attr().end()
-                                      ? alpha->second.f()
-                                      : 0.2f);
+    Chain chain;
+    if (!MatchChain(view, options, i, &chain)) continue;
+    GR_ASSIGN_OR_RETURN(NodeDef fused, FusedNode(view, options, chain));
+    const NodeDef& head = view.node(chain.head);
+    const NodeDef& bias = view.node(chain.bias);
     if (report != nullptr) {
-      report->changes.push_back(absl::StrCat("fused '", matmul.name(), "' (MatMul) + '",
-                                             bias_add.name(), "' (BiasAdd)",
-                                             act.empty() ? "" : absl::StrCat(" + '", view.node(last).name(), "' (", act, ")"),
-                                             " into _FusedMatMul '", fused.name(), "'"));
+      report->changes.push_back(absl::StrCat(
+          "fused '", head.name(), "' (", head.op(), ") + '", bias.name(), "' (", bias.op(), ")",
+          chain.activation.empty()
+              ? ""
+              : absl::StrCat(" + '", view.node(chain.last).name(), "' (", chain.activation, ")"),
+          " into ", chain.fused_op, " '", fused.name(), "'"));
     }
     // The chain's inner nodes go; the last one is replaced in place (its
     // consumers keep naming it). The view's bookkeeping of these nodes is
     // stale from here on, so they are marked and not visited again.
-    if (report != nullptr) {
-      for (int node : {mm, i}) {
-        if (node != last) report->merged_into[view.node(node).name()] = fused.name();
-      }
+    for (int node : {chain.head, chain.bias}) {
+      if (node == chain.last) continue;
+      if (report != nullptr) report->merged_into[view.node(node).name()] = fused.name();
+      view.MarkRemoved(node);
     }
-    view.node(last) = std::move(fused);
-    for (int node : {mm, i}) {
-      if (node != last) view.MarkRemoved(node);
-    }
+    view.node(chain.last) = std::move(fused);
   }
   view.Compact();
   return absl::OkStatus();

@@ -13,8 +13,10 @@
 //   batch-norm folding a constant per-channel Mul and Add after Conv2D,
 //                      DepthwiseConv2dNative or MatMul (Keras' frozen
 //                      BatchNormalization) move into its weights and bias
-//   kernel fusion      MatMul + BiasAdd [+ Relu/Relu6/Elu/LeakyRelu/Tanh/
-//                      Sigmoid] on the CPU becomes TensorFlow's _FusedMatMul
+//   kernel fusion      MatMul or Conv2D (NHWC) + BiasAdd (or Add of a
+//                      per-channel constant) [+ Relu/Relu6/Elu/LeakyRelu/
+//                      Tanh/Sigmoid] on the CPU becomes TensorFlow's
+//                      _FusedMatMul or _FusedConv2D
 //   common subexpressions  nodes with the same op, device, attrs and inputs
 //                      (in any order for commutative ops) are merged
 //   pruning            nodes nothing consumes that are neither preserved

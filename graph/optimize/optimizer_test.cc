@@ -290,6 +290,119 @@ TEST(KernelFusionTest, MatMulBiasAddActivationBecomeOneFusedMatMul) {
   EXPECT_EQ(pass.changes.size(), 1u);
 }
 
+// A float Conv2D (strides 2, SAME) with `extra` attrs or device.
+std::string Conv(const std::string& name, const std::string& x, const std::string& w,
+                 const std::string& extra = "") {
+  return "node { name: '" + name + "' op: 'Conv2D' input: '" + x + "' input: '" + w + "' " +
+         extra + " attr { key: 'T' value { type: DT_FLOAT } }"
+                 " attr { key: 'strides' value { list { i: [1, 2, 2, 1] } } }"
+                 " attr { key: 'padding' value { s: 'SAME' } } }\n";
+}
+
+TEST(KernelFusionTest, ConvBiasAddActivationBecomeOneFusedConv2D) {
+  GraphDef g = Parse(std::string(kPlaceholder) + FloatConst("w", {1, 1, 2, 3}, {1, 2, 3, 4, 5, 6}) +
+                     FloatConst("b", {3}, {1, -1, 0}) + "node { name: 'gate' op: 'NoOp' }\n" +
+                     Conv("conv", "x", "w", "input: '^gate'") +
+                     Binary("ba", "BiasAdd", "conv", "b") +
+                     Unary("act", "LeakyRelu", "ba", "attr { key: 'alpha' value { f: 0.1 } }") +
+                     Unary("y", "Softmax", "act"));
+  OptimizerOptions options;
+  options.preserve = {"x", "y"};
+  OptimizationReport::Pass pass;
+  ASSERT_TRUE(FuseKernels(&g, options, &pass).ok());
+  EXPECT_EQ(Find(g, "conv"), nullptr);
+  EXPECT_EQ(Find(g, "ba"), nullptr);
+  const NodeDef* act = Find(g, "act");
+  ASSERT_NE(act, nullptr);
+  EXPECT_EQ(act->op(), "_FusedConv2D");
+  EXPECT_EQ(Inputs(g, "act"), (std::vector<std::string>{"x", "w", "b", "^gate"}));
+  // The convolution's attrs come along.
+  EXPECT_EQ(act->attr().at("padding").s(), "SAME");
+  ASSERT_EQ(act->attr().at("strides").list().i_size(), 4);
+  EXPECT_EQ(act->attr().at("strides").list().i(1), 2);
+  ASSERT_EQ(act->attr().at("fused_ops").list().s_size(), 2);
+  EXPECT_EQ(act->attr().at("fused_ops").list().s(0), "BiasAdd");
+  EXPECT_EQ(act->attr().at("fused_ops").list().s(1), "LeakyRelu");
+  EXPECT_EQ(act->attr().at("num_args").i(), 1);
+  EXPECT_FLOAT_EQ(act->attr().at("leakyrelu_alpha").f(), 0.1f);
+  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"act"}));
+  ASSERT_EQ(pass.changes.size(), 1u);
+  EXPECT_EQ(pass.changes[0],
+            "fused 'conv' (Conv2D) + 'ba' (BiasAdd) + 'act' (LeakyRelu) into _FusedConv2D 'act'");
+  EXPECT_EQ(pass.merged_into.at("conv"), "act");
+  EXPECT_EQ(pass.merged_into.at("ba"), "act");
+}
+
+TEST(KernelFusionTest, AddOfAPerChannelConstantIsTheBias) {
+  const std::string base = std::string(kPlaceholder) +
+                           FloatConst("w", {1, 1, 2, 3}, {1, 2, 3, 4, 5, 6}) +
+                           FloatConst("c3", {3}, {1, 2, 3}) + FloatConst("c2", {2}, {1, 2}) +
+                           FloatConst("c13", {1, 3}, {1, 2, 3});
+  // Either operand order; the constant must be [out_depth].
+  GraphDef g = Parse(base + Conv("conv", "x", "w") + Binary("y", "AddV2", "c3", "conv") +
+                     Conv("conv2", "x", "w") + Binary("y2", "Add", "conv2", "c3") +
+                     Unary("y2_act", "Tanh", "y2") + Conv("conv3", "x", "w") +
+                     Binary("y3", "AddV2", "conv3", "c13") + Conv("conv4", "x", "w") +
+                     Binary("y4", "AddV2", "conv4", "c2") +
+                     FloatConst("wm", {2, 3}, {1, 2, 3, 4, 5, 6}) + Binary("mm", "MatMul", "x", "wm") +
+                     Binary("y5", "AddV2", "mm", "c3"));
+  OptimizerOptions options;
+  options.preserve = {"x", "y", "y2_act", "y3", "y4", "y5"};
+  ASSERT_TRUE(FuseKernels(&g, options, nullptr).ok());
+  EXPECT_EQ(Find(g, "y")->op(), "_FusedConv2D");
+  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"x", "w", "c3"}));
+  EXPECT_EQ(Find(g, "y2"), nullptr);
+  EXPECT_EQ(Find(g, "y2_act")->op(), "_FusedConv2D");
+  EXPECT_EQ(Inputs(g, "y2_act"), (std::vector<std::string>{"x", "w", "c3"}));
+  EXPECT_EQ(Find(g, "y2_act")->attr().at("fused_ops").list().s(1), "Tanh");
+  EXPECT_EQ(Find(g, "y3")->op(), "AddV2");  // [1, 3]: not a bias vector
+  EXPECT_EQ(Find(g, "y4")->op(), "AddV2");  // 2 values for 3 channels
+  EXPECT_EQ(Find(g, "y5")->op(), "_FusedMatMul");
+  EXPECT_EQ(Inputs(g, "y5"), (std::vector<std::string>{"x", "wm", "c3"}));
+}
+
+TEST(KernelFusionTest, PreservedNodesAndOtherLayoutsDevicesAndTypesStay) {
+  const std::string base = std::string(kPlaceholder) +
+                           FloatConst("w", {1, 1, 2, 3}, {1, 2, 3, 4, 5, 6}) +
+                           FloatConst("b", {3}, {1, -1, 0});
+  {
+    // A fetched convolution is not fused away; a fetched BiasAdd keeps its
+    // name and takes the convolution in, the activation after it stays.
+    GraphDef g = Parse(base + Conv("conv", "x", "w") + Binary("ba", "BiasAdd", "conv", "b") +
+                       Unary("y", "Relu", "ba") + Conv("conv2", "x", "w") +
+                       Binary("ba2", "BiasAdd", "conv2", "b") + Unary("y2", "Relu", "ba2"));
+    OptimizerOptions options;
+    options.preserve = {"x", "y", "conv", "y2", "ba2"};
+    ASSERT_TRUE(FuseKernels(&g, options, nullptr).ok());
+    EXPECT_EQ(Find(g, "conv")->op(), "Conv2D");
+    EXPECT_EQ(Find(g, "ba")->op(), "BiasAdd");
+    EXPECT_EQ(Find(g, "y")->op(), "Relu");
+    EXPECT_EQ(Find(g, "conv2"), nullptr);
+    EXPECT_EQ(Find(g, "ba2")->op(), "_FusedConv2D");
+    EXPECT_EQ(Find(g, "ba2")->attr().at("fused_ops").list().s_size(), 1);
+    EXPECT_EQ(Find(g, "y2")->op(), "Relu");
+    EXPECT_EQ(Inputs(g, "y2"), (std::vector<std::string>{"ba2"}));
+  }
+  // NCHW, on a GPU, in double: no fused kernel for those.
+  const std::string gpu = "device: '/device:GPU:0'";
+  std::string as_double = Conv("conv", "x", "w") + Binary("y", "BiasAdd", "conv", "b");
+  for (size_t at; (at = as_double.find("DT_FLOAT")) != std::string::npos;) {
+    as_double.replace(at, 8, "DT_DOUBLE");
+  }
+  for (const std::string& layer :
+       {Conv("conv", "x", "w", "attr { key: 'data_format' value { s: 'NCHW' } }") +
+            Binary("y", "BiasAdd", "conv", "b",
+                   "attr { key: 'data_format' value { s: 'NCHW' } }"),
+        Conv("conv", "x", "w", gpu) + Binary("y", "BiasAdd", "conv", "b", gpu), as_double}) {
+    GraphDef g = Parse(base + layer);
+    OptimizerOptions options;
+    options.preserve = {"x", "y"};
+    ASSERT_TRUE(FuseKernels(&g, options, nullptr).ok());
+    EXPECT_EQ(Find(g, "conv")->op(), "Conv2D") << layer;
+    EXPECT_EQ(Find(g, "y")->op(), "BiasAdd") << layer;
+  }
+}
+
 TEST(IdentityRemovalTest, BypassesPlainIdentitiesOnly) {
   GraphDef g = Parse(
       std::string(kPlaceholder) + Unary("id", "Identity", "x") + Unary("y", "Relu", "id") +
