@@ -82,11 +82,13 @@ def feeds_of(name, fields):
             for f in fields["feeds"].split(",")}
 
 
-def time_tf(gd, feeds, fetches, steps):
+def time_tf(gd, feeds, fetches, steps, config=None):
+    """Median Session.run time (s) of `steps` steps after a warm-up step;
+    `config` a ConfigProto (None: TensorFlow's defaults)."""
     g = tf1.Graph()
     with g.as_default():
         tf1.import_graph_def(gd, name="")
-    with tf1.Session(graph=g) as sess:
+    with tf1.Session(graph=g, config=config) as sess:
         sess.run(fetches, feeds)  # warm up
         times = []
         for _ in range(steps):
@@ -96,14 +98,22 @@ def time_tf(gd, feeds, fetches, steps):
     return statistics.median(times)
 
 
-def time_graphrun(graphrun, path, name, fields, steps):
-    args = [graphrun, "run", path, "--steps", str(steps + 1)]
-    for feed in fields["feeds"].split(","):
-        args += ["--feed", f"{feed}={os.path.join(MODELS, name + '.' + safe(feed) + '.npy')}"]
-    for fetch in fields["fetches"].split(","):
+def graphrun_step(graphrun, path, feed_files, fetches, steps, flags=()):
+    """Median step (s) of `graphrun run` over steps + 1 steps; `feed_files`
+    maps feed names to .npy files, `flags` are more `graphrun run` flags."""
+    args = [graphrun, "run", path, "--steps", str(steps + 1), *flags]
+    for feed, file in feed_files.items():
+        args += ["--feed", f"{feed}={file}"]
+    for fetch in fetches:
         args += ["--fetch", fetch]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     return float(re.search(r"median step ([0-9.]+) ms", out).group(1)) / 1e3
+
+
+def time_graphrun(graphrun, path, name, fields, steps):
+    feed_files = {feed: os.path.join(MODELS, f"{name}.{safe(feed)}.npy")
+                  for feed in fields["feeds"].split(",")}
+    return graphrun_step(graphrun, path, feed_files, fields["fetches"].split(","), steps)
 
 
 def main():
