@@ -119,6 +119,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
     }
   }
   GR_RETURN_IF_ERROR(ex->BuildFrames());
+  const std::vector<bool> hoisted = ex->HoistConstants();
   for (int i = 0; i < n; ++i) {
     const Node* node = graph->node(i);
     NodeItem& item = ex->items_[i];
@@ -132,9 +133,56 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
       ex->out_edges_.push_back(out);
     }
     item.out_end = static_cast<int>(ex->out_edges_.size());
-    if (item.frame == 0 && node->in_edges().empty()) ex->root_nodes_.push_back(i);
+    // Roots: nodes of the root frame with nothing to wait for (all their
+    // inputs, if any, are hoisted constants).
+    if (item.frame == 0 && !hoisted[i] &&
+        PendingOf(ex->frames_[0].initial_counts[item.pending_id]) == 0 && !item.is_merge) {
+      ex->root_nodes_.push_back(i);
+    }
   }
   return ex;
+}
+
+// A Const in the root frame with no inputs and only data consumers (none
+// a Merge, whose count works differently) produces the same tensor every
+// step: its kernel runs once, here, and each step starts with the value
+// bound into its consumers' input slots instead of scheduling the node. On
+// a chain of scalar adds (each `y + 1` has its own Const) this halves the
+// nodes a step runs. Traced steps list them, with no time.
+std::vector<bool> Executor::HoistConstants() {
+  const int n = static_cast<int>(items_.size());
+  std::vector<bool> hoisted(n, false);
+  FrameInfo& root = frames_[0];
+  for (int i = 0; i < n; ++i) {
+    NodeItem& item = items_[i];
+    const Node& node = *item.node;
+    if (node.op() != "Const" || item.frame != 0 || item.async ||
+        !node.in_edges().empty() || node.out_edges().empty() || item.num_outputs != 1) {
+      continue;
+    }
+    bool data_only = true;
+    for (const Edge* e : node.out_edges()) {
+      if (e->IsControl() || items_[e->dst->id()].is_merge) data_only = false;
+    }
+    if (!data_only) continue;
+    OpKernelContext::Params params;
+    params.device = device_;
+    params.op_kernel = item.kernel.get();
+    OpKernelContext ctx(&params);
+    item.kernel->Compute(&ctx);
+    // A kernel that fails runs every step instead and reports it there.
+    if (!ctx.status().ok() || ctx.mutable_outputs()->empty()) continue;
+    const Tensor& value = (*ctx.mutable_outputs())[0];
+    if (!value.IsInitialized() || value.dtype() != BaseType(node.output_type(0))) continue;
+    for (const Edge* e : node.out_edges()) {
+      const NodeItem& dst = items_[e->dst->id()];
+      root.constant_inputs.emplace_back(dst.input_start + e->dst_input, value);
+      --root.initial_counts[dst.pending_id];
+    }
+    hoisted[i] = true;
+    hoisted_.emplace_back(i, value);
+  }
+  return hoisted;
 }
 
 // Groups nodes by frame and lays out each frame's count and input slots.
@@ -271,6 +319,8 @@ class ExecutorState {
     root_.is_root = true;
     root_.iterations.resize(2);
     root_.iterations[0] = std::make_unique<IterationState>(ex->frames_[0], 0);
+    Tensor* slots = root_.iterations[0]->inputs.get();
+    for (const auto& [slot, value] : ex->frames_[0].constant_inputs) slots[slot] = value;
   }
 
   void Start() {
@@ -290,6 +340,13 @@ class ExecutorState {
       done_(absl::CancelledError("the step was cancelled before it started"));
       delete this;
       return;
+    }
+    if (args_.stats != nullptr) {
+      for (const auto& [id, value] : ex_->hoisted_) {
+        NodeExecStats stats;
+        StartStats(ex_->items_[id], &stats);
+        FinishStats(ex_->items_[id], Outputs{value}, &stats);
+      }
     }
     ReadyList ready;
     IterationState* it0 = root_.Iteration(0);

@@ -30,6 +30,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -104,6 +105,9 @@ class Executor {
     std::vector<int> exits;  // its Exit nodes
     // Per node: pending count in the low 32 bits, dead count above.
     std::vector<int64_t> initial_counts;
+    // Root frame only: input slots bound to a constant when a step starts
+    // (the outputs of Const nodes run once, when the executor was made).
+    std::vector<std::pair<int, Tensor>> constant_inputs;
   };
   enum class Kind : uint8_t { kNormal, kEnter, kExit, kNextIteration };
   struct NodeItem {
@@ -131,6 +135,7 @@ class Executor {
 
   Executor(const Graph* graph, Device* device);
   absl::Status BuildFrames();
+  std::vector<bool> HoistConstants();
 
   const Graph* graph_;
   Device* device_;
@@ -138,6 +143,8 @@ class Executor {
   std::vector<OutEdge> out_edges_;
   std::vector<FrameInfo> frames_;  // frames_[0] is the root
   std::vector<int> root_nodes_;
+  // Const nodes run once at creation (HoistConstants) and their values.
+  std::vector<std::pair<int, Tensor>> hoisted_;
 };
 
 }  // namespace graphrun
