@@ -28,6 +28,7 @@ absl::Status OptimizeGraph(GraphDef* graph, const OptimizerOptions& options,
   using PassFn = absl::Status (*)(GraphDef*, const OptimizerOptions&, OptimizationReport::Pass*);
   static constexpr std::pair<const char*, PassFn> kPasses[] = {
       {"constant folding", &FoldConstants},
+      {"dead branches", &PruneDeadBranches},
       {"identity removal", &RemoveIdentities},
       {"batch-norm folding", &FoldBatchNorms},
       {"kernel fusion", &FuseKernels},

@@ -7,6 +7,10 @@
 //                      Const holding its value; the new Const keeps the
 //                      control inputs of the node and of its inputs, so it
 //                      stays in the node's loop frame or cond branch
+//   dead branches      a Switch whose predicate is a constant: the nodes
+//                      only its untaken output feeds are removed, the
+//                      Merge after them becomes its live input (v1
+//                      tf.cond), the Switch is bypassed; never in loops
 //   identity removal   Identity/StopGradient/PreventGradient/Snapshot with
 //                      one producer on the same device are bypassed (not
 //                      after Switch, Recv or other control-flow nodes)
@@ -83,6 +87,8 @@ struct OptimizationReport {
 // Each pass alone (for tests); `report` may be null.
 absl::Status FoldConstants(GraphDef* graph, const OptimizerOptions& options,
                            OptimizationReport::Pass* report);
+absl::Status PruneDeadBranches(GraphDef* graph, const OptimizerOptions& options,
+                               OptimizationReport::Pass* report);
 absl::Status RemoveIdentities(GraphDef* graph, const OptimizerOptions& options,
                               OptimizationReport::Pass* report);
 absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
