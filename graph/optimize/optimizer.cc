@@ -30,6 +30,8 @@ absl::Status OptimizeGraph(GraphDef* graph, const OptimizerOptions& options,
       {"constant folding", &FoldConstants},
       {"dead branches", &PruneDeadBranches},
       {"identity removal", &RemoveIdentities},
+      {"arithmetic", &SimplifyArithmetic},
+      {"constant folding again", &FoldConstants},
       {"batch-norm folding", &FoldBatchNorms},
       {"kernel fusion", &FuseKernels},
       {"common subexpressions", &EliminateCommonSubexpressions},
@@ -37,12 +39,17 @@ absl::Status OptimizeGraph(GraphDef* graph, const OptimizerOptions& options,
   };
   GraphDef work = *graph;
   OptimizationReport local;
+  // Folding again pays only where dead branches or arithmetic changed
+  // something (a Merge that became its constant input, a folded chain).
+  bool refold = false;
   for (const auto& [name, fn] : kPasses) {
+    if (fn == &FoldConstants && !local.passes.empty() && !refold) continue;
     OptimizationReport::Pass pass;
     pass.name = name;
     pass.nodes_before = work.node_size();
     GR_RETURN_IF_ERROR(fn(&work, options, &pass));
     pass.nodes_after = work.node_size();
+    if (fn == &PruneDeadBranches || fn == &SimplifyArithmetic) refold |= !pass.changes.empty();
     local.passes.push_back(std::move(pass));
   }
   // Follow each chain of merges to the node that survived.

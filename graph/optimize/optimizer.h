@@ -14,6 +14,13 @@
 //   identity removal   Identity/StopGradient/PreventGradient/Snapshot with
 //                      one producer on the same device are bypassed (not
 //                      after Switch, Recv or other control-flow nodes)
+//   arithmetic         x*1, x+0, x-0, x/1 -> x; (x+c1)+c2 -> x+(c1+c2) and
+//                      (x*c1)*c2 -> x*(c1*c2) (floats reassociated: within
+//                      float rounding); inverse or identity Transposes,
+//                      Reshape to the input's shape, Cast to the same dtype
+//                      bypassed; Reshape and lossless Cast chains shortened
+//   constant folding   again, when dead branches or arithmetic changed
+//                      something (their results may now fold)
 //   batch-norm folding a constant per-channel Mul and Add after Conv2D,
 //                      DepthwiseConv2dNative or MatMul (Keras' frozen
 //                      BatchNormalization) move into its weights and bias
@@ -24,7 +31,7 @@
 //   common subexpressions  nodes with the same op, device, attrs and inputs
 //                      (in any order for commutative ops) are merged
 //   pruning            nodes nothing consumes that are neither preserved
-//                      nor stateful are removed
+//                      nor stateful are removed (NoOps included)
 //
 // Preserved nodes (feeds, fetches, targets) keep their names and outputs;
 // they may be folded into a Const of the same name, never removed.
@@ -91,6 +98,8 @@ absl::Status PruneDeadBranches(GraphDef* graph, const OptimizerOptions& options,
                                OptimizationReport::Pass* report);
 absl::Status RemoveIdentities(GraphDef* graph, const OptimizerOptions& options,
                               OptimizationReport::Pass* report);
+absl::Status SimplifyArithmetic(GraphDef* graph, const OptimizerOptions& options,
+                                OptimizationReport::Pass* report);
 absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
                             OptimizationReport::Pass* report);
 absl::Status FuseKernels(GraphDef* graph, const OptimizerOptions& options,
