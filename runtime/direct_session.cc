@@ -593,6 +593,10 @@ class DirectSession : public Session {
         for (int k = 0; k < full->num_outputs(); ++k) shapes.push_back(full->output_shape(k));
         oopts.shapes.emplace(n.name(), std::move(shapes));
       }
+      // A feed's value is checked against its shape before each step.
+      for (size_t i = 0; i < feed_nodes.size(); ++i) {
+        oopts.shapes[feed_nodes[i]] = {plan->feed_shapes[i]};
+      }
       oopts.evaluate = [this](const NodeDef& node, const OpDef& op_def,
                               std::vector<Tensor> inputs) {
         return EvaluateOnHost(node, op_def, std::move(inputs));

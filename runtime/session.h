@@ -61,8 +61,10 @@ struct SessionOptions {
   // frame (_Arg/_Retval, TensorFlow's DirectSession default and faster).
   bool feeds_through_rendezvous = false;
   // Graph optimizer (graph/optimize/optimizer.h) on each step's pruned
-  // graph before placement: constant folding, identity removal, common
-  // subexpressions, pruning. Results stay within float rounding of the
+  // graph before placement: constant folding, dead cond branches, identity
+  // removal, arithmetic simplification, batch-norm folding, kernel fusion
+  // (_FusedMatMul, _FusedConv2D), common subexpressions, pruning (see
+  // graph/optimize/optimizer.h). Results stay within float rounding of the
   // graph as written; feeds and fetches keep their names.
   enum class Optimize { kNone, kDefault };
   Optimize optimize = Optimize::kDefault;

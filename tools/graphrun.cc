@@ -61,7 +61,9 @@ ABSL_FLAG(bool, log_device_placement, false,
           "run: print where each node runs and why (TensorFlow's format)");
 ABSL_FLAG(std::string, optimize, "default",
           "run: graph optimizer before placement: default (constant folding, "
-          "identity removal, common subexpressions, pruning) or none");
+          "dead cond branches, identity removal, arithmetic simplification, "
+          "batch-norm folding, kernel fusion, common subexpressions, pruning) "
+          "or none");
 ABSL_FLAG(bool, log_optimizations, false, "run: print what each optimizer pass changed");
 ABSL_FLAG(bool, respect_memory, true, "place: keep each device within its memory");
 ABSL_FLAG(std::string, gpus, "auto",
