@@ -507,7 +507,8 @@ def ms(t):
 def ratio(a, b):
     if isinstance(a, Exception) or isinstance(b, Exception):
         return "n/a"
-    return f"{a / b:.2f}"
+    r = a / b
+    return f"{r:.2f}" if r >= 0.1 else f"{r:.2g}"
 
 
 def row(case, times, gflop):

@@ -12,8 +12,8 @@
 # the repository (git-ignored); it is created with ${PYTHON:-python3} when
 # absent, and the pinned packages below are installed into it (TensorFlow
 # only when the venv has none). Then //tools:graphrun is built and the
-# driver runs. A full run (3 rounds, 20 steps) takes 15-20 minutes on 2
-# cores; `--rounds 1 --steps 5` checks the setup in a few.
+# driver runs. A full run (3 rounds, 20 steps) takes about 10 minutes on 2
+# cores; `--rounds 1 --steps 5` checks the setup in about 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
