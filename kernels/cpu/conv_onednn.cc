@@ -54,10 +54,11 @@ bool OneDnnConvGeometry::operator==(const OneDnnConvGeometry& o) const {
 }
 
 // One piece: images [image, + piece.batch), output rows [out_row, +
-// piece.out_rows) from input rows [in_row, + piece.in_rows).
+// piece.out_rows) from input rows [in_row, + piece.in_rows), output
+// channels [out_channel, + piece.out_depth).
 struct Piece {
   OneDnnConvGeometry geometry;
-  int64_t image = 0, out_row = 0, in_row = 0;
+  int64_t image = 0, out_row = 0, in_row = 0, out_channel = 0;
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward primitive;
   int weights = 0;  // index into Cached::weights
@@ -114,10 +115,30 @@ dnnl::post_ops PostOps(const BiasActivation& e) {
   return ops;
 }
 
-// Splits `g` into at most `threads` pieces: by image when there are enough
-// images, else each image by output rows.
+// Output pixels per thread below which Split cuts output channels: a
+// convolution over a few pixels (a 1x1 on a 5x5 map) is a small-m GEMM
+// whose cost is reading the filter, which a cut by channels shares out.
+constexpr int64_t kFewPixelsPerThread = 64;
+
+// Splits `g` into at most `threads` pieces: by output channels (in
+// multiples of 16, one AVX-512 vector) when there are few output pixels
+// and enough channels, else by image when there are enough images, else
+// each image by output rows.
 std::vector<Piece> Split(const OneDnnConvGeometry& g, int threads) {
   std::vector<Piece> pieces;
+  const int64_t pixels = g.batch * g.out_rows * g.out_cols;
+  if (threads > 1 && pixels < kFewPixelsPerThread * threads &&
+      g.out_depth >= 32 * threads) {
+    const int64_t step = (g.out_depth / threads + 15) / 16 * 16;
+    for (int64_t c = 0; c < g.out_depth; c += step) {
+      Piece p;
+      p.geometry = g;
+      p.geometry.out_depth = std::min(step, g.out_depth - c);
+      p.out_channel = c;
+      pieces.push_back(p);
+    }
+    return pieces;
+  }
   if (g.batch >= threads || g.out_rows < 2) {
     const int64_t n = std::min<int64_t>(threads, g.batch);
     for (int64_t i = 0, image = 0; i < n; ++i) {
@@ -177,6 +198,9 @@ absl::StatusOr<std::shared_ptr<const OneDnnConv2D::Cached>> Build(
       // oneDNN names dimensions N, C, H, W whatever the memory layout.
       dnnl::memory::desc src({pg.batch, pg.in_depth, pg.in_rows, pg.in_cols},
                              Dt::f32, Tag::nhwc);
+      // Dense nhwc: with a strided destination (a piece's channels of the
+      // whole output) oneDNN falls back to its reference kernel, so a
+      // piece cut by channels writes a buffer of its own (RunPiece).
       dnnl::memory::desc dst(
           {pg.batch, pg.out_depth, pg.out_rows, pg.out_cols}, Dt::f32,
           Tag::nhwc);
@@ -197,18 +221,29 @@ absl::StatusOr<std::shared_ptr<const OneDnnConv2D::Cached>> Build(
       p.primitive = dnnl::convolution_forward(p.pd);
     }
   }
-  // TensorFlow's filter layout [rows, cols, in, out] is oneDNN's hwio.
-  dnnl::memory user(
-      dnnl::memory::desc(
-          {g.out_depth, g.in_depth, g.filter_rows, g.filter_cols}, Dt::f32,
-          Tag::hwio),
-      engine, const_cast<float*>(filter.flat<float>().data()));
   dnnl::stream stream(engine);
+  std::vector<int64_t> weights_channel;  // first output channel of each
   for (Piece& p : next->pieces) {
+    const OneDnnConvGeometry& pg = p.geometry;
+    // TensorFlow's filter layout [rows, cols, in, out] is oneDNN's hwio;
+    // the piece's output channels of it.
+    dnnl::memory user(
+        dnnl::memory::desc(
+            {pg.out_depth, pg.in_depth, pg.filter_rows, pg.filter_cols},
+            Dt::f32,
+            {1, g.out_depth, g.filter_cols * g.in_depth * g.out_depth,
+             g.in_depth * g.out_depth}),
+        engine,
+        const_cast<float*>(filter.flat<float>().data()) + p.out_channel);
     const dnnl::memory::desc want = p.pd.weights_desc();
     size_t i = 0;
-    while (i < next->weights.size() && next->weights[i].get_desc() != want) ++i;
+    while (i < next->weights.size() &&
+           (next->weights[i].get_desc() != want ||
+            weights_channel[i] != p.out_channel)) {
+      ++i;
+    }
     if (i == next->weights.size()) {
+      weights_channel.push_back(p.out_channel);
       if (want == user.get_desc()) {
         next->weights.push_back(user);
       } else {
@@ -232,10 +267,21 @@ void RunPiece(const OneDnnConv2D::Cached& c, const Piece& p, const float* in,
   dnnl::stream stream(engine);
   const float* src = in + ((p.image * g.in_rows + p.in_row) * g.in_cols) *
                               g.in_depth;
-  float* dst = out + ((p.image * g.out_rows + p.out_row) * g.out_cols) *
-                         g.out_depth;
+  float* dst = out +
+               ((p.image * g.out_rows + p.out_row) * g.out_cols) * g.out_depth +
+               p.out_channel;
+  // A piece cut by channels: its own buffer, copied into the output's
+  // rows after (few pixels, so little to copy).
+  const int64_t piece_depth = p.geometry.out_depth;
+  const bool by_channels = piece_depth != g.out_depth;
+  thread_local std::vector<float> channels;
+  if (by_channels) {
+    channels.resize(p.geometry.batch * p.geometry.out_rows *
+                    p.geometry.out_cols * piece_depth);
+  }
   dnnl::memory src_mem(p.pd.src_desc(), engine, const_cast<float*>(src));
-  dnnl::memory dst_mem(p.pd.dst_desc(), engine, dst);
+  dnnl::memory dst_mem(p.pd.dst_desc(), engine,
+                       by_channels ? channels.data() : dst);
   dnnl::memory scratch(p.pd.scratchpad_desc(), engine);
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, src_mem},
@@ -244,10 +290,19 @@ void RunPiece(const OneDnnConv2D::Cached& c, const Piece& p, const float* in,
       {DNNL_ARG_SCRATCHPAD, scratch}};
   if (c.fused) {
     args[DNNL_ARG_BIAS] =
-        dnnl::memory(p.pd.bias_desc(), engine, const_cast<float*>(bias));
+        dnnl::memory(p.pd.bias_desc(), engine,
+                     const_cast<float*>(bias) + p.out_channel);
   }
   p.primitive.execute(stream, args);
   stream.wait();
+  if (by_channels) {
+    const int64_t pixels =
+        p.geometry.batch * p.geometry.out_rows * p.geometry.out_cols;
+    for (int64_t i = 0; i < pixels; ++i) {
+      std::memcpy(dst + i * g.out_depth, channels.data() + i * piece_depth,
+                  piece_depth * sizeof(float));
+    }
+  }
 }
 
 }  // namespace

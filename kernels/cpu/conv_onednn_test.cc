@@ -115,6 +115,8 @@ TEST_P(Conv2DLibraryTest, MatchesDirectLoopOnModelShapes) {
       {1, 9, 7, 16, 3, 3, 24, 2},                   // one image, split by rows
       {1, 10, 10, 8, 5, 5, 16, 1, "VALID"},
       {3, 11, 6, 8, 3, 3, 16, 3, "VALID"},          // unused bottom rows
+      {2, 5, 5, 40, 1, 1, 100, 1, "VALID"},         // few pixels: by channels
+      {2, 3, 3, 24, 3, 3, 200},                     // same, 3x3 SAME
   };
   uint32_t seed = 1;
   for (const Spec& s : specs) {
