@@ -120,6 +120,10 @@ dnnl::post_ops PostOps(const BiasActivation& e) {
 // whose cost is reading the filter, which a cut by channels shares out.
 constexpr int64_t kFewPixelsPerThread = 64;
 
+// Floating-point operations below which a piece is not worth a thread
+// (about 10 us of work here).
+constexpr double kMinFlopsPerPiece = 1e6;
+
 // Splits `g` into at most `threads` pieces: by output channels (in
 // multiples of 16, one AVX-512 vector) when there are few output pixels
 // and enough channels, else by image when there are enough images, else
@@ -264,7 +268,19 @@ void RunPiece(const OneDnnConv2D::Cached& c, const Piece& p, const float* in,
   OneOpenMpThread();
   const OneDnnConvGeometry& g = c.geometry;
   dnnl::engine& engine = Engine();
-  dnnl::stream stream(engine);
+  // One stream and one scratchpad per thread, kept: a scratchpad of a
+  // few hundred KB allocated per call comes from mmap and costs page
+  // faults every time.
+  thread_local dnnl::stream stream(engine);
+  thread_local std::unique_ptr<char, void (*)(void*)> scratch_buffer(nullptr,
+                                                                       std::free);
+  thread_local size_t scratch_bytes = 0;
+  const size_t want = p.pd.scratchpad_desc().get_size();
+  if (want > scratch_bytes) {
+    const size_t bytes = (want + 4095) / 4096 * 4096;
+    scratch_buffer.reset(static_cast<char*>(std::aligned_alloc(4096, bytes)));
+    scratch_bytes = scratch_buffer != nullptr ? bytes : 0;
+  }
   const float* src = in + ((p.image * g.in_rows + p.in_row) * g.in_cols) *
                               g.in_depth;
   float* dst = out +
@@ -282,7 +298,10 @@ void RunPiece(const OneDnnConv2D::Cached& c, const Piece& p, const float* in,
   dnnl::memory src_mem(p.pd.src_desc(), engine, const_cast<float*>(src));
   dnnl::memory dst_mem(p.pd.dst_desc(), engine,
                        by_channels ? channels.data() : dst);
-  dnnl::memory scratch(p.pd.scratchpad_desc(), engine);
+  dnnl::memory scratch =
+      scratch_bytes >= want && want > 0
+          ? dnnl::memory(p.pd.scratchpad_desc(), engine, scratch_buffer.get())
+          : dnnl::memory(p.pd.scratchpad_desc(), engine);
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, src_mem},
       {DNNL_ARG_WEIGHTS, c.weights[p.weights]},
@@ -315,7 +334,13 @@ absl::Status OneDnnConv2D::Run(const OneDnnConvGeometry& g,
                                float* out,
                                const Eigen::ThreadPoolDevice& pool,
                                const OneDnnConvBias* bias) {
-  const int threads = std::max(1, pool.numThreads());
+  // A piece on another thread costs a wake-up of some microseconds: a
+  // small convolution runs whole on the calling thread.
+  const double flops = 2.0 * g.batch * g.out_rows * g.out_cols * g.out_depth *
+                       g.in_depth * g.filter_rows * g.filter_cols;
+  const int threads = std::max(
+      1, std::min(pool.numThreads(),
+                  static_cast<int>(flops / kMinFlopsPerPiece)));
   std::shared_ptr<const Cached> cached;
   {
     absl::MutexLock lock(&mu_);
