@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <climits>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -118,6 +120,9 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
       item.kind = Kind::kNextIteration;
     }
   }
+  // Unknown until measured: as expensive as the kernel says.
+  ex->cost_ns_.reset(new std::atomic<int64_t>[n]);
+  for (int i = 0; i < n; ++i) ex->cost_ns_[i].store(INT64_MAX, std::memory_order_relaxed);
   GR_RETURN_IF_ERROR(ex->BuildFrames());
   const std::vector<bool> hoisted = ex->HoistConstants();
   for (int i = 0; i < n; ++i) {
@@ -428,7 +433,18 @@ class ExecutorState {
         stats = &stats_storage.emplace();
         StartStats(item, stats);
       }
-      item.kernel->Compute(&ctx);
+      if (ex_->Expensive(t.id)) {
+        const auto start = std::chrono::steady_clock::now();
+        item.kernel->Compute(&ctx);
+        const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now() - start)
+                               .count();
+        std::atomic<int64_t>& cost = ex_->cost_ns_[t.id];
+        const int64_t old = cost.load(std::memory_order_relaxed);
+        cost.store(old == INT64_MAX ? ns : (old + ns) / 2, std::memory_order_relaxed);
+      } else {
+        item.kernel->Compute(&ctx);
+      }
       if (stats != nullptr) {
         stats->set_op_end_rel_nanos(absl::GetCurrentTimeNanos() - stats->all_start_nanos());
         // Before the outputs move to their consumers.
@@ -944,8 +960,7 @@ class ExecutorState {
   void Dispatch(const ReadyList& ready, ReadyList* here) {
     bool kept_expensive = !here->empty();
     for (const TaggedNode& t : ready) {
-      const NodeItem& item = ex_->items_[t.id];
-      if (!item.expensive) {
+      if (!ex_->Expensive(t.id)) {
         here->push_back(t);
       } else if (!kept_expensive) {
         kept_expensive = true;

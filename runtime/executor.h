@@ -26,6 +26,7 @@
 #ifndef GRAPHRUN_RUNTIME_EXECUTOR_H_
 #define GRAPHRUN_RUNTIME_EXECUTOR_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -145,6 +146,16 @@ class Executor {
   std::vector<int> root_nodes_;
   // Const nodes run once at creation (HoistConstants) and their values.
   std::vector<std::pair<int, Tensor>> hoisted_;
+  // Per node: a running estimate of its kernel's time, in ns, for kernels
+  // that say they are expensive; one measured under kCheapKernelNs is
+  // thereafter run inline like a cheap kernel (a thread hop costs about a
+  // microsecond), and no longer timed.
+  static constexpr int64_t kCheapKernelNs = 2000;
+  std::unique_ptr<std::atomic<int64_t>[]> cost_ns_;
+  bool Expensive(int id) const {
+    return items_[id].expensive &&
+           cost_ns_[id].load(std::memory_order_relaxed) >= kCheapKernelNs;
+  }
 };
 
 }  // namespace graphrun
