@@ -5,8 +5,46 @@
 
 namespace graphrun {
 
+namespace {
+
+// The kernel's own copy of its NodeDef, for names in messages: tensor attrs
+// bigger than this keep their dtype and shape but not their values, which
+// the constructor has read already (a Const holding a layer's weights would
+// otherwise be held twice).
+constexpr size_t kMaxKeptTensorAttrBytes = 1024;
+
+NodeDef KernelDef(const NodeDef& def) {
+  bool big = false;
+  for (const auto& [name, value] : def.attr()) {
+    if (value.has_tensor() && value.tensor().ByteSizeLong() > kMaxKeptTensorAttrBytes) {
+      big = true;
+    }
+  }
+  if (!big) return def;
+  NodeDef out;
+  out.set_name(def.name());
+  out.set_op(def.op());
+  out.set_device(def.device());
+  *out.mutable_input() = def.input();
+  if (def.has_experimental_debug_info()) {
+    *out.mutable_experimental_debug_info() = def.experimental_debug_info();
+  }
+  for (const auto& [name, value] : def.attr()) {
+    if (value.has_tensor() && value.tensor().ByteSizeLong() > kMaxKeptTensorAttrBytes) {
+      TensorProto* t = (*out.mutable_attr())[name].mutable_tensor();
+      t->set_dtype(value.tensor().dtype());
+      *t->mutable_tensor_shape() = value.tensor().tensor_shape();
+    } else {
+      (*out.mutable_attr())[name] = value;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 OpKernel::OpKernel(OpKernelConstruction* ctx)
-    : def_(ctx->def()),
+    : def_(KernelDef(ctx->def())),
       input_types_(ctx->input_types()),
       output_types_(ctx->output_types()) {}
 
