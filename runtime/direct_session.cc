@@ -1,18 +1,13 @@
 #include <atomic>
 #include <cstdio>
-#include <map>
 #include <set>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "graph/import.h"
-#include "graph/optimize/optimizer.h"
 #include "graph/status_macros.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
@@ -24,6 +19,7 @@
 #include "runtime/executor.h"
 #include "runtime/local_rendezvous.h"
 #include "runtime/session.h"
+#include "runtime/step_graph.h"
 
 namespace graphrun {
 namespace {
@@ -64,22 +60,6 @@ class StepStatus {
 };
 
 // One device's share of a plan.
-// Colocation with a node that pruning removed (a fed Placeholder, say)
-// constrains nothing: TensorFlow groups nodes by the "loc:@x" string and
-// never needs x itself.
-void DropPrunedColocations(const Graph& g, const std::vector<bool>& keep, NodeDef* n) {
-  auto cls = n->mutable_attr()->find("_class");
-  if (cls == n->mutable_attr()->end()) return;
-  auto* specs = cls->second.mutable_list()->mutable_s();
-  for (int i = specs->size() - 1; i >= 0; --i) {
-    absl::string_view spec = specs->Get(i);
-    if (!absl::ConsumePrefix(&spec, "loc:@")) continue;
-    const Node* target = g.FindNode(spec);
-    if (target == nullptr || !keep[target->id()]) specs->erase(specs->begin() + i);
-  }
-  if (specs->empty()) n->mutable_attr()->erase(cls);
-}
-
 struct PartitionPlan {
   std::unique_ptr<Graph> graph;
   std::unique_ptr<Executor> executor;
@@ -87,25 +67,12 @@ struct PartitionPlan {
 
 // Everything one (feeds, fetches, targets) signature needs, built once.
 struct Plan {
-  // The pruned graph with a device on every node.
-  std::unique_ptr<Graph> graph;
   // One per device the placement uses (one in the common case: then no
   // Send/Recv and no rendezvous).
   std::vector<PartitionPlan> partitions;
-  // Per feed, in the caller's order: what the fed tensor must look like.
-  std::vector<DataType> feed_dtypes;
-  std::vector<PartialShape> feed_shapes;
-  std::vector<std::string> feed_labels;  // "node 'x' (Placeholder)"
-  int num_fetches = 0;
+  // The step's graph before placement and what feeding and fetching need.
+  StepGraph step;
   PlacementSummary placement;
-  // With SessionOptions::feeds_through_rendezvous: the client-terminated
-  // keys the step sends each feed to and receives each fetch from.
-  std::vector<std::string> feed_keys;
-  std::vector<std::string> fetch_keys;
-  // The nodes BuildPlan added, as log_device_placement shows them.
-  absl::flat_hash_map<std::string, placer::LogName> log_names;
-  // The user's nodes the optimizer removed, for the same log.
-  std::vector<placer::RemovedNode> log_removed;
 };
 
 std::string PlanKey(const std::vector<std::pair<std::string, Tensor>>& feeds,
@@ -265,25 +232,26 @@ class DirectSession : public Session {
                    std::vector<Tensor>* outputs, RunMetadata* metadata) override {
     GR_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan,
                         GetPlan(feeds, fetches, targets));
+    const int num_fetches = static_cast<int>(plan->step.fetch_nodes.size());
     CallFrame frame;
     frame.args.reserve(feeds.size());
     for (size_t i = 0; i < feeds.size(); ++i) {
       const Tensor& t = feeds[i].second;
-      if (t.dtype() != plan->feed_dtypes[i]) {
+      if (t.dtype() != plan->step.feed_dtypes[i]) {
         return absl::InvalidArgumentError(absl::StrCat(
             "feed '", feeds[i].first, "' is a ", DataTypeString(t.dtype()),
-            " tensor, but ", plan->feed_labels[i], " produces ",
-            DataTypeString(plan->feed_dtypes[i])));
+            " tensor, but ", plan->step.feed_labels[i], " produces ",
+            DataTypeString(plan->step.feed_dtypes[i])));
       }
-      if (!plan->feed_shapes[i].IsCompatibleWith(t.shape())) {
+      if (!plan->step.feed_shapes[i].IsCompatibleWith(t.shape())) {
         return absl::InvalidArgumentError(absl::StrCat(
             "feed '", feeds[i].first, "' has shape ", t.shape().DebugString(),
-            ", but ", plan->feed_labels[i], " has shape ",
-            plan->feed_shapes[i].DebugString()));
+            ", but ", plan->step.feed_labels[i], " has shape ",
+            plan->step.feed_shapes[i].DebugString()));
       }
       frame.args.push_back(t);
     }
-    frame.retvals.resize(plan->num_fetches);
+    frame.retvals.resize(num_fetches);
 
     CancellationManager cancellation;
     Executor::Args args;
@@ -303,7 +271,7 @@ class DirectSession : public Session {
     if (client_rendezvous) {
       // The client side: feeds are sent before the step starts.
       for (size_t i = 0; i < feeds.size(); ++i) {
-        GR_RETURN_IF_ERROR(rendezvous->Send(plan->feed_keys[i], feeds[i].second, false));
+        GR_RETURN_IF_ERROR(rendezvous->Send(plan->step.feed_keys[i], feeds[i].second, false));
       }
     }
     std::vector<DeviceStepStats> dev_stats(num_parts);
@@ -362,9 +330,9 @@ class DirectSession : public Session {
     if (client_rendezvous) {
       // The client side: each fetch was sent by the step's _Send; the
       // values are already there, so these callbacks run at once.
-      for (int i = 0; i < plan->num_fetches; ++i) {
+      for (int i = 0; i < num_fetches; ++i) {
         absl::Status fetch_status;
-        rendezvous->RecvAsync(plan->fetch_keys[i],
+        rendezvous->RecvAsync(plan->step.fetch_keys[i],
                               [&](const absl::Status& s, const Tensor& v, bool is_dead) {
                                 fetch_status = s;
                                 if (s.ok() && !is_dead) frame.retvals[i] = v;
@@ -373,8 +341,8 @@ class DirectSession : public Session {
       }
     }
     outputs->clear();
-    outputs->reserve(plan->num_fetches);
-    for (int i = 0; i < plan->num_fetches; ++i) {
+    outputs->reserve(num_fetches);
+    for (int i = 0; i < num_fetches; ++i) {
       if (!frame.retvals[i].IsInitialized()) {
         return absl::InternalError(absl::StrCat("fetch '", fetches[i], "' was not produced"));
       }
@@ -416,232 +384,24 @@ class DirectSession : public Session {
       const std::vector<std::string>& fetches,
       const std::vector<std::string>& targets) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (graph_ == nullptr) return absl::FailedPreconditionError("the session has no graph");
-    const Graph& g = *graph_;
     auto plan = std::make_shared<Plan>();
-    auto resolve = [&](const std::string& name, absl::string_view what)
-        -> absl::StatusOr<std::pair<const Node*, int>> {
-      auto id = ParseTensorId(name);
-      if (!id.ok() || id->IsControl()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, " '", name, "' is not a tensor name (\"node\" or \"node:k\")"));
-      }
-      const Node* node = g.FindNode(id->node);
-      if (node == nullptr) {
-        return absl::NotFoundError(absl::StrCat(what, " '", name, "': there is no node '",
-                                                id->node, "' in the graph"));
-      }
-      if (id->index >= node->num_outputs()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            what, " '", name, "': ", NodeLabel(*node), " has ", node->num_outputs(),
-            " outputs"));
-      }
-      return std::make_pair(node, id->index);
+    StepGraphOptions step_options;
+    step_options.feeds_through_rendezvous = options_.feeds_through_rendezvous;
+    step_options.client_device = devices_[0]->name();
+    step_options.optimize = options_.optimize != SessionOptions::Optimize::kNone;
+    step_options.evaluate = [this](const NodeDef& node, const OpDef& op_def,
+                                   std::vector<Tensor> inputs) {
+      return EvaluateOnHost(node, op_def, std::move(inputs));
     };
-
-    // Fed tensors -> their _Arg (or client _Recv) node names; and the
-    // names in feed order.
-    std::map<std::pair<int, int>, std::string> fed;
-    std::vector<std::string> feed_nodes;
-    GraphDef out;
-    *out.mutable_versions() = g.versions();
-    for (size_t i = 0; i < feeds.size(); ++i) {
-      GR_ASSIGN_OR_RETURN(auto t, resolve(feeds[i].first, "feed"));
-      const std::string arg = absl::StrCat("_arg_", t.first->name(), "_", t.second, "_", i);
-      if (!fed.emplace(std::make_pair(t.first->id(), t.second), arg).second) {
-        return absl::InvalidArgumentError(absl::StrCat("'", feeds[i].first, "' is fed twice"));
-      }
-      plan->feed_dtypes.push_back(BaseType(t.first->output_type(t.second)));
-      plan->feed_shapes.push_back(t.first->output_shape(t.second));
-      plan->feed_labels.push_back(NodeLabel(*t.first));
-      feed_nodes.push_back(arg);
-      plan->log_names[arg] = {t.first->name(), t.first->op(),
-                              absl::StrCat("feed of '", feeds[i].first, "'")};
-      NodeDef* n = out.add_node();
-      n->set_name(arg);
-      if (options_.feeds_through_rendezvous) {
-        // TensorFlow's client-terminated feed: a _Recv on the client
-        // device that the client's Send satisfies.
-        const std::string tensor = absl::StrCat(t.first->name(), ":", t.second);
-        n->set_op("_Recv");
-        n->set_device(ClientDevice());
-        SetClientSendRecvAttrs(n, tensor);
-        (*n->mutable_attr())["tensor_type"].set_type(plan->feed_dtypes.back());
-        plan->feed_keys.push_back(ClientKey(tensor));
-      } else {
-        n->set_op("_Arg");
-        n->set_device(t.first->requested_device());
-        (*n->mutable_attr())["T"].set_type(plan->feed_dtypes.back());
-        (*n->mutable_attr())["index"].set_i(static_cast<int64_t>(i));
-      }
-    }
-    std::vector<const Node*> roots;
-    std::vector<std::string> retval_inputs;
-    std::vector<DataType> retval_dtypes;
-    for (const std::string& f : fetches) {
-      GR_ASSIGN_OR_RETURN(auto t, resolve(f, "fetch"));
-      retval_dtypes.push_back(BaseType(t.first->output_type(t.second)));
-      auto it = fed.find({t.first->id(), t.second});
-      if (it != fed.end()) {
-        retval_inputs.push_back(it->second);
-      } else {
-        retval_inputs.push_back(TensorId{t.first->name(), t.second}.ToString());
-        roots.push_back(t.first);
-      }
-    }
-    for (const std::string& target : targets) {
-      const Node* node = g.FindNode(target);
-      if (node == nullptr) {
-        return absl::NotFoundError(absl::StrCat("target '", target,
-                                                "': there is no node by that name"));
-      }
-      roots.push_back(node);
-    }
-
-    // Everything the roots need, stopping at fed tensors.
-    std::vector<bool> keep(g.num_nodes(), false);
-    std::vector<const Node*> stack = roots;
-    for (const Node* r : roots) keep[r->id()] = true;
-    // A fed Placeholder hands its control edges to its feed node, as in
-    // TensorFlow: `^x` waits for the fed value, not for the Placeholder.
-    std::map<int, std::string> fed_placeholders;
-    for (const auto& f : fed) {
-      const Node* src = g.node(f.first.first);
-      if (src->op() == "Placeholder" || src->op() == "PlaceholderV2" ||
-          src->op() == "PlaceholderWithDefault") {
-        fed_placeholders.emplace(src->id(), f.second);
-      }
-    }
-    while (!stack.empty()) {
-      const Node* n = stack.back();
-      stack.pop_back();
-      for (const Edge* e : n->in_edges()) {
-        if (!e->IsControl() && fed.count({e->src->id(), e->src_output})) continue;
-        if (e->IsControl() && fed_placeholders.count(e->src->id())) continue;
-        if (!keep[e->src->id()]) {
-          keep[e->src->id()] = true;
-          stack.push_back(e->src);
-        }
-      }
-    }
-    // A fed node the step still runs (for another output) keeps its name
-    // in the log; its feed node is then listed as an added node.
-    for (const auto& f : fed) {
-      if (keep[f.first.first]) {
-        plan->log_names[f.second].name.clear();
-        plan->log_names[f.second].op.clear();
-      }
-    }
-    for (const auto& node : g.nodes()) {
-      if (!keep[node->id()]) continue;
-      NodeDef* n = out.add_node();
-      *n = node->def();
-      DropPrunedColocations(g, keep, n);
-      n->clear_input();
-      for (const std::string& in : node->def().input()) {
-        auto id = ParseTensorId(in, /*allow_internal_names=*/true);
-        if (id.ok() && !id->IsControl()) {
-          const Node* src = g.FindNode(id->node);
-          auto it = fed.find({src->id(), id->index});
-          if (it != fed.end()) {
-            n->add_input(it->second);
-            continue;
-          }
-        } else if (id.ok()) {
-          const Node* src = g.FindNode(id->node);
-          auto it = src == nullptr ? fed_placeholders.end() : fed_placeholders.find(src->id());
-          if (it != fed_placeholders.end()) {
-            n->add_input(absl::StrCat("^", it->second));
-            continue;
-          }
-        }
-        n->add_input(in);
-      }
-    }
-    for (size_t i = 0; i < retval_inputs.size(); ++i) {
-      NodeDef* n = out.add_node();
-      n->add_input(retval_inputs[i]);
-      if (options_.feeds_through_rendezvous) {
-        // The client-terminated fetch: a _Send on the client device.
-        n->set_name(absl::StrCat("_send_", i));
-        plan->log_names[n->name()] = {"", "", absl::StrCat("fetch of '", fetches[i], "'")};
-        n->set_op("_Send");
-        n->set_device(ClientDevice());
-        // A fetch named twice is sent twice: give each its own key.
-        const std::string tensor = absl::StrCat(fetches[i], "#", i);
-        SetClientSendRecvAttrs(n, tensor);
-        (*n->mutable_attr())["T"].set_type(retval_dtypes[i]);
-        plan->fetch_keys.push_back(ClientKey(tensor));
-      } else {
-        n->set_name(absl::StrCat("_retval_", i));
-        plan->log_names[n->name()] = {"", "", absl::StrCat("fetch of '", fetches[i], "'")};
-        n->set_op("_Retval");
-        (*n->mutable_attr())["index"].set_i(static_cast<int64_t>(i));
-        (*n->mutable_attr())["T"].set_type(retval_dtypes[i]);
-      }
-    }
-    if (options_.optimize != SessionOptions::Optimize::kNone) {
-      OptimizerOptions oopts;
-      for (const std::string& n : feed_nodes) oopts.preserve.insert(n);
-      for (const NodeDef& n : out.node()) {
-        if (n.op() == "_Retval" || n.op() == "_Send") oopts.preserve.insert(n.name());
-      }
-      for (const Node* r : roots) oopts.preserve.insert(r->name());
-      for (const NodeDef& n : out.node()) {
-        const Node* full = g.FindNode(n.name());
-        if (full == nullptr) continue;
-        std::vector<PartialShape> shapes;
-        for (int k = 0; k < full->num_outputs(); ++k) shapes.push_back(full->output_shape(k));
-        oopts.shapes.emplace(n.name(), std::move(shapes));
-      }
-      // A feed's value is checked against its shape before each step.
-      for (size_t i = 0; i < feed_nodes.size(); ++i) {
-        oopts.shapes[feed_nodes[i]] = {plan->feed_shapes[i]};
-      }
-      oopts.evaluate = [this](const NodeDef& node, const OpDef& op_def,
-                              std::vector<Tensor> inputs) {
-        return EvaluateOnHost(node, op_def, std::move(inputs));
-      };
-      // (name, op) of every node, for the placement log's removed nodes.
-      std::vector<std::pair<std::string, std::string>> before;
-      if (options_.log_device_placement) {
-        for (const NodeDef& n : out.node()) before.emplace_back(n.name(), n.op());
-      }
-      OptimizationReport report;
-      GR_RETURN_IF_ERROR(OptimizeGraph(&out, oopts, &report));
-      absl::flat_hash_set<std::string> after;
-      if (!before.empty()) {
-        for (const NodeDef& n : out.node()) after.insert(n.name());
-      }
-      for (const auto& [name, op] : before) {
-        if (after.contains(name) || plan->log_names.contains(name)) continue;
-        auto it = report.merged_into.find(name);
-        plan->log_removed.push_back(
-            {name, op, it != report.merged_into.end() && after.contains(it->second) ? it->second
-                                                                                    : ""});
-      }
-      if (options_.log_optimizations) {
-        const std::string log = report.ToString();
-        std::fwrite(log.data(), 1, log.size(), stdout);
-        std::fflush(stdout);
-      }
-    }
-    ImportOptions options;
-    options.infer_shapes = false;  // done on the full graph already
-    options.allow_internal_names = true;
-    GR_ASSIGN_OR_RETURN(plan->graph, ImportGraphDef(out, options));
-    plan->num_fetches = static_cast<int>(fetches.size());
-    // The placer's costs want shapes: the full graph's, and the fed
-    // tensors' own for the feed nodes.
-    for (size_t i = 0; i < feed_nodes.size(); ++i) {
-      plan->graph->set_output_shapes(plan->graph->FindNode(feed_nodes[i]),
-                                     {PartialShape(feeds[i].second.shape())});
-    }
-    for (const auto& node : plan->graph->nodes()) {
-      const Node* full = g.FindNode(node->name());
-      if (full == nullptr || full->num_outputs() != node->num_outputs()) continue;
-      std::vector<PartialShape> shapes;
-      for (int k = 0; k < full->num_outputs(); ++k) shapes.push_back(full->output_shape(k));
-      plan->graph->set_output_shapes(node.get(), std::move(shapes));
+    for (const auto& f : feeds) step_options.feed_value_shapes.push_back(f.second.shape());
+    std::vector<std::string> feed_names;
+    for (const auto& f : feeds) feed_names.push_back(f.first);
+    GR_ASSIGN_OR_RETURN(plan->step,
+                        BuildStepGraph(*graph_, feed_names, fetches, targets, step_options));
+    if (options_.log_optimizations && step_options.optimize) {
+      const std::string log = plan->step.optimization.ToString();
+      std::fwrite(log.data(), 1, log.size(), stdout);
+      std::fflush(stdout);
     }
     GR_RETURN_IF_ERROR(PlaceAndPartition(plan.get()));
     return plan;
@@ -679,24 +439,10 @@ class DirectSession : public Session {
     return std::vector<Tensor>(ctx.mutable_outputs()->begin(), ctx.mutable_outputs()->end());
   }
 
-  // The client's device for client-terminated feeds and fetches.
-  std::string ClientDevice() const { return devices_[0]->name(); }
-  std::string ClientKey(const std::string& tensor) const {
-    return CreateRendezvousKey(ClientDevice(), 1, ClientDevice(), tensor, 0, 0);
-  }
-  void SetClientSendRecvAttrs(NodeDef* n, const std::string& tensor) const {
-    auto& attr = *n->mutable_attr();
-    attr["tensor_name"].set_s(tensor);
-    attr["send_device"].set_s(ClientDevice());
-    attr["recv_device"].set_s(ClientDevice());
-    attr["send_device_incarnation"].set_i(1);
-    attr["client_terminated"].set_b(true);
-  }
-
   // Places the plan's graph on this session's devices and builds one
   // executor per device it uses, joined by Send/Recv pairs.
   absl::Status PlaceAndPartition(Plan* plan) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    Graph& graph = *plan->graph;
+    Graph& graph = *plan->step.graph;
     placer::PlacerOptions placer_options;
     placer_options.allow_soft_placement = options_.allow_soft_placement;
     placer_options.availability = availability_.get();
@@ -707,8 +453,8 @@ class DirectSession : public Session {
     GR_ASSIGN_OR_RETURN(placer::Placement placement,
                         placer::Place(graph, device_set_, *cost_model_, placer_options));
     if (options_.log_device_placement) {
-      std::string log = placer::FormatPlacementLog(graph, device_set_, placement, &plan->log_names,
-                                                   &plan->log_removed);
+      std::string log = placer::FormatPlacementLog(graph, device_set_, placement, &plan->step.log_names,
+                                                   &plan->step.log_removed);
       for (const std::string& w : placement.warnings) absl::StrAppend(&log, w, "\n");
       std::fwrite(log.data(), 1, log.size(), stdout);
       std::fflush(stdout);
