@@ -16,6 +16,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -53,7 +54,53 @@ void DepthwiseNHWC(const OpKernelContext& ctx, const DepthwiseDims& d,
   const int64_t depth = d.in_depth;
   const int64_t mult = d.multiplier;
   const int64_t out_depth = d.out_depth();
+  // Multiplier 1: each output pixel is accumulated 16 channels at a time
+  // in registers over all its taps and stored once (the general loop
+  // below reads and writes the output row once per tap).
+  auto rows_m1 = [&](Eigen::Index begin, Eigen::Index end) {
+    using Chunk = Eigen::Array<T, 16, 1>;
+    const int64_t full = depth / 16 * 16;
+    std::vector<std::pair<int64_t, int64_t>> taps;
+    taps.reserve(d.filter_rows * d.filter_cols);
+    for (Eigen::Index br = begin; br < end; ++br) {
+      const int64_t b = br / d.rows.out, y = br % d.rows.out;
+      const T* image = in + b * d.in_rows * d.in_cols * depth;
+      T* out_row = out + br * d.cols.out * depth;
+      const int64_t y0 = y * d.stride_rows - d.rows.pad_before;
+      for (int64_t x = 0; x < d.cols.out; ++x) {
+        const int64_t x0 = x * d.stride_cols - d.cols.pad_before;
+        // The taps inside the image: input pixel and filter tap offsets.
+        taps.clear();
+        for (int64_t i = 0; i < d.filter_rows; ++i) {
+          const int64_t iy = y0 + i * d.dilation_rows;
+          if (iy < 0 || iy >= d.in_rows) continue;
+          for (int64_t j = 0; j < d.filter_cols; ++j) {
+            const int64_t ix = x0 + j * d.dilation_cols;
+            if (ix < 0 || ix >= d.in_cols) continue;
+            taps.emplace_back((iy * d.in_cols + ix) * depth, (i * d.filter_cols + j) * depth);
+          }
+        }
+        T* o = out_row + x * depth;
+        for (int64_t c = 0; c < full; c += 16) {
+          Chunk acc = Chunk::Zero();
+          for (const auto& [px, tap] : taps) {
+            acc += Eigen::Map<const Chunk>(image + px + c) * Eigen::Map<const Chunk>(filter + tap + c);
+          }
+          Eigen::Map<Chunk>(o + c) = acc;
+        }
+        for (int64_t c = full; c < depth; ++c) {
+          T acc = T(0);
+          for (const auto& [px, tap] : taps) acc += image[px + c] * filter[tap + c];
+          o[c] = acc;
+        }
+      }
+    }
+  };
   auto rows = [&](Eigen::Index begin, Eigen::Index end) {
+    if (mult == 1) {
+      rows_m1(begin, end);
+      return;
+    }
     for (Eigen::Index br = begin; br < end; ++br) {
       const int64_t b = br / d.rows.out, y = br % d.rows.out;
       const T* image = in + b * d.in_rows * d.in_cols * depth;
