@@ -1,6 +1,5 @@
 #include <atomic>
 #include <cstdio>
-#include <set>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -10,25 +9,18 @@
 #include "graph/import.h"
 #include "graph/status_macros.h"
 #include "kernels/eigen.h"
-#include "kernels/kernel_registry.h"
 #include "kernels/rendezvous.h"
-#include "partition/partition.h"
 #include "placer/cost_model.h"
 #include "placer/device_set.h"
 #include "placer/placer.h"
 #include "runtime/executor.h"
 #include "runtime/local_rendezvous.h"
+#include "runtime/plan_builder.h"
 #include "runtime/session.h"
 #include "runtime/step_graph.h"
 
 namespace graphrun {
 namespace {
-
-// Float GEMM throughput of one core with -march=native, and memory
-// bandwidth per core (shared/reference/machine_measurements.md); the
-// placer's model of a CPU device.
-constexpr double kCpuFlopsPerCore = 1.3e11;
-constexpr double kCpuBytesPerSecondPerCore = 1.4e10;
 
 // The status of a step over several partitions. An error caused by another
 // partition's failure (the cancellation or the rendezvous abort it sets
@@ -57,12 +49,6 @@ class StepStatus {
   absl::Mutex mu_;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   bool status_derived_ ABSL_GUARDED_BY(mu_) = false;
-};
-
-// One device's share of a plan.
-struct PartitionPlan {
-  std::unique_ptr<Graph> graph;
-  std::unique_ptr<Executor> executor;
 };
 
 // Everything one (feeds, fetches, targets) signature needs, built once.
@@ -115,26 +101,6 @@ absl::Status CheckThreadCounts(const SessionOptions& options) {
   return absl::OkStatus();
 }
 
-// Parses the name of a device made as `prefix` + "/device:CPU:i".
-// InvalidArgument unless `prefix` is a canonical "/job:J/replica:R/task:T",
-// so that the name the placer uses is the device's own.
-absl::StatusOr<placer::DeviceName> ParseOwnDeviceName(
-    const std::string& prefix, const std::string& name) {
-  const std::string context = absl::StrCat(
-      "SessionOptions.device_prefix '", prefix,
-      "' must be a canonical /job:J/replica:R/task:T");
-  absl::StatusOr<std::string> canonical = placer::CanonicalizeDeviceName(name);
-  if (!canonical.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(context, ": ", canonical.status().message()));
-  }
-  if (*canonical != name) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        context, ": device '", name, "' would be named '", *canonical, "'"));
-  }
-  return placer::ParseDeviceName(name);
-}
-
 class DirectSession : public Session {
  public:
   DirectSession(const SessionOptions& options) : options_(options) {
@@ -153,40 +119,10 @@ class DirectSession : public Session {
     inter_op_pool_ = std::make_unique<Eigen::ThreadPool>(inter, options.allow_thread_spinning);
   }
 
-  // What the placer knows of the devices. InvalidArgument when
-  // SessionOptions::device_prefix does not make canonical device names.
-  absl::Status InitDevices() {
-    const int cores = NumSchedulableCpus();
-    const int n = static_cast<int>(devices_.size());
-    // What the placer knows of them: each virtual CPU gets its share of the
-    // cores; tensors between them are handed over, not copied, but a
-    // transfer still costs a few microseconds of latency.
-    const double share = static_cast<double>(cores) / n;
-    for (const auto& d : devices_) {
-      placer::DeviceInfo info = placer::DefaultDeviceInfo("CPU");
-      info.name = d->name();
-      GR_ASSIGN_OR_RETURN(info.parsed,
-                          ParseOwnDeviceName(options_.device_prefix, d->name()));
-      info.memory_bytes = 0;  // host memory: not modelled as a limit
-      info.peak_flops = kCpuFlopsPerCore * share;
-      info.memory_bandwidth = kCpuBytesPerSecondPerCore * share;
-      // A kernel that is worth timing costs about a microsecond beyond its
-      // arithmetic (allocation, Eigen setup, scheduling).
-      info.launch_overhead_s = 1e-6;
-      GR_RETURN_IF_ERROR(device_set_.AddDevice(info));
-    }
-    placer::LinkRule cpu_link;
-    cpu_link.src.has_type = true;  // "/device:CPU:*"
-    cpu_link.src.type = "CPU";
-    cpu_link.dst = cpu_link.src;
-    // A Send/Recv pair plus waking the other device's thread.
-    cpu_link.latency_s = 5e-6;
-    cpu_link.bandwidth = 0;
-    return device_set_.AddLink(cpu_link);
-  }
-
+  // InvalidArgument when SessionOptions::device_prefix does not make
+  // canonical device names.
   absl::Status Init(const GraphDef& graph) {
-    GR_RETURN_IF_ERROR(InitDevices());
+    GR_ASSIGN_OR_RETURN(device_set_, DescribeCpuDevices(devices(), options_.device_prefix));
     if (!options_.cost_profile.empty()) {
       GR_RETURN_IF_ERROR(cost_model_->LoadProfile(options_.cost_profile));
     }
@@ -389,10 +325,7 @@ class DirectSession : public Session {
     step_options.feeds_through_rendezvous = options_.feeds_through_rendezvous;
     step_options.client_device = devices_[0]->name();
     step_options.optimize = options_.optimize != SessionOptions::Optimize::kNone;
-    step_options.evaluate = [this](const NodeDef& node, const OpDef& op_def,
-                                   std::vector<Tensor> inputs) {
-      return EvaluateOnHost(node, op_def, std::move(inputs));
-    };
+    step_options.evaluate = KernelEvaluator(devices_[0].get());
     for (const auto& f : feeds) step_options.feed_value_shapes.push_back(f.second.shape());
     std::vector<std::string> feed_names;
     for (const auto& f : feeds) feed_names.push_back(f.first);
@@ -403,104 +336,27 @@ class DirectSession : public Session {
       std::fwrite(log.data(), 1, log.size(), stdout);
       std::fflush(stdout);
     }
-    GR_RETURN_IF_ERROR(PlaceAndPartition(plan.get()));
-    return plan;
-  }
-
-  // Constant folding's evaluator: runs `node`'s CPU kernel once on the
-  // first CPU device.
-  absl::StatusOr<std::vector<Tensor>> EvaluateOnHost(const NodeDef& node, const OpDef& op_def,
-                                                     std::vector<Tensor> inputs) {
-    DeviceBase* device = nullptr;
-    for (const auto& d : devices_) {
-      if (d->device_type() == "CPU") {
-        device = d.get();
-        break;
-      }
-    }
-    if (device == nullptr) return absl::UnavailableError("no CPU device");
-    std::vector<DataType> in_types, out_types;
-    GR_RETURN_IF_ERROR(
-        ComputeArgTypes(op_def, AttrSlice(&node.attr(), &op_def), &in_types, &out_types));
-    GR_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
-                        KernelRegistry::Global()->CreateKernel(device, node, &op_def,
-                                                               in_types, out_types));
-    if (kernel->AsAsync() != nullptr) return absl::UnimplementedError("async kernel");
-    OpKernelContext::Params params;
-    params.device = device;
-    params.op_kernel = kernel.get();
-    params.inputs = inputs.data();
-    params.num_inputs = static_cast<int>(inputs.size());
-    CancellationManager cancellation;
-    params.cancellation = &cancellation;
-    OpKernelContext ctx(&params);
-    kernel->Compute(&ctx);
-    GR_RETURN_IF_ERROR(ctx.status());
-    return std::vector<Tensor>(ctx.mutable_outputs()->begin(), ctx.mutable_outputs()->end());
-  }
-
-  // Places the plan's graph on this session's devices and builds one
-  // executor per device it uses, joined by Send/Recv pairs.
-  absl::Status PlaceAndPartition(Plan* plan) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    Graph& graph = *plan->step.graph;
-    placer::PlacerOptions placer_options;
-    placer_options.allow_soft_placement = options_.allow_soft_placement;
-    placer_options.availability = availability_.get();
+    PlanOptions plan_options;
+    plan_options.placer.allow_soft_placement = options_.allow_soft_placement;
+    plan_options.placer.availability = availability_.get();
     // Virtual CPU devices share the host's cores, and times measured on one
     // device with all the intra-op threads overstate what each of several
     // gets: spread a step over them only for a large predicted gain.
-    placer_options.min_spread_gain = 0.25;
-    GR_ASSIGN_OR_RETURN(placer::Placement placement,
-                        placer::Place(graph, device_set_, *cost_model_, placer_options));
+    plan_options.placer.min_spread_gain = 0.25;
     if (options_.log_device_placement) {
-      std::string log = placer::FormatPlacementLog(graph, device_set_, placement, &plan->step.log_names,
-                                                   &plan->step.log_removed);
-      for (const std::string& w : placement.warnings) absl::StrAppend(&log, w, "\n");
-      std::fwrite(log.data(), 1, log.size(), stdout);
-      std::fflush(stdout);
+      plan_options.placement_log = [](const std::string& log) {
+        std::fwrite(log.data(), 1, log.size(), stdout);
+        std::fflush(stdout);
+      };
+      plan_options.log_names = &plan->step.log_names;
+      plan_options.log_removed = &plan->step.log_removed;
     }
-    plan->placement.set_predicted_step_seconds(placement.predicted_step_time);
-    plan->placement.set_lower_bound_seconds(placement.lower_bound.best());
-    plan->placement.set_cross_device_tensors(placement.schedule.num_transfers);
-    plan->placement.set_cross_device_bytes(placement.schedule.transfer_bytes);
-    std::set<int> used(placement.device.begin(), placement.device.end());
-    for (int d : used) plan->placement.add_devices(devices_[d]->name());
-    if (used.size() <= 1) {
-      const int d = used.empty() ? 0 : *used.begin();
-      PartitionPlan part;
-      GraphDef def = graph.ToGraphDef();
-      for (NodeDef& n : *def.mutable_node()) n.set_device(devices_[d]->name());
-      ImportOptions options;
-      options.infer_shapes = false;
-      options.allow_internal_names = true;
-      GR_ASSIGN_OR_RETURN(part.graph, ImportGraphDef(def, options));
-      GR_ASSIGN_OR_RETURN(part.executor, Executor::Create(part.graph.get(), devices_[d].get()));
-      plan->partitions.push_back(std::move(part));
-      return absl::OkStatus();
-    }
-    PartitionOptions popts;
-    popts.node_to_loc = [&](const Node& n) {
-      return device_set_.devices()[placement.device[n.id()]].name;
-    };
-    for (const auto& d : devices_) popts.devices.push_back(d->name());
-    GR_ASSIGN_OR_RETURN(auto parts, Partition(graph, popts));
-    for (auto& [device_name, def] : parts) {
-      Device* device = nullptr;
-      for (const auto& d : devices_) {
-        if (d->name() == device_name) device = d.get();
-      }
-      if (device == nullptr) {
-        return absl::InternalError(absl::StrCat("partition for unknown device ", device_name));
-      }
-      PartitionPlan part;
-      ImportOptions options;
-      options.infer_shapes = false;
-      options.allow_internal_names = true;
-      GR_ASSIGN_OR_RETURN(part.graph, ImportGraphDef(def, options));
-      GR_ASSIGN_OR_RETURN(part.executor, Executor::Create(part.graph.get(), device));
-      plan->partitions.push_back(std::move(part));
-    }
-    return absl::OkStatus();
+    GR_ASSIGN_OR_RETURN(
+        PartitionedStep placed,
+        PlaceAndPartition(*plan->step.graph, device_set_, *cost_model_, plan_options));
+    plan->placement = std::move(placed.summary);
+    GR_ASSIGN_OR_RETURN(plan->partitions, CreatePartitionExecutors(placed.partitions, devices()));
+    return plan;
   }
 
   const SessionOptions options_;

@@ -1,0 +1,158 @@
+#include "runtime/plan_builder.h"
+
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "graph/import.h"
+#include "graph/status_macros.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/op_kernel.h"
+#include "partition/partition.h"
+
+namespace graphrun {
+namespace {
+
+// Float GEMM throughput of one core with -march=native, and memory
+// bandwidth per core (shared/reference/machine_measurements.md); the
+// placer's model of a CPU device.
+constexpr double kCpuFlopsPerCore = 1.3e11;
+constexpr double kCpuBytesPerSecondPerCore = 1.4e10;
+
+// Parses the name of a device made as `prefix` + "/device:CPU:i".
+// InvalidArgument unless `prefix` is a canonical "/job:J/replica:R/task:T",
+// so that the name the placer uses is the device's own.
+absl::StatusOr<placer::DeviceName> ParseOwnDeviceName(const std::string& prefix,
+                                                      const std::string& name) {
+  const std::string context = absl::StrCat("SessionOptions.device_prefix '", prefix,
+                                           "' must be a canonical /job:J/replica:R/task:T");
+  absl::StatusOr<std::string> canonical = placer::CanonicalizeDeviceName(name);
+  if (!canonical.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(context, ": ", canonical.status().message()));
+  }
+  if (*canonical != name) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        context, ": device '", name, "' would be named '", *canonical, "'"));
+  }
+  return placer::ParseDeviceName(name);
+}
+
+}  // namespace
+
+absl::StatusOr<placer::DeviceSet> DescribeCpuDevices(const std::vector<Device*>& devices,
+                                                     const std::string& device_prefix) {
+  placer::DeviceSet set;
+  const int cores = NumSchedulableCpus();
+  const int n = static_cast<int>(devices.size());
+  // Each virtual CPU gets its share of the cores; tensors between them are
+  // handed over, not copied, but a transfer still costs a few microseconds
+  // of latency.
+  const double share = static_cast<double>(cores) / n;
+  for (const Device* d : devices) {
+    placer::DeviceInfo info = placer::DefaultDeviceInfo("CPU");
+    info.name = d->name();
+    GR_ASSIGN_OR_RETURN(info.parsed, ParseOwnDeviceName(device_prefix, d->name()));
+    info.memory_bytes = 0;  // host memory: not modelled as a limit
+    info.peak_flops = kCpuFlopsPerCore * share;
+    info.memory_bandwidth = kCpuBytesPerSecondPerCore * share;
+    // A kernel that is worth timing costs about a microsecond beyond its
+    // arithmetic (allocation, Eigen setup, scheduling).
+    info.launch_overhead_s = 1e-6;
+    GR_RETURN_IF_ERROR(set.AddDevice(info));
+  }
+  placer::LinkRule cpu_link;
+  cpu_link.src.has_type = true;  // "/device:CPU:*"
+  cpu_link.src.type = "CPU";
+  cpu_link.dst = cpu_link.src;
+  // A Send/Recv pair plus waking the other device's thread.
+  cpu_link.latency_s = 5e-6;
+  cpu_link.bandwidth = 0;
+  GR_RETURN_IF_ERROR(set.AddLink(cpu_link));
+  return set;
+}
+
+NodeEvaluator KernelEvaluator(Device* device) {
+  return [device](const NodeDef& node, const OpDef& op_def,
+                  std::vector<Tensor> inputs) -> absl::StatusOr<std::vector<Tensor>> {
+    if (device == nullptr) return absl::UnavailableError("no CPU device");
+    std::vector<DataType> in_types, out_types;
+    GR_RETURN_IF_ERROR(
+        ComputeArgTypes(op_def, AttrSlice(&node.attr(), &op_def), &in_types, &out_types));
+    GR_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
+                        KernelRegistry::Global()->CreateKernel(device, node, &op_def,
+                                                               in_types, out_types));
+    if (kernel->AsAsync() != nullptr) return absl::UnimplementedError("async kernel");
+    OpKernelContext::Params params;
+    params.device = device;
+    params.op_kernel = kernel.get();
+    params.inputs = inputs.data();
+    params.num_inputs = static_cast<int>(inputs.size());
+    CancellationManager cancellation;
+    params.cancellation = &cancellation;
+    OpKernelContext ctx(&params);
+    kernel->Compute(&ctx);
+    GR_RETURN_IF_ERROR(ctx.status());
+    return std::vector<Tensor>(ctx.mutable_outputs()->begin(), ctx.mutable_outputs()->end());
+  };
+}
+
+absl::StatusOr<PartitionedStep> PlaceAndPartition(const Graph& graph,
+                                                  const placer::DeviceSet& devices,
+                                                  const placer::CostModel& cost_model,
+                                                  const PlanOptions& options) {
+  GR_ASSIGN_OR_RETURN(placer::Placement placement,
+                      placer::Place(graph, devices, cost_model, options.placer));
+  if (options.placement_log) {
+    std::string log = placer::FormatPlacementLog(graph, devices, placement, options.log_names,
+                                                 options.log_removed);
+    for (const std::string& w : placement.warnings) absl::StrAppend(&log, w, "\n");
+    options.placement_log(log);
+  }
+  PartitionedStep step;
+  step.summary.set_predicted_step_seconds(placement.predicted_step_time);
+  step.summary.set_lower_bound_seconds(placement.lower_bound.best());
+  step.summary.set_cross_device_tensors(placement.schedule.num_transfers);
+  step.summary.set_cross_device_bytes(placement.schedule.transfer_bytes);
+  std::set<int> used(placement.device.begin(), placement.device.end());
+  for (int d : used) step.summary.add_devices(devices.devices()[d].name);
+  if (used.size() <= 1) {
+    const std::string& device = devices.devices()[used.empty() ? 0 : *used.begin()].name;
+    GraphDef def = graph.ToGraphDef();
+    for (NodeDef& n : *def.mutable_node()) n.set_device(device);
+    step.partitions.emplace(device, std::move(def));
+    return step;
+  }
+  PartitionOptions popts;
+  popts.node_to_loc = [&](const Node& n) {
+    return devices.devices()[placement.device[n.id()]].name;
+  };
+  for (const auto& d : devices.devices()) popts.devices.push_back(d.name);
+  GR_ASSIGN_OR_RETURN(step.partitions, Partition(graph, popts));
+  return step;
+}
+
+absl::StatusOr<std::vector<PartitionPlan>> CreatePartitionExecutors(
+    const std::map<std::string, GraphDef>& partitions, const std::vector<Device*>& devices) {
+  std::vector<PartitionPlan> out;
+  for (const auto& [device_name, def] : partitions) {
+    Device* device = nullptr;
+    for (Device* d : devices) {
+      if (d->name() == device_name) device = d;
+    }
+    if (device == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a partition for device '", device_name, "', which is not here"));
+    }
+    PartitionPlan part;
+    ImportOptions import;
+    import.infer_shapes = false;
+    import.allow_internal_names = true;
+    GR_ASSIGN_OR_RETURN(part.graph, ImportGraphDef(def, import));
+    GR_ASSIGN_OR_RETURN(part.executor, Executor::Create(part.graph.get(), device));
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
+}  // namespace graphrun
