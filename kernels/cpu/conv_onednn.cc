@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "dnnl.hpp"
+#include "kernels/cpu/pieces.h"
 #include "kernels/eigen.h"
 
 namespace graphrun {
@@ -351,6 +352,14 @@ absl::Status OneDnnConv2D::Run(const OneDnnConvGeometry& g,
                    cached->filter.SharesBufferWith(filter) &&
                    cached->filter.flat<float>().data() ==
                        filter.flat<float>().data();
+  auto failure = [](const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) {
+      return absl::UnimplementedError(
+          absl::StrCat("oneDNN has no convolution for this geometry: ",
+                       e.what()));
+    }
+    return absl::InternalError(absl::StrCat("oneDNN convolution: ", e.what()));
+  };
   try {
     OneOpenMpThread();
     if (!hit) {
@@ -360,26 +369,23 @@ absl::Status OneDnnConv2D::Run(const OneDnnConvGeometry& g,
       absl::MutexLock lock(&mu_);
       cached_ = cached;
     }
-    const std::vector<Piece>& pieces = cached->pieces;
-    const int n = static_cast<int>(pieces.size());
-    const float* b = bias != nullptr ? bias->bias : nullptr;
-    Eigen::Barrier barrier(static_cast<unsigned int>(n - 1));
-    for (int i = 1; i < n; ++i) {
-      pool.enqueue_with_barrier(&barrier, [&cached, &pieces, i, in, b, out] {
-        RunPiece(*cached, pieces[i], in, b, out);
-      });
-    }
-    RunPiece(*cached, pieces[0], in, b, out);
-    barrier.Wait();
   } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) {
-      return absl::UnimplementedError(
-          absl::StrCat("oneDNN has no convolution for this geometry: ",
-                       e.what()));
-    }
-    return absl::InternalError(absl::StrCat("oneDNN convolution: ", e.what()));
+    return failure(e);
   }
-  return absl::OkStatus();
+  const std::vector<Piece>& pieces = cached->pieces;
+  const float* b = bias != nullptr ? bias->bias : nullptr;
+  // Pieces run on pool threads too: an exception must not leave them.
+  absl::Mutex status_mu;
+  absl::Status status;
+  RunPieces(pool, static_cast<int>(pieces.size()), [&](int i) {
+    try {
+      RunPiece(*cached, pieces[i], in, b, out);
+    } catch (const dnnl::error& e) {
+      absl::MutexLock lock(&status_mu);
+      if (status.ok()) status = failure(e);
+    }
+  });
+  return status;
 }
 
 }  // namespace cpu

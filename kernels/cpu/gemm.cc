@@ -15,6 +15,7 @@
 #include "dnnl.h"
 #include "graph/tensor_shape.h"
 #include "graph/types.h"
+#include "kernels/cpu/pieces.h"
 #include "kernels/eigen.h"
 
 namespace graphrun {
@@ -115,12 +116,7 @@ bool OneDnnGemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
   if (count == 1) {
     run(0);
   } else {
-    Eigen::Barrier barrier(static_cast<unsigned int>(count - 1));
-    for (int i = 1; i < count; ++i) {
-      device->enqueue_with_barrier(&barrier, [&run, i] { run(i); });
-    }
-    run(0);
-    barrier.Wait();
+    cpu::RunPieces(*device, count, run);
   }
   return ok.load();
 }
