@@ -147,9 +147,9 @@ class Executor {
   // Const nodes run once at creation (HoistConstants) and their values.
   std::vector<std::pair<int, Tensor>> hoisted_;
   // Per node: a running estimate of its kernel's time, in ns, for kernels
-  // that say they are expensive; one measured under kCheapKernelNs is
-  // thereafter run inline like a cheap kernel (a thread hop costs about a
-  // microsecond), and no longer timed.
+  // that say they are expensive; one measured under kCheapKernelNs runs
+  // inline like a cheap kernel (a thread hop costs about a microsecond)
+  // and is timed again only now and then.
   static constexpr int64_t kCheapKernelNs = 2000;
   std::unique_ptr<std::atomic<int64_t>[]> cost_ns_;
   bool Expensive(int id) const {
