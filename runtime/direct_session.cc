@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <numeric>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -61,17 +63,49 @@ struct Plan {
   PlacementSummary placement;
 };
 
-std::string PlanKey(const std::vector<std::pair<std::string, Tensor>>& feeds,
-                    const std::vector<std::string>& fetches,
-                    const std::vector<std::string>& targets) {
+// A Run's feeds, fetches and targets in its plan's order: each list sorted
+// by name, so that the same names in any order share one plan.
+struct StepSignature {
+  // The plan's feed j is the caller's feeds[feed_order[j]]; likewise for
+  // fetches (a fetch named twice is two fetches).
+  std::vector<int> feed_order;
+  std::vector<int> fetch_order;
+  // Sorted, without repeats.
+  std::vector<std::string> targets;
+  // The plan cache's key: the sorted names.
   std::string key;
-  for (const auto& f : feeds) absl::StrAppend(&key, f.first, ",");
-  key.push_back('\x01');
-  for (const auto& f : fetches) absl::StrAppend(&key, f, ",");
-  key.push_back('\x01');
-  for (const auto& t : targets) absl::StrAppend(&key, t, ",");
-  return key;
+};
+
+StepSignature MakeSignature(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                            const std::vector<std::string>& fetches,
+                            const std::vector<std::string>& targets) {
+  StepSignature sig;
+  sig.feed_order.resize(feeds.size());
+  std::iota(sig.feed_order.begin(), sig.feed_order.end(), 0);
+  std::stable_sort(sig.feed_order.begin(), sig.feed_order.end(),
+                   [&](int a, int b) { return feeds[a].first < feeds[b].first; });
+  sig.fetch_order.resize(fetches.size());
+  std::iota(sig.fetch_order.begin(), sig.fetch_order.end(), 0);
+  std::stable_sort(sig.fetch_order.begin(), sig.fetch_order.end(),
+                   [&](int a, int b) { return fetches[a] < fetches[b]; });
+  sig.targets = targets;
+  std::sort(sig.targets.begin(), sig.targets.end());
+  sig.targets.erase(std::unique(sig.targets.begin(), sig.targets.end()), sig.targets.end());
+  // Node names have no ',' and no '\x01'.
+  for (int i : sig.feed_order) absl::StrAppend(&sig.key, feeds[i].first, ",");
+  sig.key.push_back('\x01');
+  for (int i : sig.fetch_order) absl::StrAppend(&sig.key, fetches[i], ",");
+  sig.key.push_back('\x01');
+  for (const auto& t : sig.targets) absl::StrAppend(&sig.key, t, ",");
+  return sig;
 }
+
+// A plan being built, for the Runs that want it meanwhile.
+struct PendingPlan {
+  absl::Notification done;
+  // Set before `done` is notified.
+  absl::StatusOr<std::shared_ptr<const Plan>> result;
+};
 
 // The most threads one session may start: the inter-op pool plus every CPU
 // device's intra-op pool. Past it, thread creation would fail (and abort)
@@ -152,6 +186,7 @@ class DirectSession : public Session {
     graph_def_ = std::move(merged);
     graph_ = std::move(g);
     plans_.clear();
+    building_.clear();
     return absl::OkStatus();
   }
 
@@ -166,22 +201,23 @@ class DirectSession : public Session {
                    const std::vector<std::string>& fetches,
                    const std::vector<std::string>& targets,
                    std::vector<Tensor>* outputs, RunMetadata* metadata) override {
-    GR_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan,
-                        GetPlan(feeds, fetches, targets));
+    const StepSignature sig = MakeSignature(feeds, fetches, targets);
+    GR_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan, GetPlan(sig, feeds, fetches));
     const int num_fetches = static_cast<int>(plan->step.fetch_nodes.size());
+    // The plan's feeds and fetches are in `sig`'s order.
     CallFrame frame;
     frame.args.reserve(feeds.size());
     for (size_t i = 0; i < feeds.size(); ++i) {
-      const Tensor& t = feeds[i].second;
+      const auto& [name, t] = feeds[sig.feed_order[i]];
       if (t.dtype() != plan->step.feed_dtypes[i]) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "feed '", feeds[i].first, "' is a ", DataTypeString(t.dtype()),
+            "feed '", name, "' is a ", DataTypeString(t.dtype()),
             " tensor, but ", plan->step.feed_labels[i], " produces ",
             DataTypeString(plan->step.feed_dtypes[i])));
       }
       if (!plan->step.feed_shapes[i].IsCompatibleWith(t.shape())) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "feed '", feeds[i].first, "' has shape ", t.shape().DebugString(),
+            "feed '", name, "' has shape ", t.shape().DebugString(),
             ", but ", plan->step.feed_labels[i], " has shape ",
             plan->step.feed_shapes[i].DebugString()));
       }
@@ -207,7 +243,8 @@ class DirectSession : public Session {
     if (client_rendezvous) {
       // The client side: feeds are sent before the step starts.
       for (size_t i = 0; i < feeds.size(); ++i) {
-        GR_RETURN_IF_ERROR(rendezvous->Send(plan->step.feed_keys[i], feeds[i].second, false));
+        GR_RETURN_IF_ERROR(rendezvous->Send(plan->step.feed_keys[i],
+                                            feeds[sig.feed_order[i]].second, false));
       }
     }
     std::vector<DeviceStepStats> dev_stats(num_parts);
@@ -277,12 +314,14 @@ class DirectSession : public Session {
       }
     }
     outputs->clear();
-    outputs->reserve(num_fetches);
+    outputs->resize(num_fetches);
     for (int i = 0; i < num_fetches; ++i) {
+      const int caller = sig.fetch_order[i];
       if (!frame.retvals[i].IsInitialized()) {
-        return absl::InternalError(absl::StrCat("fetch '", fetches[i], "' was not produced"));
+        return absl::InternalError(
+            absl::StrCat("fetch '", fetches[caller], "' was not produced"));
       }
-      outputs->push_back(std::move(frame.retvals[i]));
+      (*outputs)[caller] = std::move(frame.retvals[i]);
     }
     if (trace) {
       for (auto& d : dev_stats) *metadata->mutable_step_stats()->add_dev_stats() = std::move(d);
@@ -297,40 +336,69 @@ class DirectSession : public Session {
   }
 
  private:
+  // The plan of `sig`: from the cache, or built without holding mu_ (other
+  // Runs go on meanwhile; Runs that want the same plan wait for this build
+  // and share its result) and then cached, unless Extend replaced the graph
+  // in the meantime.
   absl::StatusOr<std::shared_ptr<const Plan>> GetPlan(
-      const std::vector<std::pair<std::string, Tensor>>& feeds,
-      const std::vector<std::string>& fetches,
-      const std::vector<std::string>& targets) {
-    const std::string key = PlanKey(feeds, fetches, targets);
+      const StepSignature& sig, const std::vector<std::pair<std::string, Tensor>>& feeds,
+      const std::vector<std::string>& fetches) {
     {
       absl::ReaderMutexLock lock(&mu_);
-      auto it = plans_.find(key);
+      auto it = plans_.find(sig.key);
       if (it != plans_.end()) return it->second;
     }
-    absl::MutexLock lock(&mu_);
-    auto it = plans_.find(key);
-    if (it != plans_.end()) return it->second;
-    GR_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan, BuildPlan(feeds, fetches, targets));
-    plans_[key] = plan;
-    return plan;
+    std::shared_ptr<const Graph> graph;
+    std::shared_ptr<PendingPlan> pending;
+    bool build = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = plans_.find(sig.key);
+      if (it != plans_.end()) return it->second;
+      if (graph_ == nullptr) return absl::FailedPreconditionError("the session has no graph");
+      auto [p, inserted] = building_.try_emplace(sig.key);
+      if (inserted) p->second = std::make_shared<PendingPlan>();
+      pending = p->second;
+      build = inserted;
+      graph = graph_;
+    }
+    if (!build) {
+      pending->done.WaitForNotification();
+      return pending->result;
+    }
+    pending->result = BuildPlan(*graph, sig, feeds, fetches);
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = building_.find(sig.key);
+      if (it != building_.end() && it->second == pending) building_.erase(it);
+      // A plan of the graph Extend replaced serves only the Runs that
+      // asked for it before.
+      if (pending->result.ok() && graph_ == graph) plans_.emplace(sig.key, *pending->result);
+    }
+    pending->done.Notify();
+    return pending->result;
   }
 
+  // Builds the plan of `sig` over `graph`. Reads only what Init set up:
+  // safe without mu_.
   absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(
+      const Graph& graph, const StepSignature& sig,
       const std::vector<std::pair<std::string, Tensor>>& feeds,
-      const std::vector<std::string>& fetches,
-      const std::vector<std::string>& targets) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (graph_ == nullptr) return absl::FailedPreconditionError("the session has no graph");
+      const std::vector<std::string>& fetches) {
     auto plan = std::make_shared<Plan>();
     StepGraphOptions step_options;
     step_options.feeds_through_rendezvous = options_.feeds_through_rendezvous;
     step_options.client_device = devices_[0]->name();
     step_options.optimize = options_.optimize != SessionOptions::Optimize::kNone;
     step_options.evaluate = KernelEvaluator(devices_[0].get());
-    for (const auto& f : feeds) step_options.feed_value_shapes.push_back(f.second.shape());
-    std::vector<std::string> feed_names;
-    for (const auto& f : feeds) feed_names.push_back(f.first);
-    GR_ASSIGN_OR_RETURN(plan->step,
-                        BuildStepGraph(*graph_, feed_names, fetches, targets, step_options));
+    std::vector<std::string> feed_names, fetch_names;
+    for (int i : sig.feed_order) {
+      feed_names.push_back(feeds[i].first);
+      step_options.feed_value_shapes.push_back(feeds[i].second.shape());
+    }
+    for (int i : sig.fetch_order) fetch_names.push_back(fetches[i]);
+    GR_ASSIGN_OR_RETURN(plan->step, BuildStepGraph(graph, feed_names, fetch_names, sig.targets,
+                                                   step_options));
     if (options_.log_optimizations && step_options.optimize) {
       const std::string log = plan->step.optimization.ToString();
       std::fwrite(log.data(), 1, log.size(), stdout);
@@ -369,8 +437,11 @@ class DirectSession : public Session {
   std::atomic<int64_t> next_step_id_{1};
   absl::Mutex mu_;
   GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<Graph> graph_ ABSL_GUARDED_BY(mu_);
+  // Replaced, never changed, by Extend: plans being built keep theirs.
+  std::shared_ptr<const Graph> graph_ ABSL_GUARDED_BY(mu_);
+  // By StepSignature::key.
   absl::flat_hash_map<std::string, std::shared_ptr<const Plan>> plans_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<PendingPlan>> building_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -168,14 +168,17 @@ TEST(MultiDeviceTest, RandomGraphsOnRandomDevicesMatchOneDevice) {
       auto it = n.attr().find("client_terminated");
       return it != n.attr().end() && it->second.b();
     };
+    std::vector<std::string> sorted_fetches = pinned.fetches;
+    std::stable_sort(sorted_fetches.begin(), sorted_fetches.end());
     for (const auto& [name, n] : by_name) {
       const bool fetch_node = client ? (n->op() == "_Send" && is_client(*n))
                                      : n->op() == "_Retval";
       if (!fetch_node) continue;
       // Its input was rewritten to the Recv when it crosses; recover the
-      // source from the fetch order ("_retval_<i>" / "_send_<i>").
+      // source from the plan's fetch order ("_retval_<i>" / "_send_<i>"),
+      // the fetches sorted by name.
       int64_t index = std::stoll(name.substr(name.rfind('_') + 1));
-      const std::string& src = pinned.fetches[index];
+      const std::string& src = sorted_fetches[index];
       if (device_of[src] != n->device()) data_cross.insert({src, n->device()});
     }
     int data_sends = 0, control_sends = 0;

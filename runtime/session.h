@@ -10,9 +10,11 @@
 // with the cost model (placer/), cuts it into one partition per device used
 // (Send/Recv pairs between them, partition/), and builds one executor per
 // partition -- once per (feeds, fetches, targets) signature, cached, so a
-// repeated Run does no graph analysis. A step over several devices aborts
-// every partition on the first error.
-// Run is thread-safe: many steps may run at once. Extend() adds nodes.
+// repeated Run does no graph analysis; the signature is the sorted names, so
+// the same feeds and fetches in another order share a plan. A step over
+// several devices aborts every partition on the first error.
+// Run is thread-safe: many steps may run at once, and a plan being built
+// holds up only the Runs that wait for that plan. Extend() adds nodes.
 #ifndef GRAPHRUN_RUNTIME_SESSION_H_
 #define GRAPHRUN_RUNTIME_SESSION_H_
 

@@ -8,6 +8,7 @@
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
 #include "kernels/kernel_registry.h"
+#include "runtime/testing/test_ops.h"
 
 namespace graphrun {
 namespace {
@@ -222,6 +223,171 @@ TEST(SessionTest, ConcurrentRunsAreIndependent) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(good.load(), 400);
+}
+
+// y and ba for one row [v, 0, 0] of x (W's first row is [1, 2], b is
+// [0.5, -100]); and Neg of an int32.
+float ExpectedY(float v, int k) { return std::max(0.f, k == 0 ? v + 0.5f : 2 * v - 100); }
+
+// The same feeds and fetches in another order share one plan (its
+// placement log is printed once) and return values in the caller's order,
+// through the call frame and through the rendezvous.
+TEST(SessionTest, ReorderedFeedsAndFetchesShareAPlan) {
+  for (bool rendezvous : {false, true}) {
+    SessionOptions options;
+    options.log_device_placement = true;
+    options.feeds_through_rendezvous = rendezvous;
+    auto session = MakeSession(options);
+    const Tensor x = X({7, 0, 0}, 1);
+    const Tensor other = Tensor::FromVector<int32_t>({3, -4}, TensorShape({2}));
+    std::vector<Tensor> out;
+    testing::internal::CaptureStdout();
+    ASSERT_TRUE(session->Run({{"x", x}, {"other", other}}, {"y", "other_neg", "mm"},
+                             {"other_neg"}, &out).ok());
+    const std::string first = testing::internal::GetCapturedStdout();
+    EXPECT_NE(first.find("other_neg: (Neg)"), std::string::npos) << first;
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out[0].flat<float>()[0], ExpectedY(7, 0));
+    EXPECT_EQ(out[1].flat<int32_t>()[1], 4);
+    EXPECT_EQ(out[2].flat<float>()[1], 14.f);  // mm = [7, 14]
+
+    // Reordered feeds, fetches (one named twice) and targets.
+    const std::vector<std::vector<std::string>> fetch_orders = {
+        {"mm", "y", "other_neg"}, {"other_neg", "mm", "y"}, {"y", "other_neg", "mm"}};
+    for (const auto& fetches : fetch_orders) {
+      testing::internal::CaptureStdout();
+      ASSERT_TRUE(session->Run({{"other", other}, {"x", x}}, fetches,
+                               {"other_neg", "other_neg"}, &out).ok());
+      EXPECT_EQ(testing::internal::GetCapturedStdout(), "") << "a new plan was built";
+      ASSERT_EQ(out.size(), 3u);
+      for (size_t i = 0; i < fetches.size(); ++i) {
+        if (fetches[i] == "y") EXPECT_EQ(out[i].flat<float>()[0], ExpectedY(7, 0));
+        if (fetches[i] == "mm") EXPECT_EQ(out[i].flat<float>()[1], 14.f);
+        if (fetches[i] == "other_neg") EXPECT_EQ(out[i].flat<int32_t>()[0], -3);
+      }
+    }
+    // A fetch named twice: each position gets the value.
+    ASSERT_TRUE(session->Run({{"x", x}}, {"y", "mm", "y"}, {}, &out).ok());
+    testing::internal::CaptureStdout();
+    ASSERT_TRUE(session->Run({{"x", X({60, 0, 0}, 1)}}, {"mm", "y", "y"}, {}, &out).ok());
+    EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
+    EXPECT_EQ(out[0].flat<float>()[1], 120.f);
+    EXPECT_EQ(out[1].flat<float>()[1], ExpectedY(60, 1));
+    EXPECT_EQ(out[2].flat<float>()[1], ExpectedY(60, 1));
+    // Errors still name the caller's feed.
+    absl::Status s = session->Run(
+        {{"other", other}, {"x", Tensor::FromVector<float>({1, 2}, TensorShape({1, 2}))}},
+        {"other_neg", "y"}, {}, &out);
+    EXPECT_NE(s.message().find("feed 'x' has shape [1,2]"), std::string::npos) << s;
+  }
+}
+
+// Threads running different signatures (plans built concurrently, and
+// the same signatures in different orders) each get their own values.
+TEST(SessionTest, ConcurrentRunsOfDifferentSignatures) {
+  for (int cpu_devices : {1, 2}) {
+    SessionOptions options;
+    options.cpu_devices = cpu_devices;
+    auto session = MakeSession(options);
+    std::vector<std::thread> threads;
+    std::atomic<int> good{0};
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 40; ++i) {
+          const float v = static_cast<float>(t * 100 + i);
+          const int32_t o = t * 1000 + i;
+          const Tensor x = X({v, 0, 0}, 1);
+          const Tensor other = Tensor::FromVector<int32_t>({o}, TensorShape({1}));
+          std::vector<Tensor> out;
+          bool ok = false;
+          switch ((t + i) % 5) {
+            case 0:
+              ok = session->Run({{"x", x}, {"other", other}}, {"y", "other_neg"}, {}, &out).ok() &&
+                   out[0].flat<float>()[0] == ExpectedY(v, 0) && out[1].flat<int32_t>()[0] == -o;
+              break;
+            case 1:
+              ok = session->Run({{"other", other}, {"x", x}}, {"other_neg", "y"}, {}, &out).ok() &&
+                   out[1].flat<float>()[1] == ExpectedY(v, 1) && out[0].flat<int32_t>()[0] == -o;
+              break;
+            case 2:
+              ok = session->Run({{"x", x}}, {"mm", "y"}, {}, &out).ok() &&
+                   out[0].flat<float>()[1] == 2 * v && out[1].flat<float>()[0] == ExpectedY(v, 0);
+              break;
+            case 3:
+              ok = session->Run({{"other", other}}, {"other_neg"}, {}, &out).ok() &&
+                   out[0].flat<int32_t>()[0] == -o;
+              break;
+            case 4: {
+              const Tensor mm = Tensor::FromVector<float>({v, -v}, TensorShape({1, 2}));
+              ok = session->Run({{"mm:0", mm}}, {"ba", "y"}, {}, &out).ok() &&
+                   out[0].flat<float>()[1] == -v - 100 && out[1].flat<float>()[0] == std::max(0.f, v + 0.5f);
+              break;
+            }
+          }
+          if (ok) ++good;
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(good.load(), 320) << cpu_devices << " CPU devices";
+  }
+}
+
+// A plan is built without holding up Runs of other signatures: while one
+// build waits (in a kernel's constructor), another signature builds and runs.
+TEST(SessionTest, APlanBuildDoesNotHoldUpOtherSignatures) {
+  auto def = ParseGraphDef(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }
+    node { name: "held" op: "TestBlockedConstruction" input: "x" }
+    node { name: "neg" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb", GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  auto session = Session::Create(*def);
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::Status held_status;
+  std::vector<Tensor> held_out;
+  std::thread held([&] {
+    held_status = (*session)->Run({{"x", Tensor::Scalar<float>(1)}}, {"held"}, {}, &held_out);
+  });
+  test_ops::AwaitBlockedConstruction();
+  std::vector<Tensor> out;
+  absl::Status s = (*session)->Run({{"x", Tensor::Scalar<float>(2)}}, {"neg"}, {}, &out);
+  test_ops::ReleaseConstruction();
+  held.join();
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].scalar<float>(), -2.f);
+  ASSERT_TRUE(held_status.ok()) << held_status;
+  EXPECT_EQ(held_out[0].scalar<float>(), 1.f);
+}
+
+// Runs of one new signature at once build its plan once: the others wait
+// for that build (its placement log is printed once).
+TEST(SessionTest, ConcurrentRunsOfOneNewSignatureBuildOnePlan) {
+  SessionOptions options;
+  options.log_device_placement = true;
+  auto session = MakeSession(options);
+  std::vector<std::thread> threads;
+  std::atomic<int> good{0};
+  testing::internal::CaptureStdout();
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      const float v = static_cast<float>(t);
+      std::vector<Tensor> out;
+      if (session->Run({{"x", X({v, 0, 0}, 1)}}, {"y"}, {}, &out).ok() &&
+          out[0].flat<float>()[0] == ExpectedY(v, 0)) {
+        ++good;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const std::string log = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(good.load(), 8);
+  size_t builds = 0;
+  for (size_t at = log.find("fetch of 'y'"); at != std::string::npos;
+       at = log.find("fetch of 'y'", at + 1)) {
+    ++builds;
+  }
+  EXPECT_EQ(builds, 1u) << log;
 }
 
 TEST(SessionTest, StepStatsAndPartitionGraphs) {

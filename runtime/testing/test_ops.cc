@@ -12,6 +12,9 @@
 //     of a Switch is.
 //   TestRecord(x: float) -> float: forwards x and appends its node name to
 //     the sequence test_ops::TakeRecordedOrder() returns.
+//   TestBlockedConstruction(x: float) -> float: forwards x; its kernel's
+//     constructor (run while a plan is built) waits until
+//     test_ops::ReleaseConstruction(), so a test can hold a build open.
 #include "runtime/testing/test_ops.h"
 
 #include <atomic>
@@ -35,6 +38,7 @@ REGISTER_OP("TestWaitForCancel").Input("x: float").Output("y: float").SetIsState
 REGISTER_OP("TestFailLater").Input("x: float").Output("y: float").SetIsStateful();
 REGISTER_OP("TestDead").Input("x: float").Output("y: float").SetIsStateful();
 REGISTER_OP("TestRecord").Input("x: float").Output("y: float").SetIsStateful();
+REGISTER_OP("TestBlockedConstruction").Input("x: float").Output("y: float").SetIsStateful();
 
 class DeadOp : public OpKernel {
  public:
@@ -195,9 +199,38 @@ class RecordOp : public OpKernel {
 };
 REGISTER_KERNEL(KernelDefBuilder("TestRecord").Device(kDeviceCpu), RecordOp);
 
+absl::Mutex construction_mu;
+int constructions_waiting ABSL_GUARDED_BY(construction_mu) = 0;
+bool construction_released ABSL_GUARDED_BY(construction_mu) = false;
+
+class BlockedConstructionOp : public OpKernel {
+ public:
+  explicit BlockedConstructionOp(OpKernelConstruction* c) : OpKernel(c) {
+    set_expensive(false);
+    absl::MutexLock lock(&construction_mu);
+    ++constructions_waiting;
+    construction_mu.Await(absl::Condition(&construction_released));
+    --constructions_waiting;
+  }
+  void Compute(OpKernelContext* ctx) override { ctx->set_output(0, ctx->input(0)); }
+};
+REGISTER_KERNEL(KernelDefBuilder("TestBlockedConstruction").Device(kDeviceCpu),
+                BlockedConstructionOp);
+
 }  // namespace
 
 namespace test_ops {
+
+void AwaitBlockedConstruction() {
+  absl::MutexLock lock(&construction_mu);
+  construction_mu.Await(absl::Condition(
+      +[](int* waiting) { return *waiting > 0; }, &constructions_waiting));
+}
+
+void ReleaseConstruction() {
+  absl::MutexLock lock(&construction_mu);
+  construction_released = true;
+}
 
 std::vector<std::string> TakeRecordedOrder() {
   absl::MutexLock lock(&record_mu);

@@ -14,6 +14,11 @@ namespace test_ops {
 // call; clears it. Thread-safe.
 std::vector<std::string> TakeRecordedOrder();
 
+// Returns once a TestBlockedConstruction kernel's constructor is waiting.
+void AwaitBlockedConstruction();
+// Lets every TestBlockedConstruction constructor, waiting or to come, go on.
+void ReleaseConstruction();
+
 }  // namespace test_ops
 }  // namespace graphrun
 
