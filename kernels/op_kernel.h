@@ -42,6 +42,7 @@
 namespace graphrun {
 
 class OpKernelContext;
+class Rendezvous;  // kernels/rendezvous.h
 
 // The values a step feeds in (_Arg nodes read args[index]) and fetches out
 // (_Retval nodes write retvals[index]). Distinct indices are written by
@@ -189,8 +190,9 @@ class OpKernelContext {
     // rendezvous keys once control flow arrives.
     int64_t frame_id = 0;
     int64_t iter_id = 0;
-    // Opaque per-step resources for Send/Recv kernels (the Rendezvous).
-    void* rendezvous = nullptr;
+    // Where this step's _Send and _Recv kernels meet (kernels/rendezvous.h);
+    // null when the step has none (one device, feeds by call frame).
+    Rendezvous* rendezvous = nullptr;
     // Feeds (_Arg) and fetches (_Retval) of this step.
     CallFrame* call_frame = nullptr;
     // An input is dead (only for kernels that RunsOnDeadInput()).

@@ -1,7 +1,8 @@
 // Rendezvous: where a _Send and its _Recv meet, by key.
 //
 // A key names one tensor transfer of one step (graph/rendezvous_key.h:
-// TensorFlow's format, shared with the partitioner).
+// TensorFlow's format, shared with the partitioner). Each end passes Args
+// describing itself; the Recv's callback gets both ends' Args.
 //
 // Send never blocks; RecvAsync calls `done` once, when the value arrives or
 // the rendezvous is aborted. StartAbort fails everything pending and every
@@ -21,24 +22,33 @@
 #include "absl/strings/string_view.h"
 #include "graph/rendezvous_key.h"
 #include "graph/tensor.h"
+#include "kernels/device_base.h"
 
 namespace graphrun {
 
 class Rendezvous {
  public:
+  // One end of a transfer.
+  struct Args {
+    // The device of this end: the sender's in Send, the receiver's in
+    // RecvAsync (borrowed). Null for the client of a session.
+    const DeviceBase* device = nullptr;
+  };
+
   using DoneCallback =
-      std::function<void(const absl::Status& status, const Tensor& value, bool is_dead)>;
+      std::function<void(const absl::Status& status, const Args& send_args,
+                         const Args& recv_args, const Tensor& value, bool is_dead)>;
 
   virtual ~Rendezvous() = default;
 
   // Hands `value` to the matching Recv (now or later). Never blocks. An
   // error if the rendezvous was aborted or the key was already sent.
-  virtual absl::Status Send(absl::string_view key, const Tensor& value,
+  virtual absl::Status Send(absl::string_view key, const Args& args, const Tensor& value,
                             bool is_dead) = 0;
-  // Calls `done` exactly once: with the value, or with the abort status.
-  // `done` may run on the calling thread (value already there) or on the
-  // sender's thread.
-  virtual void RecvAsync(absl::string_view key, DoneCallback done) = 0;
+  // Calls `done` exactly once: with the value and the sender's Args, or
+  // with the abort status (then `send_args` is empty). `done` may run on
+  // the calling thread (value already there) or on the sender's thread.
+  virtual void RecvAsync(absl::string_view key, const Args& args, DoneCallback done) = 0;
   // Fails every pending RecvAsync and every later call with `status`
   // (which must not be OK). The first abort's status wins.
   virtual void StartAbort(const absl::Status& status) = 0;

@@ -243,7 +243,7 @@ class DirectSession : public Session {
     if (client_rendezvous) {
       // The client side: feeds are sent before the step starts.
       for (size_t i = 0; i < feeds.size(); ++i) {
-        GR_RETURN_IF_ERROR(rendezvous->Send(plan->step.feed_keys[i],
+        GR_RETURN_IF_ERROR(rendezvous->Send(plan->step.feed_keys[i], Rendezvous::Args(),
                                             feeds[sig.feed_order[i]].second, false));
       }
     }
@@ -305,8 +305,9 @@ class DirectSession : public Session {
       // values are already there, so these callbacks run at once.
       for (int i = 0; i < num_fetches; ++i) {
         absl::Status fetch_status;
-        rendezvous->RecvAsync(plan->step.fetch_keys[i],
-                              [&](const absl::Status& s, const Tensor& v, bool is_dead) {
+        rendezvous->RecvAsync(plan->step.fetch_keys[i], Rendezvous::Args(),
+                              [&](const absl::Status& s, const Rendezvous::Args&,
+                                  const Rendezvous::Args&, const Tensor& v, bool is_dead) {
                                 fetch_status = s;
                                 if (s.ok() && !is_dead) frame.retvals[i] = v;
                               });

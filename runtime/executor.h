@@ -69,7 +69,9 @@ class Executor {
     CallFrame* call_frame = nullptr;
     CancellationManager* cancellation = nullptr;  // required
     StepStatsCollector* stats = nullptr;          // optional
-    void* rendezvous = nullptr;
+    // Where the step's _Send and _Recv kernels meet (borrowed; outlives
+    // the step); null when the step has none.
+    Rendezvous* rendezvous = nullptr;
     // Runs a closure on the inter-op pool. Required.
     Runner runner;
   };

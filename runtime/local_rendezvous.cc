@@ -16,8 +16,10 @@ std::atomic<RecvWaitingHook> recv_waiting_hook{nullptr};
 
 class LocalRendezvous : public Rendezvous {
  public:
-  absl::Status Send(absl::string_view key, const Tensor& value, bool is_dead) override {
+  absl::Status Send(absl::string_view key, const Args& args, const Tensor& value,
+                    bool is_dead) override {
     DoneCallback waiter;
+    Args recv_args;
     {
       absl::MutexLock lock(&mu_);
       if (!status_.ok()) return status_;
@@ -25,6 +27,7 @@ class LocalRendezvous : public Rendezvous {
       if (it == table_.end()) {
         Item& item = table_[key];
         item.has_value = true;
+        item.args = args;
         item.value = value;
         item.is_dead = is_dead;
         return absl::OkStatus();
@@ -34,14 +37,16 @@ class LocalRendezvous : public Rendezvous {
             absl::StrCat("rendezvous key '", key, "' was sent twice in one step"));
       }
       waiter = std::move(it->second.waiter);
+      recv_args = it->second.args;
       table_.erase(it);
     }
-    waiter(absl::OkStatus(), value, is_dead);
+    waiter(absl::OkStatus(), args, recv_args, value, is_dead);
     return absl::OkStatus();
   }
 
-  void RecvAsync(absl::string_view key, DoneCallback done) override {
+  void RecvAsync(absl::string_view key, const Args& args, DoneCallback done) override {
     Tensor value;
+    Args send_args;
     bool is_dead = false;
     bool waiting = false;
     absl::Status status;
@@ -54,12 +59,14 @@ class LocalRendezvous : public Rendezvous {
         if (it == table_.end()) {
           Item& item = table_[key];
           item.waiter = std::move(done);
+          item.args = args;
           waiting = true;
         } else if (!it->second.has_value) {
           status = absl::InternalError(
               absl::StrCat("rendezvous key '", key, "' was received twice in one step"));
         } else {
           value = std::move(it->second.value);
+          send_args = it->second.args;
           is_dead = it->second.is_dead;
           table_.erase(it);
         }
@@ -73,26 +80,31 @@ class LocalRendezvous : public Rendezvous {
       }
       return;
     }
-    done(status, value, is_dead);
+    done(status, send_args, args, value, is_dead);
   }
 
   void StartAbort(const absl::Status& status) override {
-    std::vector<DoneCallback> waiters;
+    std::vector<std::pair<DoneCallback, Args>> waiters;
     {
       absl::MutexLock lock(&mu_);
       if (!status_.ok()) return;
       status_ = status.ok() ? absl::AbortedError("rendezvous aborted") : status;
       for (auto& [key, item] : table_) {
-        if (!item.has_value) waiters.push_back(std::move(item.waiter));
+        if (!item.has_value) waiters.emplace_back(std::move(item.waiter), item.args);
       }
       table_.clear();
     }
-    for (auto& w : waiters) w(status_copy(), Tensor(), false);
+    const absl::Status abort_status = status_copy();
+    for (auto& [waiter, recv_args] : waiters) {
+      waiter(abort_status, Args(), recv_args, Tensor(), false);
+    }
   }
 
  private:
   struct Item {
     bool has_value = false;
+    // The sender's Args with a value, the receiver's with a waiter.
+    Args args;
     Tensor value;
     bool is_dead = false;
     DoneCallback waiter;

@@ -13,12 +13,14 @@
 namespace graphrun {
 namespace {
 
+using Args = Rendezvous::Args;
+
 TEST(RendezvousKeyTest, TensorFlowFormat) {
-  EXPECT_EQ(CreateRendezvousKey("/job:localhost/replica:0/task:0/device:CPU:0", 1,
-                                "/job:localhost/replica:0/task:0/device:GPU:0",
-                                "edge_5_MatMul", 0, 0),
-            "/job:localhost/replica:0/task:0/device:CPU:0;0000000000000001;"
-            "/job:localhost/replica:0/task:0/device:GPU:0;edge_5_MatMul;0:0");
+  EXPECT_EQ(
+      CreateRendezvousKey("/job:localhost/replica:0/task:0/device:CPU:0", 1,
+                          "/job:localhost/replica:0/task:0/device:GPU:0", "edge_5_MatMul", 0, 0),
+      "/job:localhost/replica:0/task:0/device:CPU:0;0000000000000001;"
+      "/job:localhost/replica:0/task:0/device:GPU:0;edge_5_MatMul;0:0");
   auto parsed = ParseRendezvousKey(CreateRendezvousKey("/a", 0xabcdef, "/b", "t", 7, 3));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->send_device, "/a");
@@ -36,14 +38,15 @@ TEST(RendezvousKeyTest, TensorFlowFormat) {
 TEST(LocalRendezvousTest, SendThenRecvSharesTheBuffer) {
   auto r = NewLocalRendezvous();
   Tensor t = Tensor::Scalar<float>(3);
-  ASSERT_TRUE(r->Send("k", t, false).ok());
+  ASSERT_TRUE(r->Send("k", {}, t, false).ok());
   bool called = false;
-  r->RecvAsync("k", [&](const absl::Status& s, const Tensor& v, bool dead) {
-    EXPECT_TRUE(s.ok());
-    EXPECT_FALSE(dead);
-    EXPECT_EQ(v.raw_data(), t.raw_data());  // no copy
-    called = true;
-  });
+  r->RecvAsync("k", {},
+               [&](const absl::Status& s, const Args&, const Args&, const Tensor& v, bool dead) {
+                 EXPECT_TRUE(s.ok());
+                 EXPECT_FALSE(dead);
+                 EXPECT_EQ(v.raw_data(), t.raw_data());  // no copy
+                 called = true;
+               });
   EXPECT_TRUE(called);
 }
 
@@ -51,43 +54,47 @@ TEST(LocalRendezvousTest, RecvThenSendAndDuplicates) {
   auto r = NewLocalRendezvous();
   float got = 0;
   bool got_dead = false;
-  r->RecvAsync("k", [&](const absl::Status& s, const Tensor& v, bool dead) {
-    ASSERT_TRUE(s.ok());
-    got = v.scalar<float>();
-    got_dead = dead;
-  });
+  r->RecvAsync("k", {},
+               [&](const absl::Status& s, const Args&, const Args&, const Tensor& v, bool dead) {
+                 ASSERT_TRUE(s.ok());
+                 got = v.scalar<float>();
+                 got_dead = dead;
+               });
   EXPECT_EQ(got, 0);
-  ASSERT_TRUE(r->Send("k", Tensor::Scalar<float>(5), true).ok());
+  ASSERT_TRUE(r->Send("k", {}, Tensor::Scalar<float>(5), true).ok());
   EXPECT_EQ(got, 5);
   EXPECT_TRUE(got_dead);  // the deadness travels with the value
-  ASSERT_TRUE(r->Send("twice", Tensor::Scalar<float>(1), false).ok());
-  EXPECT_EQ(r->Send("twice", Tensor::Scalar<float>(1), false).code(),
+  ASSERT_TRUE(r->Send("twice", {}, Tensor::Scalar<float>(1), false).ok());
+  EXPECT_EQ(r->Send("twice", {}, Tensor::Scalar<float>(1), false).code(),
             absl::StatusCode::kInternal);
 }
 
 // Deadness arrives either way round, and each key keeps its own.
 TEST(LocalRendezvousTest, DeadnessTravelsInBothOrders) {
   auto r = NewLocalRendezvous();
-  ASSERT_TRUE(r->Send("dead_first", Tensor(), true).ok());
-  ASSERT_TRUE(r->Send("live_first", Tensor::Scalar<float>(1), false).ok());
+  ASSERT_TRUE(r->Send("dead_first", {}, Tensor(), true).ok());
+  ASSERT_TRUE(r->Send("live_first", {}, Tensor::Scalar<float>(1), false).ok());
   int calls = 0;
-  r->RecvAsync("dead_first", [&](const absl::Status& s, const Tensor&, bool dead) {
-    EXPECT_TRUE(s.ok());
-    EXPECT_TRUE(dead);
-    ++calls;
-  });
-  r->RecvAsync("live_first", [&](const absl::Status& s, const Tensor& v, bool dead) {
-    EXPECT_TRUE(s.ok());
-    EXPECT_FALSE(dead);
-    EXPECT_EQ(v.scalar<float>(), 1.0f);
-    ++calls;
-  });
-  r->RecvAsync("dead_later", [&](const absl::Status& s, const Tensor&, bool dead) {
-    EXPECT_TRUE(s.ok());
-    EXPECT_TRUE(dead);
-    ++calls;
-  });
-  ASSERT_TRUE(r->Send("dead_later", Tensor(), true).ok());
+  r->RecvAsync("dead_first", {},
+               [&](const absl::Status& s, const Args&, const Args&, const Tensor&, bool dead) {
+                 EXPECT_TRUE(s.ok());
+                 EXPECT_TRUE(dead);
+                 ++calls;
+               });
+  r->RecvAsync("live_first", {},
+               [&](const absl::Status& s, const Args&, const Args&, const Tensor& v, bool dead) {
+                 EXPECT_TRUE(s.ok());
+                 EXPECT_FALSE(dead);
+                 EXPECT_EQ(v.scalar<float>(), 1.0f);
+                 ++calls;
+               });
+  r->RecvAsync("dead_later", {},
+               [&](const absl::Status& s, const Args&, const Args&, const Tensor&, bool dead) {
+                 EXPECT_TRUE(s.ok());
+                 EXPECT_TRUE(dead);
+                 ++calls;
+               });
+  ASSERT_TRUE(r->Send("dead_later", {}, Tensor(), true).ok());
   EXPECT_EQ(calls, 3);
 }
 
@@ -102,19 +109,23 @@ TEST(LocalRendezvousTest, RecvWaitingHookSeesOnlyWaitingRecvs) {
   hook_calls = &calls;
   SetRecvWaitingHookForTest(RecordWaitingRecv);
   auto r = NewLocalRendezvous();
-  ASSERT_TRUE(r->Send("sent_first", Tensor::Scalar<float>(1), false).ok());
-  r->RecvAsync("sent_first", [](const absl::Status&, const Tensor&, bool) {});
+  ASSERT_TRUE(r->Send("sent_first", {}, Tensor::Scalar<float>(1), false).ok());
+  r->RecvAsync("sent_first", {},
+               [](const absl::Status&, const Args&, const Args&, const Tensor&, bool) {});
   EXPECT_TRUE(calls.empty());
   bool received = false;
-  r->RecvAsync("waits", [&](const absl::Status&, const Tensor&, bool) { received = true; });
+  r->RecvAsync(
+      "waits", {},
+      [&](const absl::Status&, const Args&, const Args&, const Tensor&, bool) { received = true; });
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0].first, r.get());
   EXPECT_EQ(calls[0].second, "waits");
   EXPECT_FALSE(received);
-  ASSERT_TRUE(r->Send("waits", Tensor::Scalar<float>(2), false).ok());
+  ASSERT_TRUE(r->Send("waits", {}, Tensor::Scalar<float>(2), false).ok());
   EXPECT_TRUE(received);
   SetRecvWaitingHookForTest(nullptr);
-  r->RecvAsync("unhooked", [](const absl::Status&, const Tensor&, bool) {});
+  r->RecvAsync("unhooked", {},
+               [](const absl::Status&, const Args&, const Args&, const Tensor&, bool) {});
   EXPECT_EQ(calls.size(), 1u);
   hook_calls = nullptr;
 }
@@ -122,15 +133,21 @@ TEST(LocalRendezvousTest, RecvWaitingHookSeesOnlyWaitingRecvs) {
 TEST(LocalRendezvousTest, AbortFailsPendingAndLaterCalls) {
   auto r = NewLocalRendezvous();
   absl::Status pending;
-  r->RecvAsync("never", [&](const absl::Status& s, const Tensor&, bool) { pending = s; });
+  r->RecvAsync(
+      "never", {},
+      [&](const absl::Status& s, const Args&, const Args&, const Tensor&, bool) { pending = s; });
   r->StartAbort(absl::CancelledError("stop"));
   EXPECT_EQ(pending.code(), absl::StatusCode::kCancelled);
-  EXPECT_EQ(r->Send("x", Tensor::Scalar<float>(1), false).code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(r->Send("x", {}, Tensor::Scalar<float>(1), false).code(), absl::StatusCode::kCancelled);
   absl::Status later;
-  r->RecvAsync("y", [&](const absl::Status& s, const Tensor&, bool) { later = s; });
+  r->RecvAsync("y", {}, [&](const absl::Status& s, const Args&, const Args&, const Tensor&, bool) {
+    later = s;
+  });
   EXPECT_EQ(later.code(), absl::StatusCode::kCancelled);
   r->StartAbort(absl::InternalError("second abort is ignored"));
-  r->RecvAsync("z", [&](const absl::Status& s, const Tensor&, bool) { later = s; });
+  r->RecvAsync("z", {}, [&](const absl::Status& s, const Args&, const Args&, const Tensor&, bool) {
+    later = s;
+  });
   EXPECT_EQ(later.code(), absl::StatusCode::kCancelled);
 }
 
@@ -141,16 +158,17 @@ TEST(LocalRendezvousTest, ManyThreads) {
   std::atomic<int> done{0};
   std::thread sender([&] {
     for (int i = 0; i < kKeys; ++i) {
-      ASSERT_TRUE(r->Send(absl::StrCat("k", i), Tensor::Scalar<int64_t>(i), false).ok());
+      ASSERT_TRUE(r->Send(absl::StrCat("k", i), {}, Tensor::Scalar<int64_t>(i), false).ok());
     }
   });
   std::thread receiver([&] {
     for (int i = kKeys - 1; i >= 0; --i) {
-      r->RecvAsync(absl::StrCat("k", i), [&](const absl::Status& s, const Tensor& v, bool) {
-        ASSERT_TRUE(s.ok());
-        sum += v.scalar<int64_t>();
-        ++done;
-      });
+      r->RecvAsync(absl::StrCat("k", i), {},
+                   [&](const absl::Status& s, const Args&, const Args&, const Tensor& v, bool) {
+                     ASSERT_TRUE(s.ok());
+                     sum += v.scalar<int64_t>();
+                     ++done;
+                   });
     }
   });
   sender.join();

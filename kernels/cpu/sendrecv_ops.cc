@@ -44,8 +44,11 @@ std::string FullKey(const std::string& prefix, const OpKernelContext& ctx) {
                       ctx.params().iter_id);
 }
 
-Rendezvous* StepRendezvous(OpKernelContext* ctx) {
-  return static_cast<Rendezvous*>(ctx->params().rendezvous);
+// This end's Args: the kernel's device.
+Rendezvous::Args EndArgs(OpKernelContext* ctx) {
+  Rendezvous::Args args;
+  args.device = ctx->device();
+  return args;
 }
 
 class SendOp : public OpKernel {
@@ -59,14 +62,15 @@ class SendOp : public OpKernel {
   bool RunsOnDeadInput() const override { return true; }
 
   void Compute(OpKernelContext* ctx) override {
-    Rendezvous* rendezvous = StepRendezvous(ctx);
+    Rendezvous* rendezvous = ctx->params().rendezvous;
     OP_REQUIRES(ctx, rendezvous != nullptr,
                 absl::FailedPreconditionError("the step has no rendezvous"));
     if (ctx->is_input_dead()) {
-      OP_REQUIRES_OK(ctx, rendezvous->Send(FullKey(prefix_, *ctx), Tensor(), /*is_dead=*/true));
+      OP_REQUIRES_OK(ctx, rendezvous->Send(FullKey(prefix_, *ctx), EndArgs(ctx), Tensor(),
+                                           /*is_dead=*/true));
       return;
     }
-    OP_REQUIRES_OK(ctx, rendezvous->Send(FullKey(prefix_, *ctx), ctx->input(0),
+    OP_REQUIRES_OK(ctx, rendezvous->Send(FullKey(prefix_, *ctx), EndArgs(ctx), ctx->input(0),
                                          /*is_dead=*/false));
   }
 
@@ -83,7 +87,7 @@ class RecvOp : public AsyncOpKernel {
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    Rendezvous* rendezvous = StepRendezvous(ctx);
+    Rendezvous* rendezvous = ctx->params().rendezvous;
     OP_REQUIRES_ASYNC(ctx, rendezvous != nullptr,
                       absl::FailedPreconditionError("the step has no rendezvous"), done);
     // Cancelling the step aborts the rendezvous, which fails this Recv.
@@ -98,8 +102,9 @@ class RecvOp : public AsyncOpKernel {
     }
     const DataType expected = ctx->expected_output_dtype(0);
     rendezvous->RecvAsync(
-        FullKey(prefix_, *ctx),
-        [ctx, done, cm, token, expected](const absl::Status& s, const Tensor& value,
+        FullKey(prefix_, *ctx), EndArgs(ctx),
+        [ctx, done, cm, token, expected](const absl::Status& s, const Rendezvous::Args&,
+                                         const Rendezvous::Args&, const Tensor& value,
                                          bool is_dead) {
           // Never waits: the abort callback only touches the rendezvous,
           // which outlives the step.

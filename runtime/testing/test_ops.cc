@@ -153,7 +153,7 @@ class FailLaterOp : public AsyncOpKernel {
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
-    const auto* r = static_cast<const Rendezvous*>(ctx->params().rendezvous);
+    const Rendezvous* r = ctx->params().rendezvous;
     if (r == nullptr) {
       ctx->SetStatus(absl::InvalidArgumentError("TestFailLater always fails"));
       done();
