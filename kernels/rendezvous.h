@@ -2,7 +2,10 @@
 //
 // A key names one tensor transfer of one step (graph/rendezvous_key.h:
 // TensorFlow's format, shared with the partitioner). Each end passes Args
-// describing itself; the Recv's callback gets both ends' Args.
+// saying which device it is on and in which memory its tensor is (Send) or
+// is wanted (RecvAsync); the Recv's callback gets both ends' Args. An
+// implementation that joins different memory spaces (a GPU's, another
+// worker's) copies there; one that cannot refuses the transfer.
 //
 // Send never blocks; RecvAsync calls `done` once, when the value arrives or
 // the rendezvous is aborted. StartAbort fails everything pending and every
@@ -33,11 +36,19 @@ class Rendezvous {
     // The device of this end: the sender's in Send, the receiver's in
     // RecvAsync (borrowed). Null for the client of a session.
     const DeviceBase* device = nullptr;
+    // The tensor is (Send) or must be (RecvAsync) in host memory even if
+    // the device has memory of its own (_HostSend, _HostRecv).
+    bool host_memory = false;
   };
+  // True when `args`' tensor is in host memory: a CPU device's, the
+  // client's, or host memory asked for.
+  static bool InHostMemory(const Args& args) {
+    return args.host_memory || args.device == nullptr || args.device->device_type() == kDeviceCpu;
+  }
 
   using DoneCallback =
-      std::function<void(const absl::Status& status, const Args& send_args,
-                         const Args& recv_args, const Tensor& value, bool is_dead)>;
+      std::function<void(const absl::Status& status, const Args& send_args, const Args& recv_args,
+                         const Tensor& value, bool is_dead)>;
 
   virtual ~Rendezvous() = default;
 

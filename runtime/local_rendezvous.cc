@@ -14,6 +14,25 @@ namespace {
 
 std::atomic<RecvWaitingHook> recv_waiting_hook{nullptr};
 
+std::string EndName(const Rendezvous::Args& args) {
+  return args.device == nullptr ? std::string("the client") : args.device->name();
+}
+
+// OK when the value can be handed over by reference: both ends in host
+// memory.
+absl::Status CheckMemorySpaces(absl::string_view key, const Rendezvous::Args& send,
+                               const Rendezvous::Args& recv) {
+  if (Rendezvous::InHostMemory(send) && Rendezvous::InHostMemory(recv)) {
+    return absl::OkStatus();
+  }
+  return absl::UnimplementedError(absl::StrCat(
+      "rendezvous key '", key, "': a local rendezvous hands over host-memory tensors only, but ",
+      EndName(send), " sends ",
+      Rendezvous::InHostMemory(send) ? "from host memory" : "from device memory", " and ",
+      EndName(recv), " receives ",
+      Rendezvous::InHostMemory(recv) ? "into host memory" : "into device memory"));
+}
+
 class LocalRendezvous : public Rendezvous {
  public:
   absl::Status Send(absl::string_view key, const Args& args, const Tensor& value,
@@ -40,6 +59,12 @@ class LocalRendezvous : public Rendezvous {
       recv_args = it->second.args;
       table_.erase(it);
     }
+    // A transfer that cannot be made fails at the Recv, which reports it.
+    const absl::Status s = CheckMemorySpaces(key, args, recv_args);
+    if (!s.ok()) {
+      waiter(s, args, recv_args, Tensor(), false);
+      return absl::OkStatus();
+    }
     waiter(absl::OkStatus(), args, recv_args, value, is_dead);
     return absl::OkStatus();
   }
@@ -65,9 +90,12 @@ class LocalRendezvous : public Rendezvous {
           status = absl::InternalError(
               absl::StrCat("rendezvous key '", key, "' was received twice in one step"));
         } else {
-          value = std::move(it->second.value);
           send_args = it->second.args;
-          is_dead = it->second.is_dead;
+          status = CheckMemorySpaces(key, send_args, args);
+          if (status.ok()) {
+            value = std::move(it->second.value);
+            is_dead = it->second.is_dead;
+          }
           table_.erase(it);
         }
       }
@@ -125,8 +153,6 @@ void SetRecvWaitingHookForTest(RecvWaitingHook hook) {
   recv_waiting_hook.store(hook, std::memory_order_release);
 }
 
-std::shared_ptr<Rendezvous> NewLocalRendezvous() {
-  return std::make_shared<LocalRendezvous>();
-}
+std::shared_ptr<Rendezvous> NewLocalRendezvous() { return std::make_shared<LocalRendezvous>(); }
 
 }  // namespace graphrun

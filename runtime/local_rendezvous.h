@@ -1,10 +1,14 @@
 // LocalRendezvous: the Rendezvous of one step inside one process.
 //
 // A table from key to either a sent value waiting for its Recv, or a Recv
-// waiting for its value. Tensors are handed over by reference (the buffer
+// waiting for its value. Both ends must be in host memory
+// (Rendezvous::InHostMemory: CPU devices, the client, _HostSend/_HostRecv
+// on other devices); tensors are then handed over by reference (the buffer
 // is shared, never copied), so a transfer between two CPU devices of one
-// process costs a hash lookup and a callback. Callbacks run outside the
-// lock. Thread-safe.
+// process costs a hash lookup and a callback. A transfer with an end in a
+// device's own memory fails at the Recv with Unimplemented naming both
+// devices: copying between memory spaces is for the rendezvous of those
+// devices. Callbacks run outside the lock. Thread-safe.
 #ifndef GRAPHRUN_RUNTIME_LOCAL_RENDEZVOUS_H_
 #define GRAPHRUN_RUNTIME_LOCAL_RENDEZVOUS_H_
 

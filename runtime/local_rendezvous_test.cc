@@ -177,5 +177,91 @@ TEST(LocalRendezvousTest, ManyThreads) {
   EXPECT_EQ(sum.load(), int64_t{kKeys} * (kKeys - 1) / 2);
 }
 
+// A device that is only a name and a type: what a rendezvous reads of one.
+class NamedDevice : public DeviceBase {
+ public:
+  NamedDevice(std::string name, std::string type)
+      : name_(std::move(name)), type_(std::move(type)) {}
+  const std::string& name() const override { return name_; }
+  const std::string& device_type() const override { return type_; }
+  Allocator* allocator() const override { return nullptr; }
+  const Eigen::ThreadPoolDevice* eigen_cpu_device() const override { return nullptr; }
+  int intra_op_threads() const override { return 1; }
+
+ private:
+  std::string name_, type_;
+};
+
+// Between host-memory ends the value is handed over by reference, in either
+// order, and the Recv learns both ends.
+TEST(LocalRendezvousTest, HostMemoryEndsShareTheBufferAndSeeEachOther) {
+  NamedDevice cpu0("/job:localhost/replica:0/task:0/device:CPU:0", kDeviceCpu);
+  NamedDevice cpu1("/job:localhost/replica:0/task:0/device:CPU:1", kDeviceCpu);
+  NamedDevice gpu0("/job:localhost/replica:0/task:0/device:GPU:0", kDeviceGpu);
+  Args on_cpu0{&cpu0}, on_cpu1{&cpu1};
+  Args gpu_host_memory{&gpu0};
+  gpu_host_memory.host_memory = true;
+  EXPECT_TRUE(Rendezvous::InHostMemory(on_cpu0));
+  EXPECT_TRUE(Rendezvous::InHostMemory(Args()));  // the client
+  EXPECT_TRUE(Rendezvous::InHostMemory(gpu_host_memory));
+  EXPECT_FALSE(Rendezvous::InHostMemory(Args{&gpu0}));
+
+  for (const Args& recv_end : {on_cpu1, gpu_host_memory}) {
+    for (bool send_first : {true, false}) {
+      auto r = NewLocalRendezvous();
+      Tensor t(DT_FLOAT, TensorShape({256}));
+      const void* buffer = t.raw_data();
+      int calls = 0;
+      auto recv = [&] {
+        r->RecvAsync("k", recv_end,
+                     [&](const absl::Status& s, const Args& send_args, const Args& recv_args,
+                         const Tensor& v, bool dead) {
+                       ASSERT_TRUE(s.ok()) << s;
+                       EXPECT_FALSE(dead);
+                       EXPECT_EQ(send_args.device, &cpu0);
+                       EXPECT_EQ(recv_args.device, recv_end.device);
+                       EXPECT_EQ(recv_args.host_memory, recv_end.host_memory);
+                       EXPECT_EQ(v.raw_data(), buffer);  // the same buffer: no copy
+                       ++calls;
+                     });
+      };
+      if (!send_first) recv();
+      ASSERT_TRUE(r->Send("k", on_cpu0, t, false).ok());
+      if (send_first) recv();
+      EXPECT_EQ(calls, 1);
+    }
+  }
+}
+
+// An end in a device's own memory is not this rendezvous's to serve: the
+// Recv fails with Unimplemented naming both devices, in either order.
+TEST(LocalRendezvousTest, DeviceMemoryEndIsRefusedNamingTheDevices) {
+  NamedDevice cpu0("/job:localhost/replica:0/task:0/device:CPU:0", kDeviceCpu);
+  NamedDevice gpu0("/job:localhost/replica:0/task:0/device:GPU:0", kDeviceGpu);
+  for (bool gpu_sends : {true, false}) {
+    for (bool send_first : {true, false}) {
+      auto r = NewLocalRendezvous();
+      const Args send_end{gpu_sends ? &gpu0 : &cpu0};
+      const Args recv_end{gpu_sends ? &cpu0 : &gpu0};
+      absl::Status status;
+      int calls = 0;
+      auto recv = [&] {
+        r->RecvAsync("k", recv_end,
+                     [&](const absl::Status& s, const Args&, const Args&, const Tensor&, bool) {
+                       status = s;
+                       ++calls;
+                     });
+      };
+      if (!send_first) recv();
+      EXPECT_TRUE(r->Send("k", send_end, Tensor::Scalar<float>(1), false).ok());
+      if (send_first) recv();
+      ASSERT_EQ(calls, 1);
+      EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << status;
+      EXPECT_NE(status.message().find("device:GPU:0"), absl::string_view::npos) << status;
+      EXPECT_NE(status.message().find("device:CPU:0"), absl::string_view::npos) << status;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace graphrun

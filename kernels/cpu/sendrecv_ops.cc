@@ -44,11 +44,17 @@ std::string FullKey(const std::string& prefix, const OpKernelContext& ctx) {
                       ctx.params().iter_id);
 }
 
-// This end's Args: the kernel's device.
-Rendezvous::Args EndArgs(OpKernelContext* ctx) {
+// This end's Args: the kernel's device, and host memory for the _Host
+// variants.
+Rendezvous::Args EndArgs(OpKernelContext* ctx, bool host_memory) {
   Rendezvous::Args args;
   args.device = ctx->device();
+  args.host_memory = host_memory;
   return args;
+}
+
+bool IsHostVariant(const OpKernelConstruction& c) {
+  return c.def().op() == "_HostSend" || c.def().op() == "_HostRecv";
 }
 
 class SendOp : public OpKernel {
@@ -56,6 +62,7 @@ class SendOp : public OpKernel {
   explicit SendOp(OpKernelConstruction* c) : OpKernel(c) {
     set_expensive(false);
     prefix_ = KeyPrefixOrError(c);
+    host_memory_ = IsHostVariant(*c);
   }
 
   // A dead input is sent as deadness, so the Recv side does not wait.
@@ -66,16 +73,19 @@ class SendOp : public OpKernel {
     OP_REQUIRES(ctx, rendezvous != nullptr,
                 absl::FailedPreconditionError("the step has no rendezvous"));
     if (ctx->is_input_dead()) {
-      OP_REQUIRES_OK(ctx, rendezvous->Send(FullKey(prefix_, *ctx), EndArgs(ctx), Tensor(),
-                                           /*is_dead=*/true));
+      OP_REQUIRES_OK(ctx,
+                     rendezvous->Send(FullKey(prefix_, *ctx), EndArgs(ctx, host_memory_), Tensor(),
+                                      /*is_dead=*/true));
       return;
     }
-    OP_REQUIRES_OK(ctx, rendezvous->Send(FullKey(prefix_, *ctx), EndArgs(ctx), ctx->input(0),
-                                         /*is_dead=*/false));
+    OP_REQUIRES_OK(
+        ctx, rendezvous->Send(FullKey(prefix_, *ctx), EndArgs(ctx, host_memory_), ctx->input(0),
+                              /*is_dead=*/false));
   }
 
  private:
   std::string prefix_;
+  bool host_memory_ = false;
 };
 
 class RecvOp : public AsyncOpKernel {
@@ -84,6 +94,7 @@ class RecvOp : public AsyncOpKernel {
     // ComputeAsync only registers a callback: not worth a thread hop.
     set_expensive(false);
     prefix_ = KeyPrefixOrError(c);
+    host_memory_ = IsHostVariant(*c);
   }
 
   void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
@@ -102,7 +113,7 @@ class RecvOp : public AsyncOpKernel {
     }
     const DataType expected = ctx->expected_output_dtype(0);
     rendezvous->RecvAsync(
-        FullKey(prefix_, *ctx), EndArgs(ctx),
+        FullKey(prefix_, *ctx), EndArgs(ctx, host_memory_),
         [ctx, done, cm, token, expected](const absl::Status& s, const Rendezvous::Args&,
                                          const Rendezvous::Args&, const Tensor& value,
                                          bool is_dead) {
@@ -126,6 +137,7 @@ class RecvOp : public AsyncOpKernel {
 
  private:
   std::string prefix_;
+  bool host_memory_ = false;
 };
 
 REGISTER_KERNEL(KernelDefBuilder("_Send").Device(kDeviceCpu), SendOp);
