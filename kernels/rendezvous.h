@@ -11,7 +11,8 @@
 // the rendezvous is aborted. StartAbort fails everything pending and every
 // later call. One Rendezvous serves one step, so keys need no step id.
 // Implementations: LocalRendezvous (runtime/local_rendezvous.h) in one
-// process; a remote one comes with the distributed runtime.
+// process, made per step by RendezvousMgr (runtime/rendezvous_mgr.h); a
+// remote one comes with the distributed runtime.
 // Thread-safe.
 #ifndef GRAPHRUN_KERNELS_RENDEZVOUS_H_
 #define GRAPHRUN_KERNELS_RENDEZVOUS_H_

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -16,8 +17,8 @@
 #include "placer/device_set.h"
 #include "placer/placer.h"
 #include "runtime/executor.h"
-#include "runtime/local_rendezvous.h"
 #include "runtime/plan_builder.h"
+#include "runtime/rendezvous_mgr.h"
 #include "runtime/session.h"
 #include "runtime/step_graph.h"
 
@@ -233,13 +234,16 @@ class DirectSession : public Session {
     Eigen::ThreadPool* pool = inter_op_pool_.get();
     args.runner = [pool](std::function<void()> fn) { pool->Schedule(std::move(fn)); };
     const size_t num_parts = plan->partitions.size();
-    // A step over several devices meets at one rendezvous; the first real
-    // error aborts it, so partitions waiting in a Recv fail instead of
-    // hanging.
+    // A step over several devices meets at its rendezvous, found by step
+    // id; the first real error aborts it, so partitions waiting in a Recv
+    // fail instead of hanging. It is cleaned up when Run returns.
     std::shared_ptr<Rendezvous> rendezvous;
     const bool client_rendezvous = options_.feeds_through_rendezvous;
-    if (num_parts > 1 || client_rendezvous) rendezvous = NewLocalRendezvous();
+    if (num_parts > 1 || client_rendezvous) rendezvous = rendezvous_mgr_.Find(args.step_id);
     args.rendezvous = rendezvous.get();
+    absl::Cleanup cleanup_rendezvous = [this, step_id = args.step_id, &rendezvous] {
+      if (rendezvous != nullptr) rendezvous_mgr_.Cleanup(step_id);
+    };
     if (client_rendezvous) {
       // The client side: feeds are sent before the step starts.
       for (size_t i = 0; i < feeds.size(); ++i) {
@@ -436,6 +440,8 @@ class DirectSession : public Session {
   std::unique_ptr<placer::KernelAvailability> availability_;
   std::unique_ptr<Eigen::ThreadPool> inter_op_pool_;
   std::atomic<int64_t> next_step_id_{1};
+  // The rendezvous of each running step that needs one.
+  RendezvousMgr rendezvous_mgr_;
   absl::Mutex mu_;
   GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
   // Replaced, never changed, by Extend: plans being built keep theirs.
