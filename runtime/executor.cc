@@ -259,6 +259,13 @@ class ExecutorState {
       outstanding_ops = 0;
       outstanding_frame_count = 0;
     }
+    // With arrays of an earlier step's root frame (slots empty).
+    IterationState(const Executor::FrameInfo& info, Executor::RootArrays arrays)
+        : iter(0), inputs(std::move(arrays.inputs)), counts(std::move(arrays.counts)) {
+      for (int i = 0; i < info.num_nodes; ++i) {
+        counts[i].store(info.initial_counts[i], std::memory_order_relaxed);
+      }
+    }
     IterationState(const Executor::FrameInfo& info, int64_t iter)
         : iter(iter),
           inputs(new Tensor[info.total_inputs]),
@@ -307,6 +314,9 @@ class ExecutorState {
     }
   };
 
+  // Root arrays kept for later steps (one per step running at once).
+  static constexpr size_t kMaxSpareRoots = 4;
+
   // A node to run, in a frame and iteration, and whether it is dead.
   struct TaggedNode {
     int id;
@@ -323,9 +333,39 @@ class ExecutorState {
     root_.name = "_root";
     root_.is_root = true;
     root_.iterations.resize(2);
-    root_.iterations[0] = std::make_unique<IterationState>(ex->frames_[0], 0);
+    Executor::RootArrays arrays;
+    {
+      absl::MutexLock lock(&ex->spare_mu_);
+      if (!ex->spare_roots_.empty()) {
+        arrays = std::move(ex->spare_roots_.back());
+        ex->spare_roots_.pop_back();
+      }
+    }
+    root_.iterations[0] =
+        arrays.inputs != nullptr
+            ? std::make_unique<IterationState>(ex->frames_[0], std::move(arrays))
+            : std::make_unique<IterationState>(ex->frames_[0], 0);
     Tensor* slots = root_.iterations[0]->inputs.get();
     for (const auto& [slot, value] : ex->frames_[0].constant_inputs) slots[slot] = value;
+  }
+
+  ~ExecutorState() {
+    // The root frame's arrays go back to the executor, emptied (a step that
+    // failed may leave inputs behind).
+    std::unique_ptr<IterationState>& root =
+        root_.iterations[0] != nullptr ? root_.iterations[0] : root_.spare;
+    if (root == nullptr) return;
+    Tensor* slots = root->inputs.get();
+    for (int i = 0; i < ex_->frames_[0].total_inputs; ++i) {
+      if (slots[i].IsInitialized()) {
+        slots[i].~Tensor();
+        new (&slots[i]) Tensor();
+      }
+    }
+    absl::MutexLock lock(&ex_->spare_mu_);
+    if (ex_->spare_roots_.size() < kMaxSpareRoots) {
+      ex_->spare_roots_.push_back({std::move(root->inputs), std::move(root->counts)});
+    }
   }
 
   void Start() {
