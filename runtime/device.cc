@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <random>
+
 #include "absl/strings/str_cat.h"
 #include "kernels/eigen.h"
 
@@ -51,7 +53,19 @@ class CpuDevice : public Device {
   Eigen::ThreadPoolDevice eigen_;
 };
 
+// A random nonzero 64-bit number from the OS's entropy source.
+uint64_t NewIncarnation() {
+  std::random_device entropy;
+  uint64_t n = 0;
+  while (n == 0) {
+    n = (static_cast<uint64_t>(entropy()) << 32) ^ static_cast<uint64_t>(entropy());
+  }
+  return n;
+}
+
 }  // namespace
+
+Device::Device() : incarnation_(NewIncarnation()) {}
 
 TrackingAllocator::TrackingAllocator(Allocator* base, std::string name,
                                      int64_t bytes_limit)

@@ -58,12 +58,23 @@ class TrackingAllocator : public Allocator {
 
 class Device : public DeviceBase {
  public:
+  // A random nonzero number drawn when the device is made, so that two
+  // instances of one device name (a worker restarted) differ. Rendezvous
+  // keys carry the sender's (TensorFlow's send_device_incarnation), and a
+  // key made for another instance is refused.
+  uint64_t incarnation() const { return incarnation_; }
   // e.g. "GPU: device: 0, name: NVIDIA H200, ..." as in TensorFlow's device
   // mapping; "" for CPUs.
   virtual std::string physical_description() const { return ""; }
   virtual int64_t memory_limit() const = 0;
   virtual AllocatorStats allocator_stats() const = 0;
   virtual void ResetAllocatorPeak() = 0;
+
+ protected:
+  Device();
+
+ private:
+  const uint64_t incarnation_;
 };
 
 struct CpuDeviceOptions {

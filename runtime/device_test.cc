@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -158,6 +159,18 @@ TEST(TrackingAllocatorTest, ConcurrentRequestsNeverOvershootTheLimit) {
   EXPECT_LE(a.GetStats().peak_bytes_in_use, kLimit);
   EXPECT_EQ(a.GetStats().bytes_in_use, 0);
   EXPECT_EQ(a.GetStats().num_allocs + refused.load(), 8 * 2000);
+}
+
+
+// Each device made gets its own nonzero incarnation, even under one name.
+TEST(CpuDeviceTest, EachDeviceHasItsOwnIncarnation) {
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 8; ++i) {
+    auto device = NewCpuDevice("/job:localhost/replica:0/task:0", 0, {});
+    EXPECT_NE(device->incarnation(), 0u);
+    seen.insert(device->incarnation());
+  }
+  EXPECT_EQ(seen.size(), 8u);
 }
 
 }  // namespace

@@ -152,6 +152,7 @@ class DirectSession : public Session {
     availability_ = placer::RegistryAvailability();
     const int inter = options.inter_op_threads > 0 ? options.inter_op_threads : cores;
     inter_op_pool_ = std::make_unique<Eigen::ThreadPool>(inter, options.allow_thread_spinning);
+    rendezvous_mgr_ = std::make_unique<RendezvousMgr>(devices());
   }
 
   // InvalidArgument when SessionOptions::device_prefix does not make
@@ -239,10 +240,10 @@ class DirectSession : public Session {
     // fail instead of hanging. It is cleaned up when Run returns.
     std::shared_ptr<Rendezvous> rendezvous;
     const bool client_rendezvous = options_.feeds_through_rendezvous;
-    if (num_parts > 1 || client_rendezvous) rendezvous = rendezvous_mgr_.Find(args.step_id);
+    if (num_parts > 1 || client_rendezvous) rendezvous = rendezvous_mgr_->Find(args.step_id);
     args.rendezvous = rendezvous.get();
     absl::Cleanup cleanup_rendezvous = [this, step_id = args.step_id, &rendezvous] {
-      if (rendezvous != nullptr) rendezvous_mgr_.Cleanup(step_id);
+      if (rendezvous != nullptr) rendezvous_mgr_->Cleanup(step_id);
     };
     if (client_rendezvous) {
       // The client side: feeds are sent before the step starts.
@@ -394,6 +395,7 @@ class DirectSession : public Session {
     StepGraphOptions step_options;
     step_options.feeds_through_rendezvous = options_.feeds_through_rendezvous;
     step_options.client_device = devices_[0]->name();
+    step_options.client_device_incarnation = devices_[0]->incarnation();
     step_options.optimize = options_.optimize != SessionOptions::Optimize::kNone;
     step_options.evaluate = KernelEvaluator(devices_[0].get());
     std::vector<std::string> feed_names, fetch_names;
@@ -416,6 +418,12 @@ class DirectSession : public Session {
     // device with all the intra-op threads overstate what each of several
     // gets: spread a step over them only for a large predicted gain.
     plan_options.placer.min_spread_gain = 0.25;
+    plan_options.incarnation = [this](const std::string& device) {
+      for (const auto& d : devices_) {
+        if (d->name() == device) return d->incarnation();
+      }
+      return uint64_t{0};  // not a device of this session: no key names it
+    };
     if (options_.log_device_placement) {
       plan_options.placement_log = [](const std::string& log) {
         std::fwrite(log.data(), 1, log.size(), stdout);
@@ -441,7 +449,7 @@ class DirectSession : public Session {
   std::unique_ptr<Eigen::ThreadPool> inter_op_pool_;
   std::atomic<int64_t> next_step_id_{1};
   // The rendezvous of each running step that needs one.
-  RendezvousMgr rendezvous_mgr_;
+  std::unique_ptr<RendezvousMgr> rendezvous_mgr_;
   absl::Mutex mu_;
   GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
   // Replaced, never changed, by Extend: plans being built keep theirs.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 
@@ -33,10 +34,38 @@ absl::Status CheckMemorySpaces(absl::string_view key, const Rendezvous::Args& se
       Rendezvous::InHostMemory(recv) ? "into host memory" : "into device memory"));
 }
 
+// OK unless `key` names a device of `incarnations` with another
+// incarnation; InvalidArgument for a key that does not parse.
+absl::Status CheckIncarnation(const DeviceIncarnations* incarnations, absl::string_view key) {
+  if (incarnations == nullptr) return absl::OkStatus();
+  // "send_device;incarnation;...": only the first two parts are needed.
+  const size_t a = key.find(';');
+  const size_t b = a == absl::string_view::npos ? a : key.find(';', a + 1);
+  uint64_t incarnation = 0;
+  if (b == absl::string_view::npos || b - a != 17 ||
+      !absl::SimpleHexAtoi(key.substr(a + 1, 16), &incarnation)) {
+    absl::Status s = ParseRendezvousKey(key).status();
+    return s.ok() ? absl::InvalidArgumentError(absl::StrCat("invalid rendezvous key '", key, "'"))
+                  : s;
+  }
+  const absl::string_view device = key.substr(0, a);
+  auto it = incarnations->find(device);
+  if (it == incarnations->end() || it->second == incarnation) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("rendezvous key '", key, "' was made for incarnation ", absl::Hex(incarnation),
+                   " of device ", device, ", but the live device is incarnation ",
+                   absl::Hex(it->second), " (was its worker restarted?)"));
+}
+
 class LocalRendezvous : public Rendezvous {
  public:
+  explicit LocalRendezvous(std::shared_ptr<const DeviceIncarnations> incarnations)
+      : incarnations_(std::move(incarnations)) {}
+
   absl::Status Send(absl::string_view key, const Args& args, const Tensor& value,
                     bool is_dead) override {
+    absl::Status valid = CheckIncarnation(incarnations_.get(), key);
+    if (!valid.ok()) return valid;
     DoneCallback waiter;
     Args recv_args;
     {
@@ -74,8 +103,8 @@ class LocalRendezvous : public Rendezvous {
     Args send_args;
     bool is_dead = false;
     bool waiting = false;
-    absl::Status status;
-    {
+    absl::Status status = CheckIncarnation(incarnations_.get(), key);
+    if (status.ok()) {
       absl::MutexLock lock(&mu_);
       if (!status_.ok()) {
         status = status_;
@@ -142,6 +171,7 @@ class LocalRendezvous : public Rendezvous {
     return status_;
   }
 
+  const std::shared_ptr<const DeviceIncarnations> incarnations_;
   absl::Mutex mu_;
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Item> table_ ABSL_GUARDED_BY(mu_);
@@ -153,6 +183,9 @@ void SetRecvWaitingHookForTest(RecvWaitingHook hook) {
   recv_waiting_hook.store(hook, std::memory_order_release);
 }
 
-std::shared_ptr<Rendezvous> NewLocalRendezvous() { return std::make_shared<LocalRendezvous>(); }
+std::shared_ptr<Rendezvous> NewLocalRendezvous(
+    std::shared_ptr<const DeviceIncarnations> incarnations) {
+  return std::make_shared<LocalRendezvous>(std::move(incarnations));
+}
 
 }  // namespace graphrun

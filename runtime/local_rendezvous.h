@@ -8,19 +8,30 @@
 // process costs a hash lookup and a callback. A transfer with an end in a
 // device's own memory fails at the Recv with Unimplemented naming both
 // devices: copying between memory spaces is for the rendezvous of those
-// devices. Callbacks run outside the lock. Thread-safe.
+// devices. Made with the incarnations of the worker's devices, it refuses a
+// key whose sending device is one of them but whose incarnation is not the
+// live device's (FailedPrecondition naming the device: the key was made for
+// an earlier instance, a restarted worker's); keys naming other devices
+// are not checked. Callbacks run outside the lock. Thread-safe.
 #ifndef GRAPHRUN_RUNTIME_LOCAL_RENDEZVOUS_H_
 #define GRAPHRUN_RUNTIME_LOCAL_RENDEZVOUS_H_
 
+#include <cstdint>
 #include <memory>
+#include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
-
 #include "kernels/rendezvous.h"
 
 namespace graphrun {
 
-std::shared_ptr<Rendezvous> NewLocalRendezvous();
+// Full device name -> Device::incarnation(), of one worker's devices.
+using DeviceIncarnations = absl::flat_hash_map<std::string, uint64_t>;
+
+// Without `incarnations` (null) keys are only matched, never parsed.
+std::shared_ptr<Rendezvous> NewLocalRendezvous(
+    std::shared_ptr<const DeviceIncarnations> incarnations = nullptr);
 
 // Test hook: called with the rendezvous and the key each time a RecvAsync
 // finds no value yet and starts waiting (after it is registered, outside

@@ -263,5 +263,45 @@ TEST(LocalRendezvousTest, DeviceMemoryEndIsRefusedNamingTheDevices) {
   }
 }
 
+// A rendezvous that knows its worker's devices refuses keys made for
+// another incarnation of one of them, at either end, naming the device.
+TEST(LocalRendezvousTest, KeysOfAnotherIncarnationAreRefusedNamingTheDevice) {
+  const std::string cpu0 = "/job:localhost/replica:0/task:0/device:CPU:0";
+  const std::string cpu1 = "/job:localhost/replica:0/task:0/device:CPU:1";
+  auto r = NewLocalRendezvous(
+      std::make_shared<const DeviceIncarnations>(DeviceIncarnations{{cpu0, 0x1234}}));
+  const std::string stale = CreateRendezvousKey(cpu0, 0x9999, cpu1, "t", 0, 0);
+  const absl::Status sent = r->Send(stale, {}, Tensor::Scalar<float>(1), false);
+  EXPECT_EQ(sent.code(), absl::StatusCode::kFailedPrecondition) << sent;
+  EXPECT_NE(sent.message().find(cpu0), absl::string_view::npos) << sent;
+  absl::Status received;
+  int calls = 0;
+  r->RecvAsync(stale, {},
+               [&](const absl::Status& s, const Args&, const Args&, const Tensor&, bool) {
+                 received = s;
+                 ++calls;
+               });
+  ASSERT_EQ(calls, 1);  // at once: it would never be matched
+  EXPECT_EQ(received.code(), absl::StatusCode::kFailedPrecondition) << received;
+  EXPECT_NE(received.message().find(cpu0), absl::string_view::npos) << received;
+
+  // The live incarnation passes, and so does a device of another worker.
+  for (const std::string& key :
+       {CreateRendezvousKey(cpu0, 0x1234, cpu1, "t", 0, 0),
+        CreateRendezvousKey("/job:worker/replica:0/task:1/device:CPU:0", 0x77, cpu1, "t", 0, 0)}) {
+    ASSERT_TRUE(r->Send(key, {}, Tensor::Scalar<float>(2), false).ok()) << key;
+    float got = 0;
+    r->RecvAsync(key, {},
+                 [&](const absl::Status& s, const Args&, const Args&, const Tensor& v, bool) {
+                   ASSERT_TRUE(s.ok()) << s;
+                   got = v.scalar<float>();
+                 });
+    EXPECT_EQ(got, 2.0f) << key;
+  }
+  // A key that is not one.
+  EXPECT_EQ(r->Send("k", {}, Tensor::Scalar<float>(1), false).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace graphrun

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <random>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -335,6 +336,21 @@ TEST(MultiDeviceTest, FeedsAndFetchesThroughTheClientRendezvous) {
     }
     EXPECT_EQ(client_recvs, through_rendezvous ? 1 : 0);
     EXPECT_EQ(client_sends, through_rendezvous ? 3 : 0);
+    // Every key, the client's included, carries the live incarnation of
+    // the session's device that sends.
+    std::map<std::string, uint64_t> incarnations;
+    for (const Device* d : (*session)->devices()) incarnations[d->name()] = d->incarnation();
+    int keyed = 0;
+    for (const GraphDef& part : metadata.partition_graphs()) {
+      for (const NodeDef& n : part.node()) {
+        if (n.op() != "_Send" && n.op() != "_Recv") continue;
+        EXPECT_EQ(static_cast<uint64_t>(n.attr().at("send_device_incarnation").i()),
+                  incarnations.at(n.attr().at("send_device").s()))
+            << n.name();
+        ++keyed;
+      }
+    }
+    EXPECT_GT(keyed, 0);
     // A wrong feed is still caught before the step starts.
     s = (*session)->Run({{"x", Tensor::Scalar<int32_t>(1)}}, {"c"}, {}, &out);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;

@@ -128,6 +128,7 @@ absl::StatusOr<PartitionedStep> PlaceAndPartition(const Graph& graph,
     return devices.devices()[placement.device[n.id()]].name;
   };
   for (const auto& d : devices.devices()) popts.devices.push_back(d.name);
+  popts.get_incarnation = options.incarnation;
   GR_ASSIGN_OR_RETURN(step.partitions, Partition(graph, popts));
   return step;
 }

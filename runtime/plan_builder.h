@@ -57,6 +57,10 @@ struct PlanOptions {
   // (StepGraph::log_names and log_removed); borrowed, may be null.
   const absl::flat_hash_map<std::string, placer::LogName>* log_names = nullptr;
   const std::vector<placer::RemovedNode>* log_removed = nullptr;
+  // Each device's incarnation by full name (Device::incarnation()), which
+  // the partitioner writes into the _Send/_Recv pairs' keys
+  // (send_device_incarnation); null: 1 for every device.
+  std::function<uint64_t(const std::string& device)> incarnation;
 };
 
 struct PartitionedStep {

@@ -154,5 +154,30 @@ TEST_F(PlanBuilderTest, KernelEvaluatorRunsTheNodesKernel) {
   EXPECT_EQ((*out)[0].flat<float>()[1], 6.5f);
 }
 
+
+// The partitioner writes each sending device's incarnation into the keys
+// of its _Send/_Recv pairs.
+TEST_F(PlanBuilderTest, SendRecvKeysCarryTheSendingDevicesIncarnation) {
+  auto graph = Chain(Cpu(0), Cpu(1), Cpu(0));
+  PlanOptions options;
+  std::map<std::string, uint64_t> incarnations;
+  for (Device* d : devices_) incarnations[d->name()] = d->incarnation();
+  options.incarnation = [&](const std::string& device) { return incarnations.at(device); };
+  auto step = PlaceAndPartition(*graph, set_, cost_model_, options);
+  ASSERT_TRUE(step.ok()) << step.status();
+  int checked = 0;
+  for (const auto& [device, by_name] : Nodes(*step)) {
+    for (const auto& [name, n] : by_name) {
+      if (n->op() != "_Send" && n->op() != "_Recv") continue;
+      const std::string& sender = n->attr().at("send_device").s();
+      EXPECT_EQ(static_cast<uint64_t>(n->attr().at("send_device_incarnation").i()),
+                incarnations.at(sender))
+          << name;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);
+}
+
 }  // namespace
 }  // namespace graphrun

@@ -7,6 +7,18 @@
 #include "runtime/local_rendezvous.h"
 
 namespace graphrun {
+namespace {
+
+std::shared_ptr<const DeviceIncarnations> IncarnationsOf(const std::vector<Device*>& devices) {
+  auto out = std::make_shared<DeviceIncarnations>();
+  for (const Device* d : devices) (*out)[d->name()] = d->incarnation();
+  return out;
+}
+
+}  // namespace
+
+RendezvousMgr::RendezvousMgr(const std::vector<Device*>& devices)
+    : incarnations_(IncarnationsOf(devices)) {}
 
 RendezvousMgr::~RendezvousMgr() {
   CleanupAll(absl::CancelledError("the worker's rendezvous manager was destroyed"));
@@ -15,7 +27,7 @@ RendezvousMgr::~RendezvousMgr() {
 std::shared_ptr<Rendezvous> RendezvousMgr::Find(int64_t step_id) {
   absl::MutexLock lock(&mu_);
   std::shared_ptr<Rendezvous>& r = table_[step_id];
-  if (r == nullptr) r = NewLocalRendezvous();
+  if (r == nullptr) r = NewLocalRendezvous(incarnations_);
   return r;
 }
 

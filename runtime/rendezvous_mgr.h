@@ -7,24 +7,33 @@
 // Anyone still holding the aborted rendezvous gets that error from every
 // later call, and a later Find(step_id) makes a fresh, empty one: nothing
 // sent to the old one reaches it. Steps are independent: a key sent in
-// one step never matches a Recv of another.
+// one step never matches a Recv of another. Every step's rendezvous refuses
+// keys made for another incarnation of one of the worker's devices
+// (runtime/local_rendezvous.h).
 // Thread-safe.
 #ifndef GRAPHRUN_RUNTIME_RENDEZVOUS_MGR_H_
 #define GRAPHRUN_RUNTIME_RENDEZVOUS_MGR_H_
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels/rendezvous.h"
+#include "runtime/device.h"
+#include "runtime/local_rendezvous.h"
 
 namespace graphrun {
 
 class RendezvousMgr {
  public:
+  // Without devices keys are only matched, never checked.
   RendezvousMgr() = default;
+  // `devices`: the worker's devices, whose incarnations keys must carry
+  // (read once, here).
+  explicit RendezvousMgr(const std::vector<Device*>& devices);
   RendezvousMgr(const RendezvousMgr&) = delete;
   RendezvousMgr& operator=(const RendezvousMgr&) = delete;
   // Aborts every step's rendezvous still here (Cancelled).
@@ -41,6 +50,8 @@ class RendezvousMgr {
   int NumSteps() const;
 
  private:
+  // Null: keys are not checked.
+  const std::shared_ptr<const DeviceIncarnations> incarnations_ = nullptr;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<int64_t, std::shared_ptr<Rendezvous>> table_ ABSL_GUARDED_BY(mu_);
 };

@@ -144,5 +144,27 @@ TEST(RendezvousMgrTest, ConcurrentSteps) {
   EXPECT_EQ(mgr.NumSteps(), 0);
 }
 
+// Keys carry the sending device's incarnation; once the device is made
+// again under the same name (its worker restarted), keys made for the old
+// instance are refused with FailedPrecondition naming the device.
+TEST(RendezvousMgrTest, KeysOfARestartedDeviceAreRefused) {
+  const std::string prefix = "/job:localhost/replica:0/task:0";
+  std::unique_ptr<Device> before = NewCpuDevice(prefix, 0, CpuDeviceOptions());
+  std::unique_ptr<Device> after = NewCpuDevice(prefix, 0, CpuDeviceOptions());
+  ASSERT_EQ(before->name(), after->name());
+  ASSERT_NE(before->incarnation(), after->incarnation());
+  RendezvousMgr mgr(std::vector<Device*>{after.get()});
+  std::shared_ptr<Rendezvous> r = mgr.Find(1);
+  const std::string old_key =
+      CreateRendezvousKey(after->name(), before->incarnation(), after->name(), "t", 0, 0);
+  const absl::Status s = r->Send(old_key, {}, Tensor::Scalar<float>(1), false);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find(after->name()), absl::string_view::npos) << s;
+  const std::string live_key =
+      CreateRendezvousKey(after->name(), after->incarnation(), after->name(), "t", 0, 0);
+  EXPECT_TRUE(r->Send(live_key, {}, Tensor::Scalar<float>(1), false).ok());
+  mgr.Cleanup(1);
+}
+
 }  // namespace
 }  // namespace graphrun

@@ -30,17 +30,18 @@ void DropPrunedColocations(const Graph& g, const std::vector<bool>& keep, NodeDe
 }
 
 // The rendezvous key of a client-terminated feed or fetch.
-std::string ClientKey(const std::string& client_device, const std::string& tensor) {
-  return CreateRendezvousKey(client_device, 1, client_device, tensor, 0, 0);
+std::string ClientKey(const StepGraphOptions& options, const std::string& tensor) {
+  return CreateRendezvousKey(options.client_device, options.client_device_incarnation,
+                             options.client_device, tensor, 0, 0);
 }
 
-void SetClientSendRecvAttrs(const std::string& client_device, const std::string& tensor,
+void SetClientSendRecvAttrs(const StepGraphOptions& options, const std::string& tensor,
                             NodeDef* n) {
   auto& attr = *n->mutable_attr();
   attr["tensor_name"].set_s(tensor);
-  attr["send_device"].set_s(client_device);
-  attr["recv_device"].set_s(client_device);
-  attr["send_device_incarnation"].set_i(1);
+  attr["send_device"].set_s(options.client_device);
+  attr["recv_device"].set_s(options.client_device);
+  attr["send_device_incarnation"].set_i(static_cast<int64_t>(options.client_device_incarnation));
   attr["client_terminated"].set_b(true);
 }
 
@@ -138,9 +139,9 @@ absl::StatusOr<StepGraph> BuildStepGraph(const Graph& g, const std::vector<std::
       const std::string tensor = absl::StrCat(t.first->name(), ":", t.second);
       n->set_op("_Recv");
       n->set_device(options.client_device);
-      SetClientSendRecvAttrs(options.client_device, tensor, n);
+      SetClientSendRecvAttrs(options, tensor, n);
       (*n->mutable_attr())["tensor_type"].set_type(step.feed_dtypes.back());
-      step.feed_keys.push_back(ClientKey(options.client_device, tensor));
+      step.feed_keys.push_back(ClientKey(options, tensor));
     } else {
       n->set_op("_Arg");
       n->set_device(t.first->requested_device());
@@ -241,9 +242,9 @@ absl::StatusOr<StepGraph> BuildStepGraph(const Graph& g, const std::vector<std::
       n->set_device(options.client_device);
       // A fetch named twice is sent twice: give each its own key.
       const std::string tensor = absl::StrCat(fetches[i], "#", i);
-      SetClientSendRecvAttrs(options.client_device, tensor, n);
+      SetClientSendRecvAttrs(options, tensor, n);
       (*n->mutable_attr())["T"].set_type(retval_dtypes[i]);
-      step.fetch_keys.push_back(ClientKey(options.client_device, tensor));
+      step.fetch_keys.push_back(ClientKey(options, tensor));
     } else {
       n->set_name(absl::StrCat("_retval_", i));
       n->set_op("_Retval");

@@ -34,6 +34,9 @@ struct StepGraphOptions {
   // _Retval, whose `index` is the feed's or fetch's position).
   bool feeds_through_rendezvous = false;
   std::string client_device;
+  // The incarnation of `client_device` (Device::incarnation()), which the
+  // client-terminated keys carry.
+  uint64_t client_device_incarnation = 0;
   // Runs the graph optimizer (graph/optimize/optimizer.h) on the pruned
   // graph; feeds, fetches and targets keep their names.
   bool optimize = true;

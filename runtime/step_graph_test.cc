@@ -6,6 +6,7 @@
 
 #include "graph/graph_io.h"
 #include "graph/import.h"
+#include "graph/rendezvous_key.h"
 #include "gtest/gtest.h"
 
 namespace graphrun {
@@ -196,6 +197,32 @@ TEST(StepGraphTest, Errors) {
   expect({"x"}, {"^y"}, {}, absl::StatusCode::kInvalidArgument, "is not a tensor name");
   expect({"x", "x:0"}, {"y"}, {}, absl::StatusCode::kInvalidArgument, "'x:0' is fed twice");
   expect({"x", "x"}, {"y"}, {}, absl::StatusCode::kInvalidArgument, "'x' is fed twice");
+}
+
+
+// The client-terminated keys and nodes carry the client device's
+// incarnation.
+TEST(StepGraphTest, ClientKeysCarryTheClientDevicesIncarnation) {
+  auto full = FullGraph();
+  StepGraphOptions options = Unoptimized();
+  options.feeds_through_rendezvous = true;
+  options.client_device = "/job:localhost/replica:0/task:0/device:CPU:0";
+  options.client_device_incarnation = 0xfedcba9876543210u;
+  auto step = BuildStepGraph(*full, {"x"}, {"y"}, {}, options);
+  ASSERT_TRUE(step.ok()) << step.status();
+  for (const std::string& key : {step->feed_keys[0], step->fetch_keys[0]}) {
+    auto parsed = ParseRendezvousKey(key);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(parsed->incarnation, 0xfedcba9876543210u) << key;
+  }
+  auto nodes = NodesByName(*step->graph);
+  const NodeDef& recv = nodes[step->feed_nodes[0]];
+  const NodeDef& send = nodes[step->fetch_nodes[0]];
+  for (const NodeDef* n : {&recv, &send}) {
+    EXPECT_EQ(static_cast<uint64_t>(n->attr().at("send_device_incarnation").i()),
+              0xfedcba9876543210u)
+        << n->name();
+  }
 }
 
 }  // namespace
