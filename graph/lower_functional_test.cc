@@ -5,13 +5,18 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "gtest/gtest.h"
 #include "graph/control_flow.h"
 #include "graph/graph_io.h"
 #include "graph/import.h"
+#include "graph/testing/graphdef_test_util.h"
+#include "gtest/gtest.h"
 
 namespace graphrun {
 namespace {
+
+using testing::FindNode;
+using testing::NodeInputs;
+using testing::ParseTextGraph;
 
 // Small text-format pieces for hand-written graphs and functions.
 std::string T(const char* key, const char* type) {
@@ -43,28 +48,8 @@ std::string Sub(std::string text, const std::string& from, const std::string& to
   return text;
 }
 
-GraphDef Parse(const std::string& text) {
-  auto def = ParseGraphDef(text, GraphFormat::kText);
-  EXPECT_TRUE(def.ok()) << def.status();
-  return def.ok() ? *def : GraphDef();
-}
-
-const NodeDef* Find(const GraphDef& g, const std::string& name) {
-  for (const NodeDef& n : g.node()) {
-    if (n.name() == name) return &n;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> Inputs(const GraphDef& g, const std::string& name) {
-  const NodeDef* n = Find(g, name);
-  EXPECT_NE(n, nullptr) << "no node " << name;
-  if (n == nullptr) return {};
-  return {n->input().begin(), n->input().end()};
-}
-
 std::string OpOf(const GraphDef& g, const std::string& name) {
-  const NodeDef* n = Find(g, name);
+  const NodeDef* n = FindNode(g, name);
   return n == nullptr ? "<none>" : n->op();
 }
 
@@ -86,20 +71,20 @@ std::string CallGraph(const std::string& call_extra) {
 }
 
 TEST(LowerFunctionalTest, InlinesACallWithIdentitiesForArgsAndResults) {
-  GraphDef in = Parse(CallGraph(""));
+  GraphDef in = ParseTextGraph(CallGraph(""));
   EXPECT_TRUE(NeedsLowering(in));
   auto out = LowerFunctionalOps(in);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_FALSE(NeedsLowering(*out));
   EXPECT_EQ(OpOf(*out, "call"), "IdentityN");
-  EXPECT_EQ(Inputs(*out, "call"), std::vector<std::string>{"call/output/y"});
+  EXPECT_EQ(NodeInputs(*out, "call"), std::vector<std::string>{"call/output/y"});
   EXPECT_EQ(OpOf(*out, "call/input/a"), "Identity");
-  EXPECT_EQ(Inputs(*out, "call/input/a"), std::vector<std::string>{"x"});
+  EXPECT_EQ(NodeInputs(*out, "call/input/a"), std::vector<std::string>{"x"});
   // The body's source node waits for the first argument.
-  EXPECT_EQ(Inputs(*out, "call/one"), std::vector<std::string>{"^call/input/a"});
-  EXPECT_EQ(Inputs(*out, "call/add"),
+  EXPECT_EQ(NodeInputs(*out, "call/one"), std::vector<std::string>{"^call/input/a"});
+  EXPECT_EQ(NodeInputs(*out, "call/add"),
             (std::vector<std::string>{"call/input/a", "call/one"}));
-  EXPECT_EQ(Inputs(*out, "call/output/y"), std::vector<std::string>{"call/add"});
+  EXPECT_EQ(NodeInputs(*out, "call/output/y"), std::vector<std::string>{"call/add"});
   EXPECT_EQ(out->library().function_size(), 1);  // the library is kept
   // And the importer takes it (it lowers by itself, too).
   auto graph = ImportGraphDef(in);
@@ -109,19 +94,19 @@ TEST(LowerFunctionalTest, InlinesACallWithIdentitiesForArgsAndResults) {
 }
 
 TEST(LowerFunctionalTest, ControlInputsGateTheBody) {
-  auto one = LowerFunctionalOps(Parse(CallGraph("input: '^g' ")));
+  auto one = LowerFunctionalOps(ParseTextGraph(CallGraph("input: '^g' ")));
   ASSERT_TRUE(one.ok()) << one.status();
-  EXPECT_EQ(Inputs(*one, "call/input/a"), (std::vector<std::string>{"x", "^g"}));
-  EXPECT_EQ(Inputs(*one, "call/one"), std::vector<std::string>{"^g"});
+  EXPECT_EQ(NodeInputs(*one, "call/input/a"), (std::vector<std::string>{"x", "^g"}));
+  EXPECT_EQ(NodeInputs(*one, "call/one"), std::vector<std::string>{"^g"});
 
-  auto two = LowerFunctionalOps(Parse(CallGraph("input: '^g' input: '^h' ")));
+  auto two = LowerFunctionalOps(ParseTextGraph(CallGraph("input: '^g' input: '^h' ")));
   ASSERT_TRUE(two.ok()) << two.status();
   EXPECT_EQ(OpOf(*two, "call/input_control_node"), "NoOp");
-  EXPECT_EQ(Inputs(*two, "call/input_control_node"),
+  EXPECT_EQ(NodeInputs(*two, "call/input_control_node"),
             (std::vector<std::string>{"^g", "^h"}));
-  EXPECT_EQ(Inputs(*two, "call/one"),
+  EXPECT_EQ(NodeInputs(*two, "call/one"),
             std::vector<std::string>{"^call/input_control_node"});
-  EXPECT_TRUE(ImportGraphDef(Parse(CallGraph("input: '^g' input: '^h' "))).ok());
+  EXPECT_TRUE(ImportGraphDef(ParseTextGraph(CallGraph("input: '^g' input: '^h' "))).ok());
 }
 
 // A direct call (the node's op is the function's name) binds the
@@ -140,16 +125,16 @@ TEST(LowerFunctionalTest, DirectCallsBindAttrsAndListOutputsResolve) {
       "node_def { name: 'both' op: 'IdentityN' input: 'split:output:0' ",
       "input: 'split:output:1' ", Types("T", {"DT_FLOAT", "DT_FLOAT"}), "} ",
       "ret { key: 'y' value: 'both:output:1' } } }");
-  auto out = LowerFunctionalOps(Parse(text));
+  auto out = LowerFunctionalOps(ParseTextGraph(text));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(OpOf(*out, "pick"), "IdentityN");
-  EXPECT_EQ(Inputs(*out, "pick/both"),
+  EXPECT_EQ(NodeInputs(*out, "pick/both"),
             (std::vector<std::string>{"pick/split", "pick/split:1"}));
-  EXPECT_EQ(Inputs(*out, "pick/output/y"), std::vector<std::string>{"pick/both:1"});
-  const NodeDef* split = Find(*out, "pick/split");
+  EXPECT_EQ(NodeInputs(*out, "pick/output/y"), std::vector<std::string>{"pick/both:1"});
+  const NodeDef* split = FindNode(*out, "pick/split");
   ASSERT_NE(split, nullptr);
   EXPECT_EQ(split->attr().at("T").type(), DT_FLOAT);
-  EXPECT_EQ(Find(*out, "pick/output/y")->attr().at("T").type(), DT_FLOAT);
+  EXPECT_EQ(FindNode(*out, "pick/output/y")->attr().at("T").type(), DT_FLOAT);
 }
 
 // i = 0; while (i < n) i = i + 1.
@@ -175,34 +160,34 @@ std::string CountingLoop(const char* op = "StatelessWhile") {
 }
 
 TEST(LowerFunctionalTest, WhileBecomesAFrame) {
-  auto out = LowerFunctionalOps(Parse(CountingLoop()));
+  auto out = LowerFunctionalOps(ParseTextGraph(CountingLoop()));
   ASSERT_TRUE(out.ok()) << out.status();
   for (int i : {0, 1}) {
     SCOPED_TRACE(i);
     const std::string k = absl::StrCat(i);
-    const NodeDef* enter = Find(*out, "w/enter_" + k);
+    const NodeDef* enter = FindNode(*out, "w/enter_" + k);
     ASSERT_NE(enter, nullptr);
     EXPECT_EQ(enter->op(), "Enter");
     EXPECT_EQ(enter->attr().at("frame_name").s(), "w");
     EXPECT_EQ(enter->attr().at("parallel_iterations").i(), 3);
     EXPECT_FALSE(enter->attr().at("is_constant").b());  // all vars go around
-    EXPECT_EQ(Inputs(*out, "w/merge_" + k),
+    EXPECT_EQ(NodeInputs(*out, "w/merge_" + k),
               (std::vector<std::string>{"w/enter_" + k, "w/next_iteration_" + k}));
-    EXPECT_EQ(Inputs(*out, "w/switch_" + k),
+    EXPECT_EQ(NodeInputs(*out, "w/switch_" + k),
               (std::vector<std::string>{"w/merge_" + k, "w/loop_cond"}));
-    EXPECT_EQ(Inputs(*out, "w/exit_" + k), std::vector<std::string>{"w/switch_" + k});
+    EXPECT_EQ(NodeInputs(*out, "w/exit_" + k), std::vector<std::string>{"w/switch_" + k});
     EXPECT_EQ(OpOf(*out, "w/next_iteration_" + k), "NextIteration");
   }
-  EXPECT_EQ(Inputs(*out, "w/cond/input/i"), std::vector<std::string>{"w/merge_0"});
-  EXPECT_EQ(Inputs(*out, "w/loop_cond"), std::vector<std::string>{"w/cond/output/r"});
-  EXPECT_EQ(Inputs(*out, "w/body/input/i"), std::vector<std::string>{"w/switch_0:1"});
-  EXPECT_EQ(Inputs(*out, "w/body/one"), std::vector<std::string>{"^w/body/input/i"});
-  EXPECT_EQ(Inputs(*out, "w/next_iteration_0"),
+  EXPECT_EQ(NodeInputs(*out, "w/cond/input/i"), std::vector<std::string>{"w/merge_0"});
+  EXPECT_EQ(NodeInputs(*out, "w/loop_cond"), std::vector<std::string>{"w/cond/output/r"});
+  EXPECT_EQ(NodeInputs(*out, "w/body/input/i"), std::vector<std::string>{"w/switch_0:1"});
+  EXPECT_EQ(NodeInputs(*out, "w/body/one"), std::vector<std::string>{"^w/body/input/i"});
+  EXPECT_EQ(NodeInputs(*out, "w/next_iteration_0"),
             std::vector<std::string>{"w/body/output/i_next"});
-  EXPECT_EQ(Inputs(*out, "w/body/output/limit_out"),
+  EXPECT_EQ(NodeInputs(*out, "w/body/output/limit_out"),
             std::vector<std::string>{"w/body/input/limit"});
   EXPECT_EQ(OpOf(*out, "w"), "IdentityN");
-  EXPECT_EQ(Inputs(*out, "w"), (std::vector<std::string>{"w/exit_0", "w/exit_1"}));
+  EXPECT_EQ(NodeInputs(*out, "w"), (std::vector<std::string>{"w/exit_0", "w/exit_1"}));
 
   // The frames are well formed: the body's constant runs in frame 'w'.
   auto graph = ImportGraphDef(*out);
@@ -216,10 +201,10 @@ TEST(LowerFunctionalTest, WhileBecomesAFrame) {
 
 TEST(LowerFunctionalTest, WhileControlInputsReachEveryEnter) {
   const std::string text = Sub(CountingLoop("While"), "input: 'n' ", "input: 'n' input: '^n' ");
-  auto out = LowerFunctionalOps(Parse(text));
+  auto out = LowerFunctionalOps(ParseTextGraph(text));
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(Inputs(*out, "w/control_inputs"), std::vector<std::string>{"^n"});
-  EXPECT_EQ(Inputs(*out, "w/enter_1"),
+  EXPECT_EQ(NodeInputs(*out, "w/control_inputs"), std::vector<std::string>{"^n"});
+  EXPECT_EQ(NodeInputs(*out, "w/enter_1"),
             (std::vector<std::string>{"n", "^w/control_inputs"}));
 }
 
@@ -242,25 +227,25 @@ std::string Cond(const std::string& extra_library = "") {
 }
 
 TEST(LowerFunctionalTest, IfBecomesSwitchesAndMerges) {
-  auto out = LowerFunctionalOps(Parse(Cond()));
+  auto out = LowerFunctionalOps(ParseTextGraph(Cond()));
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(Inputs(*out, "c/switch_pred"), (std::vector<std::string>{"p", "p"}));
-  EXPECT_EQ(Inputs(*out, "c/pivot_t"), std::vector<std::string>{"c/switch_pred:1"});
-  EXPECT_EQ(Inputs(*out, "c/pivot_f"), std::vector<std::string>{"c/switch_pred"});
-  EXPECT_EQ(Inputs(*out, "c/switch_0"), (std::vector<std::string>{"x", "p"}));
-  EXPECT_EQ(Inputs(*out, "c/then/input/a"),
+  EXPECT_EQ(NodeInputs(*out, "c/switch_pred"), (std::vector<std::string>{"p", "p"}));
+  EXPECT_EQ(NodeInputs(*out, "c/pivot_t"), std::vector<std::string>{"c/switch_pred:1"});
+  EXPECT_EQ(NodeInputs(*out, "c/pivot_f"), std::vector<std::string>{"c/switch_pred"});
+  EXPECT_EQ(NodeInputs(*out, "c/switch_0"), (std::vector<std::string>{"x", "p"}));
+  EXPECT_EQ(NodeInputs(*out, "c/then/input/a"),
             (std::vector<std::string>{"c/switch_0:1", "^c/pivot_t"}));
-  EXPECT_EQ(Inputs(*out, "c/else/input/a"),
+  EXPECT_EQ(NodeInputs(*out, "c/else/input/a"),
             (std::vector<std::string>{"c/switch_0", "^c/pivot_f"}));
-  EXPECT_EQ(Inputs(*out, "c/then/two"), std::vector<std::string>{"^c/pivot_t"});
-  EXPECT_EQ(Inputs(*out, "c/merge_0"),
+  EXPECT_EQ(NodeInputs(*out, "c/then/two"), std::vector<std::string>{"^c/pivot_t"});
+  EXPECT_EQ(NodeInputs(*out, "c/merge_0"),
             (std::vector<std::string>{"c/then/output/y", "c/else/output/y"}));
   // The else branch's control output holds back branch_executed.
-  EXPECT_EQ(Inputs(*out, "c/else_done"),
+  EXPECT_EQ(NodeInputs(*out, "c/else_done"),
             (std::vector<std::string>{"c/pivot_f", "^c/else/neg"}));
-  EXPECT_EQ(Inputs(*out, "c/branch_executed"),
+  EXPECT_EQ(NodeInputs(*out, "c/branch_executed"),
             (std::vector<std::string>{"c/pivot_t", "c/else_done"}));
-  EXPECT_EQ(Inputs(*out, "c"),
+  EXPECT_EQ(NodeInputs(*out, "c"),
             (std::vector<std::string>{"c/merge_0", "^c/branch_executed"}));
   EXPECT_TRUE(ImportGraphDef(*out).ok());
 }
@@ -273,17 +258,17 @@ TEST(LowerFunctionalTest, CaseChainsSwitchesOnTheIndex) {
       "attr { key: 'branches' value { list { func { name: 'twice' } func { name: 'negate' } ",
       "func { name: 'twice' } } } } } ",
       Cond().substr(Cond().find("library")));
-  auto out = LowerFunctionalOps(Parse(text));
+  auto out = LowerFunctionalOps(ParseTextGraph(text));
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(Inputs(*out, "sw/is_1"),
+  EXPECT_EQ(NodeInputs(*out, "sw/is_1"),
             (std::vector<std::string>{"sw/branch_index", "sw/index_1"}));
-  EXPECT_EQ(Inputs(*out, "sw/switch_pred_1"),
+  EXPECT_EQ(NodeInputs(*out, "sw/switch_pred_1"),
             (std::vector<std::string>{"sw/switch_pred_0", "sw/is_1"}));
-  EXPECT_EQ(Inputs(*out, "sw/switch_1_0"), (std::vector<std::string>{"sw/switch_0_0", "sw/is_1"}));
-  EXPECT_EQ(Inputs(*out, "sw/pivot_2"), std::vector<std::string>{"sw/switch_pred_1"});
-  EXPECT_EQ(Inputs(*out, "sw/branch_2/input/a"),
+  EXPECT_EQ(NodeInputs(*out, "sw/switch_1_0"), (std::vector<std::string>{"sw/switch_0_0", "sw/is_1"}));
+  EXPECT_EQ(NodeInputs(*out, "sw/pivot_2"), std::vector<std::string>{"sw/switch_pred_1"});
+  EXPECT_EQ(NodeInputs(*out, "sw/branch_2/input/a"),
             (std::vector<std::string>{"sw/switch_1_0", "^sw/pivot_2"}));
-  EXPECT_EQ(Inputs(*out, "sw/merge_0"),
+  EXPECT_EQ(NodeInputs(*out, "sw/merge_0"),
             (std::vector<std::string>{"sw/branch_0/output/y", "sw/branch_1/output/y",
                                       "sw/branch_2/output/y"}));
   EXPECT_TRUE(ImportGraphDef(*out).ok());
@@ -316,10 +301,10 @@ TEST(LowerFunctionalTest, NestedLoopsCondsAndCalls) {
       "ret { key: 'i_next' value: 'call:output:0' } ret { key: 'limit_out' value: 'limit' } } ",
       kAddOne);
   outer.insert(outer.rfind('}'), body);
-  auto out = LowerFunctionalOps(Parse(outer));
+  auto out = LowerFunctionalOps(ParseTextGraph(outer));
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_FALSE(NeedsLowering(*out));
-  const NodeDef* inner_enter = Find(*out, "w/body/inner/enter_0");
+  const NodeDef* inner_enter = FindNode(*out, "w/body/inner/enter_0");
   ASSERT_NE(inner_enter, nullptr);
   EXPECT_EQ(inner_enter->attr().at("frame_name").s(), "w/body/inner");
   EXPECT_EQ(OpOf(*out, "w/body/inner/body/call/add"), "AddV2");
@@ -346,7 +331,7 @@ TEST(LowerFunctionalTest, NestedLoopsCondsAndCalls) {
 }
 
 void ExpectLowerError(const std::string& text, const std::vector<std::string>& fragments) {
-  auto out = LowerFunctionalOps(Parse(text));
+  auto out = LowerFunctionalOps(ParseTextGraph(text));
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.status().code(), absl::StatusCode::kInvalidArgument) << out.status();
   for (const std::string& f : fragments) {
@@ -354,7 +339,7 @@ void ExpectLowerError(const std::string& text, const std::vector<std::string>& f
         << out.status().message() << "\nexpected: " << f;
   }
   // Import gives the same verdict.
-  auto g = ImportGraphDef(Parse(text));
+  auto g = ImportGraphDef(ParseTextGraph(text));
   EXPECT_FALSE(g.ok());
 }
 
@@ -410,22 +395,22 @@ TEST(LowerFunctionalTest, BadFunctionsAreNamedWithTheirNode) {
 TEST(LowerFunctionalTest, GrowthIsBounded) {
   LowerFunctionalOptions options;
   options.max_nodes = 8;
-  auto out = LowerFunctionalOps(Parse(CountingLoop()), options);
+  auto out = LowerFunctionalOps(ParseTextGraph(CountingLoop()), options);
   ASSERT_FALSE(out.ok());
   EXPECT_TRUE(absl::StrContains(out.status().message(), "past 8 nodes")) << out.status();
 }
 
 TEST(LowerFunctionalTest, ReachableFunctionsSkipsUnusedOnes) {
-  GraphDef g = Parse(Cond(kAddOne));
+  GraphDef g = ParseTextGraph(Cond(kAddOne));
   std::vector<std::string> names;
   for (const FunctionDef* f : ReachableFunctions(g)) names.push_back(f->signature().name());
   // else_branch before then_branch: attrs are read in name order.
   EXPECT_EQ(names, (std::vector<std::string>{"negate", "twice"}));
-  EXPECT_TRUE(ReachableFunctions(Parse(Placeholder("x", "DT_FLOAT"))).empty());
+  EXPECT_TRUE(ReachableFunctions(ParseTextGraph(Placeholder("x", "DT_FLOAT"))).empty());
 }
 
 TEST(LowerFunctionalTest, GraphsWithoutCallsAreLeftAlone) {
-  GraphDef g = Parse(absl::StrCat(Placeholder("x", "DT_INT32"), "library { ", kAddOne, "}"));
+  GraphDef g = ParseTextGraph(absl::StrCat(Placeholder("x", "DT_INT32"), "library { ", kAddOne, "}"));
   EXPECT_FALSE(NeedsLowering(g));
   auto out = LowerFunctionalOps(g);
   ASSERT_TRUE(out.ok());

@@ -1,48 +1,20 @@
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "graph/graph_io.h"
 #include "graph/optimize/optimizer.h"
+#include "graph/testing/graphdef_test_util.h"
 #include "gtest/gtest.h"
 
 namespace graphrun {
 namespace {
 
-GraphDef Parse(const std::string& text) {
-  auto g = ParseGraphDef(text, GraphFormat::kText);
-  EXPECT_TRUE(g.ok()) << g.status();
-  return g.ok() ? *g : GraphDef();
-}
-
-const NodeDef* Find(const GraphDef& g, const std::string& name) {
-  for (const NodeDef& n : g.node()) {
-    if (n.name() == name) return &n;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> Inputs(const GraphDef& g, const std::string& name) {
-  const NodeDef* n = Find(g, name);
-  if (n == nullptr) return {"<no node " + name + ">"};
-  return {n->input().begin(), n->input().end()};
-}
-
-int CountOp(const GraphDef& g, const std::string& op) {
-  return static_cast<int>(std::count_if(g.node().begin(), g.node().end(),
-                                        [&](const NodeDef& n) { return n.op() == op; }));
-}
-
-Tensor ConstValue(const GraphDef& g, const std::string& name) {
-  const NodeDef* n = Find(g, name);
-  EXPECT_NE(n, nullptr) << name;
-  if (n == nullptr || n->op() != "Const") return Tensor();
-  auto t = Tensor::FromProto(n->attr().at("value").tensor());
-  EXPECT_TRUE(t.ok()) << t.status();
-  return t.ok() ? *t : Tensor();
-}
+using testing::ConstValue;
+using testing::CountOp;
+using testing::FindNode;
+using testing::NodeInputs;
+using testing::ParseTextGraph;
 
 std::string Dims(const std::vector<int64_t>& shape) {
   std::string dims;
@@ -87,7 +59,7 @@ struct Result {
 
 Result Simplify(const std::string& text, const std::vector<std::string>& preserve,
                 const absl::flat_hash_map<std::string, std::vector<PartialShape>>& shapes = {}) {
-  Result r{Parse(text), {}};
+  Result r{ParseTextGraph(text), {}};
   OptimizerOptions options;
   options.preserve.insert(preserve.begin(), preserve.end());
   options.shapes = shapes;
@@ -104,9 +76,9 @@ TEST(ArithmeticTest, NeutralScalarsAreBypassed) {
                           "node { name: 'after' op: 'NoOp' input: '^e' }\n",
                       {"x", "y", "after"});
   for (const char* gone : {"a", "b", "c", "d", "e"})
-    EXPECT_EQ(Find(r.graph, gone), nullptr) << gone;
-  EXPECT_EQ(Inputs(r.graph, "y"), (std::vector<std::string>{"x"}));
-  EXPECT_EQ(Inputs(r.graph, "after"), (std::vector<std::string>{"^x"}));
+    EXPECT_EQ(FindNode(r.graph, gone), nullptr) << gone;
+  EXPECT_EQ(NodeInputs(r.graph, "y"), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(NodeInputs(r.graph, "after"), (std::vector<std::string>{"^x"}));
   EXPECT_EQ(r.pass.changes.size(), 5u);
   EXPECT_EQ(r.pass.merged_into.at("e"), "x");
   EXPECT_NE(r.pass.changes[0].find("bypassed 'a' (Mul by 1)"), std::string::npos)
@@ -131,15 +103,15 @@ TEST(ArithmeticTest, NeutralTensorsOnlyWhereXKeepsItsShape) {
   // x is [2,3]: [3] and [2,3] and [1,3] broadcast into it.
   Result known = Simplify(g, {"x", "a", "b", "c"}, {{"x", {PartialShape({2, 3})}}});
   for (const char* n : {"a", "b", "c"}) {
-    ASSERT_NE(Find(known.graph, n), nullptr) << n;
-    EXPECT_EQ(Find(known.graph, n)->op(), "Identity") << n;  // preserved: kept by name
-    EXPECT_EQ(Inputs(known.graph, n), (std::vector<std::string>{"x"})) << n;
+    ASSERT_NE(FindNode(known.graph, n), nullptr) << n;
+    EXPECT_EQ(FindNode(known.graph, n)->op(), "Identity") << n;  // preserved: kept by name
+    EXPECT_EQ(NodeInputs(known.graph, n), (std::vector<std::string>{"x"})) << n;
   }
   // x is [3]: a [2,3] or [1,3] operand would widen it; [3] does not.
   Result wider = Simplify(g, {"x", "a", "b", "c"}, {{"x", {PartialShape({3})}}});
-  EXPECT_EQ(Find(wider.graph, "a")->op(), "Identity");
-  EXPECT_EQ(Find(wider.graph, "b")->op(), "Mul");
-  EXPECT_EQ(Find(wider.graph, "c")->op(), "AddV2");
+  EXPECT_EQ(FindNode(wider.graph, "a")->op(), "Identity");
+  EXPECT_EQ(FindNode(wider.graph, "b")->op(), "Mul");
+  EXPECT_EQ(FindNode(wider.graph, "c")->op(), "AddV2");
   // x of unknown shape, or [?,?]: only scalars are safe.
   Result unknown = Simplify(g, {"x", "a", "b", "c"});
   EXPECT_TRUE(unknown.pass.changes.empty());
@@ -160,13 +132,13 @@ TEST(ArithmeticTest, KeepsControlContext) {
           Node("y1", "Relu", {"in_branch"}) + Node("y2", "Relu", {"after_switch"}) +
           Node("y3", "Relu", {"gated"}),
       {"x", "p", "y1", "y2", "y3"});
-  EXPECT_EQ(Find(r.graph, "in_branch")->op(), "Identity");
-  EXPECT_EQ(Inputs(r.graph, "in_branch"), (std::vector<std::string>{"sw:1", "^pivot"}));
-  EXPECT_EQ(Find(r.graph, "after_switch")->op(), "Identity");
-  EXPECT_EQ(Inputs(r.graph, "after_switch"), (std::vector<std::string>{"sw:1"}));
-  EXPECT_EQ(Find(r.graph, "gated")->op(), "Identity");
-  EXPECT_EQ(Inputs(r.graph, "gated"), (std::vector<std::string>{"x", "^gate"}));
-  EXPECT_EQ(Inputs(r.graph, "y3"), (std::vector<std::string>{"gated"}));
+  EXPECT_EQ(FindNode(r.graph, "in_branch")->op(), "Identity");
+  EXPECT_EQ(NodeInputs(r.graph, "in_branch"), (std::vector<std::string>{"sw:1", "^pivot"}));
+  EXPECT_EQ(FindNode(r.graph, "after_switch")->op(), "Identity");
+  EXPECT_EQ(NodeInputs(r.graph, "after_switch"), (std::vector<std::string>{"sw:1"}));
+  EXPECT_EQ(FindNode(r.graph, "gated")->op(), "Identity");
+  EXPECT_EQ(NodeInputs(r.graph, "gated"), (std::vector<std::string>{"x", "^gate"}));
+  EXPECT_EQ(NodeInputs(r.graph, "y3"), (std::vector<std::string>{"gated"}));
 }
 
 // TensorFlow's `y = y + 1` written 10,000 times: one AddV2 of 10,000.
@@ -180,14 +152,14 @@ TEST(ArithmeticTest, LongIntegerChainBecomesOneAdd) {
     text += Node(name, "AddV2", {prev, name + "/y"}, "DT_INT32");
     prev = name;
   }
-  GraphDef g = Parse(text);
+  GraphDef g = ParseTextGraph(text);
   OptimizerOptions options;
   options.preserve = {"y", prev};
   OptimizationReport report;
   ASSERT_TRUE(OptimizeGraph(&g, options, &report).ok());
   ASSERT_EQ(g.node_size(), 3);  // y, the last AddV2, its constant
   EXPECT_EQ(CountOp(g, "AddV2"), 1);
-  const std::vector<std::string> in = Inputs(g, prev);
+  const std::vector<std::string> in = NodeInputs(g, prev);
   ASSERT_EQ(in.size(), 2u);
   EXPECT_EQ(in[0], "y");
   Tensor c = ConstValue(g, in[1]);
@@ -211,7 +183,7 @@ TEST(ArithmeticTest, IntegerConstantsWrapAsTheKernelsDo) {
                      Node("m1", "Mul", {"x", "a"}, type) + Node("m2", "Mul", {"m1", "b"}, type) +
                      Node("m3", "Mul", {"c", "m2"}, type),
                  {"x", "m3"});
-    const std::vector<std::string> in = Inputs(r.graph, "m3");
+    const std::vector<std::string> in = NodeInputs(r.graph, "m3");
     ASSERT_EQ(in.size(), 2u) << dtype;
     EXPECT_EQ(in[1], "x") << dtype;  // the constant side is where c was
     Tensor k = ConstValue(r.graph, in[0]);
@@ -221,8 +193,8 @@ TEST(ArithmeticTest, IntegerConstantsWrapAsTheKernelsDo) {
     } else {
       EXPECT_EQ(k.flat<int64_t>()[0], int64_t{65536} * 65536 * 3);
     }
-    EXPECT_EQ(Find(r.graph, "m1"), nullptr);
-    EXPECT_EQ(Find(r.graph, "m2"), nullptr);
+    EXPECT_EQ(FindNode(r.graph, "m1"), nullptr);
+    EXPECT_EQ(FindNode(r.graph, "m2"), nullptr);
   }
 }
 
@@ -235,12 +207,12 @@ TEST(ArithmeticTest, FloatChainsReassociate) {
                           Node("uses_shared", "AddV2", {"shared", "b"}) +
                           Node("other", "Relu", {"shared"}),
                       {"x", "s2", "p2", "uses_shared", "other"});
-  std::vector<std::string> in = Inputs(r.graph, "s2");
+  std::vector<std::string> in = NodeInputs(r.graph, "s2");
   ASSERT_EQ(in.size(), 2u);
   EXPECT_EQ(in[0], "x");
   EXPECT_EQ(ConstValue(r.graph, in[1]).flat<float>()[0], 0.1f + 0.2f);
-  EXPECT_EQ(Find(r.graph, "s1"), nullptr);
-  in = Inputs(r.graph, "p2");
+  EXPECT_EQ(FindNode(r.graph, "s1"), nullptr);
+  in = NodeInputs(r.graph, "p2");
   ASSERT_EQ(in.size(), 2u);
   EXPECT_EQ(in[1], "x");
   Tensor pv = ConstValue(r.graph, in[0]);
@@ -248,9 +220,9 @@ TEST(ArithmeticTest, FloatChainsReassociate) {
   EXPECT_EQ(pv.flat<float>()[0], 1.5f);
   EXPECT_EQ(pv.flat<float>()[1], -0.5f);
   // An inner Add used elsewhere stays; the outer one no longer needs it.
-  EXPECT_NE(Find(r.graph, "shared"), nullptr);
-  EXPECT_EQ(Inputs(r.graph, "uses_shared")[0], "x");
-  EXPECT_EQ(Inputs(r.graph, "other"), (std::vector<std::string>{"shared"}));
+  EXPECT_NE(FindNode(r.graph, "shared"), nullptr);
+  EXPECT_EQ(NodeInputs(r.graph, "uses_shared")[0], "x");
+  EXPECT_EQ(NodeInputs(r.graph, "other"), (std::vector<std::string>{"shared"}));
 }
 
 TEST(ArithmeticTest, ChainConstantsKeepTheirControlInputs) {
@@ -259,11 +231,11 @@ TEST(ArithmeticTest, ChainConstantsKeepTheirControlInputs) {
                           FloatConst("a", {}, 2, "input: '^pivot'") + FloatConst("b", {}, 3) +
                           Node("m1", "Mul", {"x", "a", "^gate"}) + Node("m2", "Mul", {"m1", "b"}),
                       {"x", "m2"});
-  const std::vector<std::string> in = Inputs(r.graph, "m2");
+  const std::vector<std::string> in = NodeInputs(r.graph, "m2");
   ASSERT_EQ(in.size(), 3u);
   EXPECT_EQ(in[0], "x");
   EXPECT_EQ(in[2], "^gate");  // m1's control input moves to m2
-  EXPECT_EQ(Inputs(r.graph, in[1]), (std::vector<std::string>{"^pivot"}));
+  EXPECT_EQ(NodeInputs(r.graph, in[1]), (std::vector<std::string>{"^pivot"}));
   EXPECT_EQ(ConstValue(r.graph, in[1]).flat<float>()[0], 6.f);
 }
 
@@ -281,11 +253,11 @@ TEST(ArithmeticTest, Transposes) {
           Node("t4", "Transpose", {"t3", "p"}) + Node("y0", "Relu", {"t0"}) +
           Node("y2", "Relu", {"t2"}) + Node("y4", "Relu", {"t4"}),
       {"x", "y0", "y2", "y4"});
-  EXPECT_EQ(Inputs(r.graph, "y0"), (std::vector<std::string>{"x"}));
-  EXPECT_EQ(Inputs(r.graph, "y2"), (std::vector<std::string>{"x"}));
-  EXPECT_EQ(Find(r.graph, "t1"), nullptr);                             // nothing reads it any more
-  EXPECT_EQ(Inputs(r.graph, "y4"), (std::vector<std::string>{"t4"}));  // not inverses
-  EXPECT_NE(Find(r.graph, "t3"), nullptr);
+  EXPECT_EQ(NodeInputs(r.graph, "y0"), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(NodeInputs(r.graph, "y2"), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(FindNode(r.graph, "t1"), nullptr);                             // nothing reads it any more
+  EXPECT_EQ(NodeInputs(r.graph, "y4"), (std::vector<std::string>{"t4"}));  // not inverses
+  EXPECT_NE(FindNode(r.graph, "t3"), nullptr);
 }
 
 std::string Shape(const std::string& name, const std::vector<int>& dims) {
@@ -302,17 +274,17 @@ TEST(ArithmeticTest, Reshapes) {
       Node("y3", "Relu", {"other"}) + Node("y4", "Relu", {"back"});
   Result r = Simplify(g, {"x", "y1", "y2", "y3", "y4"}, {{"x", {PartialShape({-1, 3})}}});
   // [?,3] to [2,3] cannot be proved the same; to [-1,3] it is.
-  EXPECT_EQ(Inputs(r.graph, "y1"), (std::vector<std::string>{"same"}));
-  EXPECT_EQ(Inputs(r.graph, "y2"), (std::vector<std::string>{"x"}));
-  EXPECT_EQ(Inputs(r.graph, "y3"), (std::vector<std::string>{"other"}));
+  EXPECT_EQ(NodeInputs(r.graph, "y1"), (std::vector<std::string>{"same"}));
+  EXPECT_EQ(NodeInputs(r.graph, "y2"), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(NodeInputs(r.graph, "y3"), (std::vector<std::string>{"other"}));
   // Reshape of a Reshape reshapes the original.
-  EXPECT_EQ(Inputs(r.graph, "back"), (std::vector<std::string>{"x", "s32"}));
-  EXPECT_EQ(Find(r.graph, "flat"), nullptr);
+  EXPECT_EQ(NodeInputs(r.graph, "back"), (std::vector<std::string>{"x", "s32"}));
+  EXPECT_EQ(FindNode(r.graph, "flat"), nullptr);
   EXPECT_EQ(r.pass.merged_into.at("flat"), "back");
 
   Result known = Simplify(g, {"x", "y1", "y2", "y3", "y4"}, {{"x", {PartialShape({2, 3})}}});
-  EXPECT_EQ(Inputs(known.graph, "y1"), (std::vector<std::string>{"x"}));
-  EXPECT_EQ(Inputs(known.graph, "y3"), (std::vector<std::string>{"other"}));
+  EXPECT_EQ(NodeInputs(known.graph, "y1"), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(NodeInputs(known.graph, "y3"), (std::vector<std::string>{"other"}));
 }
 
 std::string Cast(const std::string& name, const std::string& in, const std::string& src,
@@ -338,17 +310,17 @@ TEST(ArithmeticTest, Casts) {
                           Node("y3", "Relu", {"round_trip"}) + Node("y4", "Relu", {"lossy"}) +
                           Node("y5", "Relu", {"truncated"}, "DT_HALF"),
                       {"f", "i", "y1", "y2", "y3", "y4", "y5"});
-  EXPECT_EQ(Inputs(r.graph, "y1"), (std::vector<std::string>{"f"}));
-  EXPECT_EQ(Inputs(r.graph, "to_float"), (std::vector<std::string>{"i"}));
-  EXPECT_EQ(Find(r.graph, "to_float")->attr().at("SrcT").type(), DT_INT32);
-  EXPECT_EQ(Find(r.graph, "wide"), nullptr);
-  EXPECT_EQ(Inputs(r.graph, "y3"), (std::vector<std::string>{"f"}));  // float->double->float
-  EXPECT_EQ(Inputs(r.graph, "lossy"), (std::vector<std::string>{"narrow"}));
-  EXPECT_EQ(Inputs(r.graph, "truncated"), (std::vector<std::string>{"d2"}));
+  EXPECT_EQ(NodeInputs(r.graph, "y1"), (std::vector<std::string>{"f"}));
+  EXPECT_EQ(NodeInputs(r.graph, "to_float"), (std::vector<std::string>{"i"}));
+  EXPECT_EQ(FindNode(r.graph, "to_float")->attr().at("SrcT").type(), DT_INT32);
+  EXPECT_EQ(FindNode(r.graph, "wide"), nullptr);
+  EXPECT_EQ(NodeInputs(r.graph, "y3"), (std::vector<std::string>{"f"}));  // float->double->float
+  EXPECT_EQ(NodeInputs(r.graph, "lossy"), (std::vector<std::string>{"narrow"}));
+  EXPECT_EQ(NodeInputs(r.graph, "truncated"), (std::vector<std::string>{"d2"}));
 }
 
 TEST(ArithmeticTest, ChangesAreLoggedByTheOptimizer) {
-  GraphDef g = Parse(Placeholder("x") + FloatConst("one", {}, 1) + Node("a", "Mul", {"x", "one"}) +
+  GraphDef g = ParseTextGraph(Placeholder("x") + FloatConst("one", {}, 1) + Node("a", "Mul", {"x", "one"}) +
                      Node("y", "Relu", {"a"}));
   OptimizerOptions options;
   options.preserve = {"x", "y"};

@@ -1,38 +1,18 @@
-#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "graph/graph_io.h"
 #include "graph/optimize/optimizer.h"
+#include "graph/testing/graphdef_test_util.h"
 #include "gtest/gtest.h"
 
 namespace graphrun {
 namespace {
 
-GraphDef Parse(const std::string& text) {
-  auto g = ParseGraphDef(text, GraphFormat::kText);
-  EXPECT_TRUE(g.ok()) << g.status();
-  return g.ok() ? *g : GraphDef();
-}
-
-const NodeDef* Find(const GraphDef& g, const std::string& name) {
-  for (const NodeDef& n : g.node()) {
-    if (n.name() == name) return &n;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> Inputs(const GraphDef& g, const std::string& name) {
-  const NodeDef* n = Find(g, name);
-  if (n == nullptr) return {"<no node " + name + ">"};
-  return {n->input().begin(), n->input().end()};
-}
-
-int CountOp(const GraphDef& g, const std::string& op) {
-  return static_cast<int>(std::count_if(g.node().begin(), g.node().end(),
-                                        [&](const NodeDef& n) { return n.op() == op; }));
-}
+using testing::CountOp;
+using testing::FindNode;
+using testing::NodeInputs;
+using testing::ParseTextGraph;
 
 std::string Node(const std::string& name, const std::string& op,
                  const std::vector<std::string>& inputs,
@@ -88,7 +68,7 @@ struct Result {
 };
 
 Result Prune(const std::string& text, const std::vector<std::string>& preserve) {
-  Result r{Parse(text), {}};
+  Result r{ParseTextGraph(text), {}};
   OptimizerOptions options;
   options.preserve.insert(preserve.begin(), preserve.end());
   absl::Status s = PruneDeadBranches(&r.graph, options, &r.pass);
@@ -100,11 +80,11 @@ TEST(DeadBranchesTest, TrueConstantKeepsTheTrueBranchOnly) {
   Result r = Prune(V1Cond(BoolConst("pred", true)), {"x", "out"});
   for (const char* gone : {"cond/sub", "cond/sub/y", "cond/switch_f", "cond/Merge", "cond/Switch",
                            "cond/mul/Switch", "cond/sub/Switch"}) {
-    EXPECT_EQ(Find(r.graph, gone), nullptr) << gone;
+    EXPECT_EQ(FindNode(r.graph, gone), nullptr) << gone;
   }
-  EXPECT_EQ(Inputs(r.graph, "out"), (std::vector<std::string>{"cond/mul"}));
-  EXPECT_EQ(Inputs(r.graph, "cond/mul"), (std::vector<std::string>{"x", "cond/mul/y"}));
-  EXPECT_EQ(Inputs(r.graph, "cond/switch_t"), (std::vector<std::string>{"pred"}));
+  EXPECT_EQ(NodeInputs(r.graph, "out"), (std::vector<std::string>{"cond/mul"}));
+  EXPECT_EQ(NodeInputs(r.graph, "cond/mul"), (std::vector<std::string>{"x", "cond/mul/y"}));
+  EXPECT_EQ(NodeInputs(r.graph, "cond/switch_t"), (std::vector<std::string>{"pred"}));
   EXPECT_EQ(CountOp(r.graph, "Switch") + CountOp(r.graph, "Merge"), 0);
   EXPECT_EQ(r.graph.node_size(), 14 - 7);
   EXPECT_EQ(r.pass.merged_into.at("cond/Merge"), "cond/mul");
@@ -118,10 +98,10 @@ TEST(DeadBranchesTest, TrueConstantKeepsTheTrueBranchOnly) {
 TEST(DeadBranchesTest, FalseConstantSeenThroughAnIdentity) {
   Result r = Prune(BoolConst("c", false) + Node("pred", "Identity", {"c"}, kBoolType) + V1Cond(""),
                    {"x", "out"});
-  EXPECT_EQ(Find(r.graph, "cond/mul"), nullptr);
-  EXPECT_EQ(Find(r.graph, "cond/mul/y"), nullptr);
-  EXPECT_EQ(Inputs(r.graph, "out"), (std::vector<std::string>{"cond/sub"}));
-  EXPECT_EQ(Inputs(r.graph, "cond/sub"), (std::vector<std::string>{"x", "cond/sub/y"}));
+  EXPECT_EQ(FindNode(r.graph, "cond/mul"), nullptr);
+  EXPECT_EQ(FindNode(r.graph, "cond/mul/y"), nullptr);
+  EXPECT_EQ(NodeInputs(r.graph, "out"), (std::vector<std::string>{"cond/sub"}));
+  EXPECT_EQ(NodeInputs(r.graph, "cond/sub"), (std::vector<std::string>{"x", "cond/sub/y"}));
 }
 
 TEST(DeadBranchesTest, PreservedMergeBecomesAnIdentityAndValueIndexAConst) {
@@ -129,17 +109,17 @@ TEST(DeadBranchesTest, PreservedMergeBecomesAnIdentityAndValueIndexAConst) {
       Prune(V1Cond(BoolConst("pred", true)) + Node("index", "Identity", {"cond/Merge:1"},
                                                    " attr { key: 'T' value { type: DT_INT32 } }"),
             {"x", "cond/Merge", "index"});
-  const NodeDef* merge = Find(r.graph, "cond/Merge");
+  const NodeDef* merge = FindNode(r.graph, "cond/Merge");
   ASSERT_NE(merge, nullptr);
   EXPECT_EQ(merge->op(), "Identity");
   EXPECT_EQ(merge->attr().at("T").type(), DT_FLOAT);
-  EXPECT_EQ(Inputs(r.graph, "cond/Merge"), (std::vector<std::string>{"cond/mul"}));
-  const std::vector<std::string> in = Inputs(r.graph, "index");
+  EXPECT_EQ(NodeInputs(r.graph, "cond/Merge"), (std::vector<std::string>{"cond/mul"}));
+  const std::vector<std::string> in = NodeInputs(r.graph, "index");
   ASSERT_EQ(in.size(), 1u);
-  const NodeDef* c = Find(r.graph, in[0]);
+  const NodeDef* c = FindNode(r.graph, in[0]);
   ASSERT_NE(c, nullptr) << in[0];
   EXPECT_EQ(c->op(), "Const");
-  EXPECT_EQ(Inputs(r.graph, in[0]), (std::vector<std::string>{"^cond/mul"}));
+  EXPECT_EQ(NodeInputs(r.graph, in[0]), (std::vector<std::string>{"^cond/mul"}));
   auto t = Tensor::FromProto(c->attr().at("value").tensor());
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->dtype(), DT_INT32);
@@ -161,11 +141,11 @@ TEST(DeadBranchesTest, ABranchReachingAPreservedNodeIsLeftAlone) {
   Result r = Prune(V1Cond(BoolConst("pred", true)), {"x", "out", "cond/sub"});
   for (const char* kept :
        {"cond/sub", "cond/sub/y", "cond/switch_f", "cond/Switch", "cond/sub/Switch"}) {
-    EXPECT_NE(Find(r.graph, kept), nullptr) << kept;
+    EXPECT_NE(FindNode(r.graph, kept), nullptr) << kept;
   }
-  EXPECT_EQ(Inputs(r.graph, "cond/Merge"), (std::vector<std::string>{"cond/sub", "cond/mul"}));
-  EXPECT_EQ(Find(r.graph, "cond/Merge")->op(), "Merge");
-  EXPECT_EQ(Inputs(r.graph, "cond/mul"), (std::vector<std::string>{"x", "cond/mul/y"}));
+  EXPECT_EQ(NodeInputs(r.graph, "cond/Merge"), (std::vector<std::string>{"cond/sub", "cond/mul"}));
+  EXPECT_EQ(FindNode(r.graph, "cond/Merge")->op(), "Merge");
+  EXPECT_EQ(NodeInputs(r.graph, "cond/mul"), (std::vector<std::string>{"x", "cond/mul/y"}));
   EXPECT_EQ(r.graph.node_size(), 13);
 }
 
@@ -173,7 +153,7 @@ TEST(DeadBranchesTest, SwitchesInsideWhileLoopsAreLeftAlone) {
   // A loop whose body holds a cond on a constant (the constant waits for
   // the body's pivot, as TensorFlow puts constants in frames).
   const std::string frame = " attr { key: 'frame_name' value { s: 'loop' } }";
-  GraphDef g = Parse(
+  GraphDef g = ParseTextGraph(
       "node { name: 'x' op: 'Placeholder' attr { key: 'dtype' value { type: DT_FLOAT } } }\n"
       "node { name: 'limit' op: 'Placeholder' attr { key: 'dtype' value { type: DT_BOOL } } }\n" +
       Node("enter", "Enter", {"x"},
@@ -196,7 +176,7 @@ TEST(DeadBranchesTest, SwitchesInsideWhileLoopsAreLeftAlone) {
 }
 
 TEST(DeadBranchesTest, ChangesAreLoggedByTheOptimizer) {
-  GraphDef g = Parse(V1Cond(BoolConst("pred", false)));
+  GraphDef g = ParseTextGraph(V1Cond(BoolConst("pred", false)));
   OptimizerOptions options;
   options.preserve = {"x", "out"};
   OptimizationReport report;
@@ -208,7 +188,7 @@ TEST(DeadBranchesTest, ChangesAreLoggedByTheOptimizer) {
   // x, the Sub, its constant, the predicate that constant waits for (once
   // the branch pivot is gone) and the fetch.
   EXPECT_EQ(g.node_size(), 5) << log;
-  EXPECT_EQ(Inputs(g, "cond/sub/y"), (std::vector<std::string>{"^pred"}));
+  EXPECT_EQ(NodeInputs(g, "cond/sub/y"), (std::vector<std::string>{"^pred"}));
   EXPECT_EQ(report.merged_into.at("cond/Merge"), "cond/sub");
 }
 

@@ -4,39 +4,20 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph_io.h"
+#include "graph/testing/graphdef_test_util.h"
 #include "gtest/gtest.h"
 
 namespace graphrun {
 namespace {
 
-GraphDef Parse(const std::string& text) {
-  auto g = ParseGraphDef(text, GraphFormat::kText);
-  EXPECT_TRUE(g.ok()) << g.status();
-  return g.ok() ? *g : GraphDef();
-}
-
-const NodeDef* Find(const GraphDef& g, const std::string& name) {
-  for (const NodeDef& n : g.node()) {
-    if (n.name() == name) return &n;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> Inputs(const GraphDef& g, const std::string& name) {
-  const NodeDef* n = Find(g, name);
-  if (n == nullptr) return {"<no node " + name + ">"};
-  return {n->input().begin(), n->input().end()};
-}
+using testing::ConstValue;
+using testing::FindNode;
+using testing::NodeInputs;
+using testing::ParseTextGraph;
 
 float ConstFloat(const GraphDef& g, const std::string& name) {
-  const NodeDef* n = Find(g, name);
-  EXPECT_NE(n, nullptr) << name;
-  if (n == nullptr) return -1;
-  EXPECT_EQ(n->op(), "Const") << name;
-  auto t = Tensor::FromProto(n->attr().at("value").tensor());
-  EXPECT_TRUE(t.ok()) << t.status();
-  return t.ok() && t->NumElements() == 1 ? t->flat<float>()[0] : -1;
+  const Tensor t = ConstValue(g, name);
+  return t.IsInitialized() && t.NumElements() == 1 ? t.flat<float>()[0] : -1;
 }
 
 std::string ScalarConst(const std::string& name, float v, const std::string& extra = "") {
@@ -86,7 +67,7 @@ struct FakeEvaluator {
 };
 
 TEST(ConstantFoldingTest, FoldsChainsKeepsNamesAndPrunesInputs) {
-  GraphDef g = Parse(ScalarConst("a", 2) + ScalarConst("b", 3) + Binary("s", "AddV2", "a", "b") +
+  GraphDef g = ParseTextGraph(ScalarConst("a", 2) + ScalarConst("b", 3) + Binary("s", "AddV2", "a", "b") +
                      Binary("p", "Mul", "s", "s") + kPlaceholder + Binary("y", "Mul", "x", "p"));
   FakeEvaluator eval;
   OptimizerOptions options;
@@ -95,10 +76,10 @@ TEST(ConstantFoldingTest, FoldsChainsKeepsNamesAndPrunesInputs) {
   OptimizationReport report;
   ASSERT_TRUE(OptimizeGraph(&g, options, &report).ok());
   EXPECT_EQ(ConstFloat(g, "p"), 25.f);
-  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"x", "p"}));
+  EXPECT_EQ(NodeInputs(g, "y"), (std::vector<std::string>{"x", "p"}));
   // a, b and s fed only what was folded: gone.
-  EXPECT_EQ(Find(g, "a"), nullptr);
-  EXPECT_EQ(Find(g, "s"), nullptr);
+  EXPECT_EQ(FindNode(g, "a"), nullptr);
+  EXPECT_EQ(FindNode(g, "s"), nullptr);
   EXPECT_EQ(g.node_size(), 3);
   EXPECT_EQ(eval.calls, 2);
   const std::string log = report.ToString();
@@ -110,7 +91,7 @@ TEST(ConstantFoldingTest, FoldsChainsKeepsNamesAndPrunesInputs) {
 TEST(ConstantFoldingTest, FoldedNodeKeepsTheControlInputsOfItsInputs) {
   // c1 lives in a cond branch (control input from the branch pivot);
   // the folded sum must stay there: dead when the branch is not taken.
-  GraphDef g = Parse(kPlaceholder + Unary("pivot", "Identity", "x") +
+  GraphDef g = ParseTextGraph(kPlaceholder + Unary("pivot", "Identity", "x") +
                      ScalarConst("c1", 1, "input: '^pivot'") + ScalarConst("c2", 4) +
                      "node { name: 'gate' op: 'NoOp' }\n" +
                      Binary("sum", "AddV2", "c1", "c2", "input: '^gate'"));
@@ -120,13 +101,13 @@ TEST(ConstantFoldingTest, FoldedNodeKeepsTheControlInputsOfItsInputs) {
   options.preserve = {"sum"};
   ASSERT_TRUE(FoldConstants(&g, options, nullptr).ok());
   EXPECT_EQ(ConstFloat(g, "sum"), 5.f);
-  std::vector<std::string> in = Inputs(g, "sum");
+  std::vector<std::string> in = NodeInputs(g, "sum");
   std::sort(in.begin(), in.end());
   EXPECT_EQ(in, (std::vector<std::string>{"^gate", "^pivot"}));
 }
 
 TEST(ConstantFoldingTest, ShapeOfAKnownShapeBecomesAConstThatStillWaitsForItsInput) {
-  GraphDef g = Parse(std::string(kPlaceholder) +
+  GraphDef g = ParseTextGraph(std::string(kPlaceholder) +
                      "node { name: 'sh' op: 'Shape' input: 'x' attr { key: 'T' value { type: DT_FLOAT } }"
                      " attr { key: 'out_type' value { type: DT_INT32 } } }\n"
                      "node { name: 'n' op: 'Size' input: 'x' attr { key: 'T' value { type: DT_FLOAT } }"
@@ -134,7 +115,7 @@ TEST(ConstantFoldingTest, ShapeOfAKnownShapeBecomesAConstThatStillWaitsForItsInp
   OptimizerOptions options;  // no evaluator: shape folding still runs
   options.shapes["x"] = {PartialShape({2, 3})};
   ASSERT_TRUE(FoldConstants(&g, options, nullptr).ok());
-  const NodeDef* sh = Find(g, "sh");
+  const NodeDef* sh = FindNode(g, "sh");
   ASSERT_EQ(sh->op(), "Const");
   auto t = Tensor::FromProto(sh->attr().at("value").tensor());
   ASSERT_TRUE(t.ok());
@@ -142,20 +123,20 @@ TEST(ConstantFoldingTest, ShapeOfAKnownShapeBecomesAConstThatStillWaitsForItsInp
   ASSERT_EQ(t->NumElements(), 2);
   EXPECT_EQ(t->flat<int32_t>()[0], 2);
   EXPECT_EQ(t->flat<int32_t>()[1], 3);
-  EXPECT_EQ(Inputs(g, "sh"), (std::vector<std::string>{"^x"}));
-  auto n = Tensor::FromProto(Find(g, "n")->attr().at("value").tensor());
+  EXPECT_EQ(NodeInputs(g, "sh"), (std::vector<std::string>{"^x"}));
+  auto n = Tensor::FromProto(FindNode(g, "n")->attr().at("value").tensor());
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(n->flat<int64_t>()[0], 6);
   // Unknown dimension: left alone.
-  GraphDef g2 = Parse(std::string(kPlaceholder) +
+  GraphDef g2 = ParseTextGraph(std::string(kPlaceholder) +
                       "node { name: 'sh' op: 'Shape' input: 'x' attr { key: 'T' value { type: DT_FLOAT } } }\n");
   options.shapes["x"] = {PartialShape({-1, 3})};
   ASSERT_TRUE(FoldConstants(&g2, options, nullptr).ok());
-  EXPECT_EQ(Find(g2, "sh")->op(), "Shape");
+  EXPECT_EQ(FindNode(g2, "sh")->op(), "Shape");
 }
 
 TEST(ConstantFoldingTest, LeavesStatefulFailingAndOversizedNodes) {
-  GraphDef g = Parse(ScalarConst("a", 2) + ScalarConst("b", 3) + Binary("big", "AddV2", "a", "b") +
+  GraphDef g = ParseTextGraph(ScalarConst("a", 2) + ScalarConst("b", 3) + Binary("big", "AddV2", "a", "b") +
                      Binary("bad", "Sub", "a", "b") +
                      "node { name: 'ok' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } }"
                      " attr { key: 'value' value { tensor { dtype: DT_BOOL tensor_shape {} bool_val: true } } } }\n"
@@ -166,9 +147,9 @@ TEST(ConstantFoldingTest, LeavesStatefulFailingAndOversizedNodes) {
   options.evaluate = eval.Get();
   options.max_constant_bytes = 2;  // smaller than one float
   ASSERT_TRUE(FoldConstants(&g, options, nullptr).ok());
-  EXPECT_EQ(Find(g, "big")->op(), "AddV2");  // too large
-  EXPECT_EQ(Find(g, "bad")->op(), "Sub");    // the evaluator fails: left to run time
-  EXPECT_EQ(Find(g, "assert")->op(), "Assert");
+  EXPECT_EQ(FindNode(g, "big")->op(), "AddV2");  // too large
+  EXPECT_EQ(FindNode(g, "bad")->op(), "Sub");    // the evaluator fails: left to run time
+  EXPECT_EQ(FindNode(g, "assert")->op(), "Assert");
   EXPECT_EQ(eval.calls, 2);  // never asked about the stateful Assert
 }
 
@@ -183,7 +164,7 @@ std::string FloatConst(const std::string& name, const std::vector<int64_t>& shap
 }
 
 std::vector<float> ConstValues(const GraphDef& g, const std::string& name) {
-  const NodeDef* n = Find(g, name);
+  const NodeDef* n = FindNode(g, name);
   if (n == nullptr || n->op() != "Const") return {-999};
   auto t = Tensor::FromProto(n->attr().at("value").tensor());
   if (!t.ok()) return {-998};
@@ -204,20 +185,20 @@ std::string ConvBnGraph(const std::string& m_shape_and_values) {
 }
 
 TEST(BatchNormFoldingTest, ScaleAndShiftMoveIntoTheConvolution) {
-  GraphDef g = Parse(ConvBnGraph(FloatConst("m", {2}, {2, 0.5})));
+  GraphDef g = ParseTextGraph(ConvBnGraph(FloatConst("m", {2}, {2, 0.5})));
   OptimizerOptions options;
   options.preserve = {"x", "y"};
   OptimizationReport::Pass pass;
   ASSERT_TRUE(FoldBatchNorms(&g, options, &pass).ok());
   ASSERT_TRUE(PruneUnused(&g, options, nullptr).ok());
-  EXPECT_EQ(Find(g, "scale"), nullptr);
-  EXPECT_EQ(Find(g, "shift"), nullptr);
-  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"bias"}));
+  EXPECT_EQ(FindNode(g, "scale"), nullptr);
+  EXPECT_EQ(FindNode(g, "shift"), nullptr);
+  EXPECT_EQ(NodeInputs(g, "y"), (std::vector<std::string>{"bias"}));
   // W[.., out] scaled by m[out]: [[1*2, 2*0.5], [3*2, 4*0.5]].
-  const std::string w = Inputs(g, "conv")[1];
+  const std::string w = NodeInputs(g, "conv")[1];
   EXPECT_EQ(ConstValues(g, w), (std::vector<float>{2, 1, 6, 2}));
   // bias * m + a.
-  EXPECT_EQ(ConstValues(g, Inputs(g, "bias")[1]), (std::vector<float>{20.5, 9}));
+  EXPECT_EQ(ConstValues(g, NodeInputs(g, "bias")[1]), (std::vector<float>{20.5, 9}));
   EXPECT_EQ(pass.changes.size(), 2u);
 }
 
@@ -226,39 +207,39 @@ TEST(BatchNormFoldingTest, NewWeightsStayInTheFrameOfTheirConstants) {
   // scaled weights must too.
   std::string m = FloatConst("m", {2}, {2, 0.5});
   m.insert(m.find(" attr"), " input: '^pivot'");
-  GraphDef g = Parse(Unary("pivot", "Identity", "x") + ConvBnGraph(m));
+  GraphDef g = ParseTextGraph(Unary("pivot", "Identity", "x") + ConvBnGraph(m));
   OptimizerOptions options;
   options.preserve = {"x", "y"};
   ASSERT_TRUE(FoldBatchNorms(&g, options, nullptr).ok());
-  const std::string w = Inputs(g, "conv")[1];
+  const std::string w = NodeInputs(g, "conv")[1];
   EXPECT_NE(w, "w");
-  EXPECT_EQ(Inputs(g, w), (std::vector<std::string>{"^pivot"}));
-  EXPECT_EQ(Inputs(g, Inputs(g, "bias")[1]), (std::vector<std::string>{"^pivot"}));
+  EXPECT_EQ(NodeInputs(g, w), (std::vector<std::string>{"^pivot"}));
+  EXPECT_EQ(NodeInputs(g, NodeInputs(g, "bias")[1]), (std::vector<std::string>{"^pivot"}));
 }
 
 TEST(BatchNormFoldingTest, LeavesWhatIsNotPerChannel) {
   for (const std::string& m : {FloatConst("m", {3}, {1, 2, 3}),            // wrong width
                                FloatConst("m", {2, 1}, {1, 2})}) {        // not the channel dim
-    GraphDef g = Parse(ConvBnGraph(m));
+    GraphDef g = ParseTextGraph(ConvBnGraph(m));
     OptimizerOptions options;
     options.preserve = {"x", "y"};
     OptimizationReport::Pass pass;
     ASSERT_TRUE(FoldBatchNorms(&g, options, &pass).ok());
-    EXPECT_NE(Find(g, "scale"), nullptr) << m;
+    EXPECT_NE(FindNode(g, "scale"), nullptr) << m;
     // The shift still becomes part of the bias? Not through the Mul.
-    EXPECT_NE(Find(g, "shift"), nullptr) << m;
+    EXPECT_NE(FindNode(g, "shift"), nullptr) << m;
   }
   // A convolution whose output is also used elsewhere keeps its weights.
-  GraphDef g = Parse(ConvBnGraph(FloatConst("m", {2}, {2, 0.5})) + Unary("other", "Relu", "conv"));
+  GraphDef g = ParseTextGraph(ConvBnGraph(FloatConst("m", {2}, {2, 0.5})) + Unary("other", "Relu", "conv"));
   OptimizerOptions options;
   options.preserve = {"x", "y", "other"};
   ASSERT_TRUE(FoldBatchNorms(&g, options, nullptr).ok());
-  EXPECT_NE(Find(g, "scale"), nullptr);
-  EXPECT_EQ(Inputs(g, "conv")[1], "w");
+  EXPECT_NE(FindNode(g, "scale"), nullptr);
+  EXPECT_EQ(NodeInputs(g, "conv")[1], "w");
 }
 
 TEST(KernelFusionTest, MatMulBiasAddActivationBecomeOneFusedMatMul) {
-  GraphDef g = Parse(std::string(kPlaceholder) + FloatConst("w", {2, 2}, {1, 2, 3, 4}) +
+  GraphDef g = ParseTextGraph(std::string(kPlaceholder) + FloatConst("w", {2, 2}, {1, 2, 3, 4}) +
                      FloatConst("b", {2}, {1, -1}) +
                      "node { name: 'gate' op: 'NoOp' }\n"
                      "node { name: 'mm' op: 'MatMul' input: 'x' input: 'w' input: '^gate'"
@@ -273,20 +254,20 @@ TEST(KernelFusionTest, MatMulBiasAddActivationBecomeOneFusedMatMul) {
   options.preserve = {"x", "y", "ba2", "other"};
   OptimizationReport::Pass pass;
   ASSERT_TRUE(FuseKernels(&g, options, &pass).ok());
-  EXPECT_EQ(Find(g, "mm"), nullptr);
-  EXPECT_EQ(Find(g, "ba"), nullptr);
-  const NodeDef* act = Find(g, "act");
+  EXPECT_EQ(FindNode(g, "mm"), nullptr);
+  EXPECT_EQ(FindNode(g, "ba"), nullptr);
+  const NodeDef* act = FindNode(g, "act");
   ASSERT_NE(act, nullptr);
   EXPECT_EQ(act->op(), "_FusedMatMul");
-  EXPECT_EQ(Inputs(g, "act"), (std::vector<std::string>{"x", "w", "b", "^gate"}));
+  EXPECT_EQ(NodeInputs(g, "act"), (std::vector<std::string>{"x", "w", "b", "^gate"}));
   EXPECT_TRUE(act->attr().at("transpose_b").b());
   ASSERT_EQ(act->attr().at("fused_ops").list().s_size(), 2);
   EXPECT_EQ(act->attr().at("fused_ops").list().s(0), "BiasAdd");
   EXPECT_EQ(act->attr().at("fused_ops").list().s(1), "Relu");
   EXPECT_EQ(act->attr().at("num_args").i(), 1);
-  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"act"}));
-  EXPECT_EQ(Find(g, "mm2")->op(), "MatMul");
-  EXPECT_EQ(Find(g, "ba2")->op(), "BiasAdd");
+  EXPECT_EQ(NodeInputs(g, "y"), (std::vector<std::string>{"act"}));
+  EXPECT_EQ(FindNode(g, "mm2")->op(), "MatMul");
+  EXPECT_EQ(FindNode(g, "ba2")->op(), "BiasAdd");
   EXPECT_EQ(pass.changes.size(), 1u);
 }
 
@@ -300,7 +281,7 @@ std::string Conv(const std::string& name, const std::string& x, const std::strin
 }
 
 TEST(KernelFusionTest, ConvBiasAddActivationBecomeOneFusedConv2D) {
-  GraphDef g = Parse(std::string(kPlaceholder) + FloatConst("w", {1, 1, 2, 3}, {1, 2, 3, 4, 5, 6}) +
+  GraphDef g = ParseTextGraph(std::string(kPlaceholder) + FloatConst("w", {1, 1, 2, 3}, {1, 2, 3, 4, 5, 6}) +
                      FloatConst("b", {3}, {1, -1, 0}) + "node { name: 'gate' op: 'NoOp' }\n" +
                      Conv("conv", "x", "w", "input: '^gate'") +
                      Binary("ba", "BiasAdd", "conv", "b") +
@@ -310,12 +291,12 @@ TEST(KernelFusionTest, ConvBiasAddActivationBecomeOneFusedConv2D) {
   options.preserve = {"x", "y"};
   OptimizationReport::Pass pass;
   ASSERT_TRUE(FuseKernels(&g, options, &pass).ok());
-  EXPECT_EQ(Find(g, "conv"), nullptr);
-  EXPECT_EQ(Find(g, "ba"), nullptr);
-  const NodeDef* act = Find(g, "act");
+  EXPECT_EQ(FindNode(g, "conv"), nullptr);
+  EXPECT_EQ(FindNode(g, "ba"), nullptr);
+  const NodeDef* act = FindNode(g, "act");
   ASSERT_NE(act, nullptr);
   EXPECT_EQ(act->op(), "_FusedConv2D");
-  EXPECT_EQ(Inputs(g, "act"), (std::vector<std::string>{"x", "w", "b", "^gate"}));
+  EXPECT_EQ(NodeInputs(g, "act"), (std::vector<std::string>{"x", "w", "b", "^gate"}));
   // The convolution's attrs come along.
   EXPECT_EQ(act->attr().at("padding").s(), "SAME");
   ASSERT_EQ(act->attr().at("strides").list().i_size(), 4);
@@ -325,7 +306,7 @@ TEST(KernelFusionTest, ConvBiasAddActivationBecomeOneFusedConv2D) {
   EXPECT_EQ(act->attr().at("fused_ops").list().s(1), "LeakyRelu");
   EXPECT_EQ(act->attr().at("num_args").i(), 1);
   EXPECT_FLOAT_EQ(act->attr().at("leakyrelu_alpha").f(), 0.1f);
-  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"act"}));
+  EXPECT_EQ(NodeInputs(g, "y"), (std::vector<std::string>{"act"}));
   ASSERT_EQ(pass.changes.size(), 1u);
   EXPECT_EQ(pass.changes[0],
             "fused 'conv' (Conv2D) + 'ba' (BiasAdd) + 'act' (LeakyRelu) into _FusedConv2D 'act'");
@@ -339,7 +320,7 @@ TEST(KernelFusionTest, AddOfAPerChannelConstantIsTheBias) {
                            FloatConst("c3", {3}, {1, 2, 3}) + FloatConst("c2", {2}, {1, 2}) +
                            FloatConst("c13", {1, 3}, {1, 2, 3});
   // Either operand order; the constant must be [out_depth].
-  GraphDef g = Parse(base + Conv("conv", "x", "w") + Binary("y", "AddV2", "c3", "conv") +
+  GraphDef g = ParseTextGraph(base + Conv("conv", "x", "w") + Binary("y", "AddV2", "c3", "conv") +
                      Conv("conv2", "x", "w") + Binary("y2", "Add", "conv2", "c3") +
                      Unary("y2_act", "Tanh", "y2") + Conv("conv3", "x", "w") +
                      Binary("y3", "AddV2", "conv3", "c13") + Conv("conv4", "x", "w") +
@@ -349,16 +330,16 @@ TEST(KernelFusionTest, AddOfAPerChannelConstantIsTheBias) {
   OptimizerOptions options;
   options.preserve = {"x", "y", "y2_act", "y3", "y4", "y5"};
   ASSERT_TRUE(FuseKernels(&g, options, nullptr).ok());
-  EXPECT_EQ(Find(g, "y")->op(), "_FusedConv2D");
-  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"x", "w", "c3"}));
-  EXPECT_EQ(Find(g, "y2"), nullptr);
-  EXPECT_EQ(Find(g, "y2_act")->op(), "_FusedConv2D");
-  EXPECT_EQ(Inputs(g, "y2_act"), (std::vector<std::string>{"x", "w", "c3"}));
-  EXPECT_EQ(Find(g, "y2_act")->attr().at("fused_ops").list().s(1), "Tanh");
-  EXPECT_EQ(Find(g, "y3")->op(), "AddV2");  // [1, 3]: not a bias vector
-  EXPECT_EQ(Find(g, "y4")->op(), "AddV2");  // 2 values for 3 channels
-  EXPECT_EQ(Find(g, "y5")->op(), "_FusedMatMul");
-  EXPECT_EQ(Inputs(g, "y5"), (std::vector<std::string>{"x", "wm", "c3"}));
+  EXPECT_EQ(FindNode(g, "y")->op(), "_FusedConv2D");
+  EXPECT_EQ(NodeInputs(g, "y"), (std::vector<std::string>{"x", "w", "c3"}));
+  EXPECT_EQ(FindNode(g, "y2"), nullptr);
+  EXPECT_EQ(FindNode(g, "y2_act")->op(), "_FusedConv2D");
+  EXPECT_EQ(NodeInputs(g, "y2_act"), (std::vector<std::string>{"x", "w", "c3"}));
+  EXPECT_EQ(FindNode(g, "y2_act")->attr().at("fused_ops").list().s(1), "Tanh");
+  EXPECT_EQ(FindNode(g, "y3")->op(), "AddV2");  // [1, 3]: not a bias vector
+  EXPECT_EQ(FindNode(g, "y4")->op(), "AddV2");  // 2 values for 3 channels
+  EXPECT_EQ(FindNode(g, "y5")->op(), "_FusedMatMul");
+  EXPECT_EQ(NodeInputs(g, "y5"), (std::vector<std::string>{"x", "wm", "c3"}));
 }
 
 TEST(KernelFusionTest, PreservedNodesAndOtherLayoutsDevicesAndTypesStay) {
@@ -368,20 +349,20 @@ TEST(KernelFusionTest, PreservedNodesAndOtherLayoutsDevicesAndTypesStay) {
   {
     // A fetched convolution is not fused away; a fetched BiasAdd keeps its
     // name and takes the convolution in, the activation after it stays.
-    GraphDef g = Parse(base + Conv("conv", "x", "w") + Binary("ba", "BiasAdd", "conv", "b") +
+    GraphDef g = ParseTextGraph(base + Conv("conv", "x", "w") + Binary("ba", "BiasAdd", "conv", "b") +
                        Unary("y", "Relu", "ba") + Conv("conv2", "x", "w") +
                        Binary("ba2", "BiasAdd", "conv2", "b") + Unary("y2", "Relu", "ba2"));
     OptimizerOptions options;
     options.preserve = {"x", "y", "conv", "y2", "ba2"};
     ASSERT_TRUE(FuseKernels(&g, options, nullptr).ok());
-    EXPECT_EQ(Find(g, "conv")->op(), "Conv2D");
-    EXPECT_EQ(Find(g, "ba")->op(), "BiasAdd");
-    EXPECT_EQ(Find(g, "y")->op(), "Relu");
-    EXPECT_EQ(Find(g, "conv2"), nullptr);
-    EXPECT_EQ(Find(g, "ba2")->op(), "_FusedConv2D");
-    EXPECT_EQ(Find(g, "ba2")->attr().at("fused_ops").list().s_size(), 1);
-    EXPECT_EQ(Find(g, "y2")->op(), "Relu");
-    EXPECT_EQ(Inputs(g, "y2"), (std::vector<std::string>{"ba2"}));
+    EXPECT_EQ(FindNode(g, "conv")->op(), "Conv2D");
+    EXPECT_EQ(FindNode(g, "ba")->op(), "BiasAdd");
+    EXPECT_EQ(FindNode(g, "y")->op(), "Relu");
+    EXPECT_EQ(FindNode(g, "conv2"), nullptr);
+    EXPECT_EQ(FindNode(g, "ba2")->op(), "_FusedConv2D");
+    EXPECT_EQ(FindNode(g, "ba2")->attr().at("fused_ops").list().s_size(), 1);
+    EXPECT_EQ(FindNode(g, "y2")->op(), "Relu");
+    EXPECT_EQ(NodeInputs(g, "y2"), (std::vector<std::string>{"ba2"}));
   }
   // NCHW, on a GPU, in double: no fused kernel for those.
   const std::string gpu = "device: '/device:GPU:0'";
@@ -394,17 +375,17 @@ TEST(KernelFusionTest, PreservedNodesAndOtherLayoutsDevicesAndTypesStay) {
             Binary("y", "BiasAdd", "conv", "b",
                    "attr { key: 'data_format' value { s: 'NCHW' } }"),
         Conv("conv", "x", "w", gpu) + Binary("y", "BiasAdd", "conv", "b", gpu), as_double}) {
-    GraphDef g = Parse(base + layer);
+    GraphDef g = ParseTextGraph(base + layer);
     OptimizerOptions options;
     options.preserve = {"x", "y"};
     ASSERT_TRUE(FuseKernels(&g, options, nullptr).ok());
-    EXPECT_EQ(Find(g, "conv")->op(), "Conv2D") << layer;
-    EXPECT_EQ(Find(g, "y")->op(), "BiasAdd") << layer;
+    EXPECT_EQ(FindNode(g, "conv")->op(), "Conv2D") << layer;
+    EXPECT_EQ(FindNode(g, "y")->op(), "BiasAdd") << layer;
   }
 }
 
 TEST(IdentityRemovalTest, BypassesPlainIdentitiesOnly) {
-  GraphDef g = Parse(
+  GraphDef g = ParseTextGraph(
       std::string(kPlaceholder) + Unary("id", "Identity", "x") + Unary("y", "Relu", "id") +
       "node { name: 'after' op: 'NoOp' input: '^id' }\n" +
       Unary("kept_fetch", "Identity", "y") +
@@ -417,18 +398,18 @@ TEST(IdentityRemovalTest, BypassesPlainIdentitiesOnly) {
   options.preserve = {"kept_fetch"};
   OptimizationReport::Pass pass;
   ASSERT_TRUE(RemoveIdentities(&g, options, &pass).ok());
-  EXPECT_EQ(Find(g, "id"), nullptr);
-  EXPECT_EQ(Inputs(g, "y"), (std::vector<std::string>{"x"}));
-  EXPECT_EQ(Inputs(g, "after"), (std::vector<std::string>{"^x"}));
-  EXPECT_NE(Find(g, "kept_fetch"), nullptr);  // preserved
-  EXPECT_NE(Find(g, "pinned"), nullptr);      // another device: a transfer
-  EXPECT_NE(Find(g, "pivot"), nullptr);       // a branch pivot
-  EXPECT_EQ(Find(g, "sg"), nullptr);          // StopGradient, same device as its input
+  EXPECT_EQ(FindNode(g, "id"), nullptr);
+  EXPECT_EQ(NodeInputs(g, "y"), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(NodeInputs(g, "after"), (std::vector<std::string>{"^x"}));
+  EXPECT_NE(FindNode(g, "kept_fetch"), nullptr);  // preserved
+  EXPECT_NE(FindNode(g, "pinned"), nullptr);      // another device: a transfer
+  EXPECT_NE(FindNode(g, "pivot"), nullptr);       // a branch pivot
+  EXPECT_EQ(FindNode(g, "sg"), nullptr);          // StopGradient, same device as its input
   EXPECT_EQ(pass.changes.size(), 2u);
 }
 
 TEST(CommonSubexpressionTest, MergesEqualNodesInAnyOperandOrderOfCommutativeOps) {
-  GraphDef g = Parse(std::string(kPlaceholder) + ScalarConst("c", 2) + ScalarConst("c_again", 2) +
+  GraphDef g = ParseTextGraph(std::string(kPlaceholder) + ScalarConst("c", 2) + ScalarConst("c_again", 2) +
                      Binary("m1", "Mul", "x", "c") + Binary("m2", "Mul", "c_again", "x") +
                      Binary("d1", "Sub", "x", "c") + Binary("d2", "Sub", "c", "x") +
                      Binary("out", "AddN", "m1", "m2") + Binary("out2", "AddV2", "d1", "d2"));
@@ -437,16 +418,16 @@ TEST(CommonSubexpressionTest, MergesEqualNodesInAnyOperandOrderOfCommutativeOps)
   options.preserve = {"out", "out2", "x"};
   OptimizationReport::Pass pass;
   ASSERT_TRUE(EliminateCommonSubexpressions(&g, options, &pass).ok());
-  EXPECT_EQ(Find(g, "c_again"), nullptr);
-  EXPECT_EQ(Find(g, "m2"), nullptr);
-  EXPECT_EQ(Inputs(g, "out"), (std::vector<std::string>{"m1", "m1"}));
+  EXPECT_EQ(FindNode(g, "c_again"), nullptr);
+  EXPECT_EQ(FindNode(g, "m2"), nullptr);
+  EXPECT_EQ(NodeInputs(g, "out"), (std::vector<std::string>{"m1", "m1"}));
   // Sub is not commutative.
-  EXPECT_NE(Find(g, "d2"), nullptr);
+  EXPECT_NE(FindNode(g, "d2"), nullptr);
   EXPECT_EQ(pass.changes.size(), 2u);
 }
 
 TEST(PruneTest, KeepsPreservedStatefulAndPlumbing) {
-  GraphDef g = Parse(std::string(kPlaceholder) + ScalarConst("unused", 1) +
+  GraphDef g = ParseTextGraph(std::string(kPlaceholder) + ScalarConst("unused", 1) +
                      Unary("dangling", "Relu", "x") +
                      "node { name: 'ok' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } }"
                      " attr { key: 'value' value { tensor { dtype: DT_BOOL tensor_shape {} bool_val: true } } } }\n"
@@ -456,16 +437,16 @@ TEST(PruneTest, KeepsPreservedStatefulAndPlumbing) {
   OptimizerOptions options;
   options.preserve = {"fetch"};
   ASSERT_TRUE(PruneUnused(&g, options, nullptr).ok());
-  EXPECT_EQ(Find(g, "unused"), nullptr);
-  EXPECT_EQ(Find(g, "dangling"), nullptr);
-  EXPECT_NE(Find(g, "assert"), nullptr);
-  EXPECT_NE(Find(g, "ok"), nullptr);
-  EXPECT_NE(Find(g, "x"), nullptr);
-  EXPECT_NE(Find(g, "fetch"), nullptr);
+  EXPECT_EQ(FindNode(g, "unused"), nullptr);
+  EXPECT_EQ(FindNode(g, "dangling"), nullptr);
+  EXPECT_NE(FindNode(g, "assert"), nullptr);
+  EXPECT_NE(FindNode(g, "ok"), nullptr);
+  EXPECT_NE(FindNode(g, "x"), nullptr);
+  EXPECT_NE(FindNode(g, "fetch"), nullptr);
 }
 
 TEST(OptimizerTest, ACycleIsAnErrorAndTheGraphIsLeftAsItWas) {
-  GraphDef g = Parse(Binary("a", "AddV2", "b", "b") + Binary("b", "AddV2", "a", "a"));
+  GraphDef g = ParseTextGraph(Binary("a", "AddV2", "b", "b") + Binary("b", "AddV2", "a", "a"));
   const std::string before = g.SerializeAsString();
   absl::Status s = OptimizeGraph(&g, OptimizerOptions());
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
