@@ -1,7 +1,5 @@
 #include "kernels/cpu/conv_onednn.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "dnnl.hpp"
+#include "kernels/cpu/onednn_threads.h"
 #include "kernels/cpu/pieces.h"
 #include "kernels/eigen.h"
 
@@ -26,12 +25,6 @@ dnnl::engine& Engine() {
   static dnnl::engine* const engine =
       new dnnl::engine(dnnl::engine::kind::cpu, 0);
   return *engine;
-}
-
-// oneDNN sizes its primitives and runs them with the calling thread's
-// OpenMP thread count; one keeps every piece on the thread that runs it.
-void OneOpenMpThread() {
-  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
 #include "kernels/cpu/gemm.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -15,6 +13,7 @@
 #include "dnnl.h"
 #include "graph/tensor_shape.h"
 #include "graph/types.h"
+#include "kernels/cpu/onednn_threads.h"
 #include "kernels/cpu/pieces.h"
 #include "kernels/eigen.h"
 
@@ -58,14 +57,12 @@ bool FloatGemmOnOneDnn() {
   return onednn;
 }
 
-// One single-threaded dnnl_sgemm on rows [m0, m0 + mc) and columns [n0, n0
-// + nc) of C. oneDNN as Debian builds it threads with OpenMP, whose idle
-// workers spin on the cores the Eigen pool needs (see conv_onednn.h), so
-// every call runs with one OpenMP thread, and the pool runs the pieces.
+// One single-threaded dnnl_sgemm (onednn_threads.h) on rows [m0, m0 + mc)
+// and columns [n0, n0 + nc) of C.
 bool OneDnnGemmPiece(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
                      int64_t k, const float* a, const float* b, float* c,
                      int64_t m0, int64_t mc, int64_t n0, int64_t nc) {
-  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
+  cpu::OneOpenMpThread();
   const int64_t lda = transpose_a ? m : k;
   const int64_t ldb = transpose_b ? k : n;
   const float* ap = a + (transpose_a ? m0 : m0 * k);
