@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <numeric>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
@@ -18,41 +17,13 @@
 #include "placer/placer.h"
 #include "runtime/executor.h"
 #include "runtime/plan_builder.h"
+#include "runtime/plan_cache.h"
 #include "runtime/rendezvous_mgr.h"
 #include "runtime/session.h"
 #include "runtime/step_graph.h"
 
 namespace graphrun {
 namespace {
-
-// The status of a step over several partitions. An error caused by another
-// partition's failure (the cancellation or the rendezvous abort it sets
-// off) must not hide the error that caused it, so a real error replaces a
-// Cancelled/Aborted one.
-class StepStatus {
- public:
-  // Returns true if `s` became the step's status.
-  bool Update(const absl::Status& s) {
-    absl::MutexLock lock(&mu_);
-    const bool derived = s.code() == absl::StatusCode::kCancelled ||
-                         s.code() == absl::StatusCode::kAborted;
-    if (status_.ok() || (status_derived_ && !derived)) {
-      status_ = s;
-      status_derived_ = derived;
-      return true;
-    }
-    return false;
-  }
-  absl::Status Get() {
-    absl::MutexLock lock(&mu_);
-    return status_;
-  }
-
- private:
-  absl::Mutex mu_;
-  absl::Status status_ ABSL_GUARDED_BY(mu_);
-  bool status_derived_ ABSL_GUARDED_BY(mu_) = false;
-};
 
 // Everything one (feeds, fetches, targets) signature needs, built once.
 struct Plan {
@@ -62,50 +33,6 @@ struct Plan {
   // The step's graph before placement and what feeding and fetching need.
   StepGraph step;
   PlacementSummary placement;
-};
-
-// A Run's feeds, fetches and targets in its plan's order: each list sorted
-// by name, so that the same names in any order share one plan.
-struct StepSignature {
-  // The plan's feed j is the caller's feeds[feed_order[j]]; likewise for
-  // fetches (a fetch named twice is two fetches).
-  std::vector<int> feed_order;
-  std::vector<int> fetch_order;
-  // Sorted, without repeats.
-  std::vector<std::string> targets;
-  // The plan cache's key: the sorted names.
-  std::string key;
-};
-
-StepSignature MakeSignature(const std::vector<std::pair<std::string, Tensor>>& feeds,
-                            const std::vector<std::string>& fetches,
-                            const std::vector<std::string>& targets) {
-  StepSignature sig;
-  sig.feed_order.resize(feeds.size());
-  std::iota(sig.feed_order.begin(), sig.feed_order.end(), 0);
-  std::stable_sort(sig.feed_order.begin(), sig.feed_order.end(),
-                   [&](int a, int b) { return feeds[a].first < feeds[b].first; });
-  sig.fetch_order.resize(fetches.size());
-  std::iota(sig.fetch_order.begin(), sig.fetch_order.end(), 0);
-  std::stable_sort(sig.fetch_order.begin(), sig.fetch_order.end(),
-                   [&](int a, int b) { return fetches[a] < fetches[b]; });
-  sig.targets = targets;
-  std::sort(sig.targets.begin(), sig.targets.end());
-  sig.targets.erase(std::unique(sig.targets.begin(), sig.targets.end()), sig.targets.end());
-  // Node names have no ',' and no '\x01'.
-  for (int i : sig.feed_order) absl::StrAppend(&sig.key, feeds[i].first, ",");
-  sig.key.push_back('\x01');
-  for (int i : sig.fetch_order) absl::StrAppend(&sig.key, fetches[i], ",");
-  sig.key.push_back('\x01');
-  for (const auto& t : sig.targets) absl::StrAppend(&sig.key, t, ",");
-  return sig;
-}
-
-// A plan being built, for the Runs that want it meanwhile.
-struct PendingPlan {
-  absl::Notification done;
-  // Set before `done` is notified.
-  absl::StatusOr<std::shared_ptr<const Plan>> result;
 };
 
 // The most threads one session may start: the inter-op pool plus every CPU
@@ -186,9 +113,7 @@ class DirectSession : public Session {
     if (graph.has_library()) merged.mutable_library()->MergeFrom(graph.library());
     GR_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, ImportGraphDef(merged));
     graph_def_ = std::move(merged);
-    graph_ = std::move(g);
-    plans_.clear();
-    building_.clear();
+    plans_.SetGraph(std::move(g));
     return absl::OkStatus();
   }
 
@@ -203,8 +128,14 @@ class DirectSession : public Session {
                    const std::vector<std::string>& fetches,
                    const std::vector<std::string>& targets,
                    std::vector<Tensor>* outputs, RunMetadata* metadata) override {
-    const StepSignature sig = MakeSignature(feeds, fetches, targets);
-    GR_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan, GetPlan(sig, feeds, fetches));
+    std::vector<std::string> feed_names;
+    feed_names.reserve(feeds.size());
+    for (const auto& f : feeds) feed_names.push_back(f.first);
+    const StepSignature sig = MakeStepSignature(feed_names, fetches, targets);
+    GR_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan,
+                        plans_.Get(sig.key, [&](const Graph& graph) {
+                          return BuildPlan(graph, sig, feeds, fetches);
+                        }));
     const int num_fetches = static_cast<int>(plan->step.fetch_nodes.size());
     // The plan's feeds and fetches are in `sig`'s order.
     CallFrame frame;
@@ -342,51 +273,8 @@ class DirectSession : public Session {
   }
 
  private:
-  // The plan of `sig`: from the cache, or built without holding mu_ (other
-  // Runs go on meanwhile; Runs that want the same plan wait for this build
-  // and share its result) and then cached, unless Extend replaced the graph
-  // in the meantime.
-  absl::StatusOr<std::shared_ptr<const Plan>> GetPlan(
-      const StepSignature& sig, const std::vector<std::pair<std::string, Tensor>>& feeds,
-      const std::vector<std::string>& fetches) {
-    {
-      absl::ReaderMutexLock lock(&mu_);
-      auto it = plans_.find(sig.key);
-      if (it != plans_.end()) return it->second;
-    }
-    std::shared_ptr<const Graph> graph;
-    std::shared_ptr<PendingPlan> pending;
-    bool build = false;
-    {
-      absl::MutexLock lock(&mu_);
-      auto it = plans_.find(sig.key);
-      if (it != plans_.end()) return it->second;
-      if (graph_ == nullptr) return absl::FailedPreconditionError("the session has no graph");
-      auto [p, inserted] = building_.try_emplace(sig.key);
-      if (inserted) p->second = std::make_shared<PendingPlan>();
-      pending = p->second;
-      build = inserted;
-      graph = graph_;
-    }
-    if (!build) {
-      pending->done.WaitForNotification();
-      return pending->result;
-    }
-    pending->result = BuildPlan(*graph, sig, feeds, fetches);
-    {
-      absl::MutexLock lock(&mu_);
-      auto it = building_.find(sig.key);
-      if (it != building_.end() && it->second == pending) building_.erase(it);
-      // A plan of the graph Extend replaced serves only the Runs that
-      // asked for it before.
-      if (pending->result.ok() && graph_ == graph) plans_.emplace(sig.key, *pending->result);
-    }
-    pending->done.Notify();
-    return pending->result;
-  }
-
   // Builds the plan of `sig` over `graph`. Reads only what Init set up:
-  // safe without mu_.
+  // safe from any thread.
   absl::StatusOr<std::shared_ptr<const Plan>> BuildPlan(
       const Graph& graph, const StepSignature& sig,
       const std::vector<std::pair<std::string, Tensor>>& feeds,
@@ -450,13 +338,11 @@ class DirectSession : public Session {
   std::atomic<int64_t> next_step_id_{1};
   // The rendezvous of each running step that needs one.
   std::unique_ptr<RendezvousMgr> rendezvous_mgr_;
+  // Serializes Extend.
   absl::Mutex mu_;
   GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
-  // Replaced, never changed, by Extend: plans being built keep theirs.
-  std::shared_ptr<const Graph> graph_ ABSL_GUARDED_BY(mu_);
-  // By StepSignature::key.
-  absl::flat_hash_map<std::string, std::shared_ptr<const Plan>> plans_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, std::shared_ptr<PendingPlan>> building_ ABSL_GUARDED_BY(mu_);
+  // By StepSignature::key, over the graph Extend set last.
+  PlanCache<Plan> plans_;
 };
 
 }  // namespace
