@@ -105,17 +105,7 @@ class DirectSession : public Session {
     return Extend(graph);
   }
 
-  absl::Status Extend(const GraphDef& graph) override {
-    absl::MutexLock lock(&mu_);
-    GraphDef merged = graph_def_;
-    for (const NodeDef& n : graph.node()) *merged.add_node() = n;
-    if (graph.has_versions()) *merged.mutable_versions() = graph.versions();
-    if (graph.has_library()) merged.mutable_library()->MergeFrom(graph.library());
-    GR_ASSIGN_OR_RETURN(std::unique_ptr<Graph> g, ImportGraphDef(merged));
-    graph_def_ = std::move(merged);
-    plans_.SetGraph(std::move(g));
-    return absl::OkStatus();
-  }
+  absl::Status Extend(const GraphDef& graph) override { return plans_.Extend(graph); }
 
   std::vector<Device*> devices() const override {
     std::vector<Device*> out;
@@ -142,18 +132,7 @@ class DirectSession : public Session {
     frame.args.reserve(feeds.size());
     for (size_t i = 0; i < feeds.size(); ++i) {
       const auto& [name, t] = feeds[sig.feed_order[i]];
-      if (t.dtype() != plan->step.feed_dtypes[i]) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "feed '", name, "' is a ", DataTypeString(t.dtype()),
-            " tensor, but ", plan->step.feed_labels[i], " produces ",
-            DataTypeString(plan->step.feed_dtypes[i])));
-      }
-      if (!plan->step.feed_shapes[i].IsCompatibleWith(t.shape())) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "feed '", name, "' has shape ", t.shape().DebugString(),
-            ", but ", plan->step.feed_labels[i], " has shape ",
-            plan->step.feed_shapes[i].DebugString()));
-      }
+      GR_RETURN_IF_ERROR(CheckFeed(plan->step, i, name, t));
       frame.args.push_back(t);
     }
     frame.retvals.resize(num_fetches);
@@ -338,9 +317,6 @@ class DirectSession : public Session {
   std::atomic<int64_t> next_step_id_{1};
   // The rendezvous of each running step that needs one.
   std::unique_ptr<RendezvousMgr> rendezvous_mgr_;
-  // Serializes Extend.
-  absl::Mutex mu_;
-  GraphDef graph_def_ ABSL_GUARDED_BY(mu_);
   // By StepSignature::key, over the graph Extend set last.
   PlanCache<Plan> plans_;
 };

@@ -50,15 +50,8 @@ absl::StatusOr<placer::DeviceSet> DescribeCpuDevices(const std::vector<Device*>&
   // of latency.
   const double share = static_cast<double>(cores) / n;
   for (const Device* d : devices) {
-    placer::DeviceInfo info = placer::DefaultDeviceInfo("CPU");
-    info.name = d->name();
-    GR_ASSIGN_OR_RETURN(info.parsed, ParseOwnDeviceName(device_prefix, d->name()));
-    info.memory_bytes = 0;  // host memory: not modelled as a limit
-    info.peak_flops = kCpuFlopsPerCore * share;
-    info.memory_bandwidth = kCpuBytesPerSecondPerCore * share;
-    // A kernel that is worth timing costs about a microsecond beyond its
-    // arithmetic (allocation, Eigen setup, scheduling).
-    info.launch_overhead_s = 1e-6;
+    GR_RETURN_IF_ERROR(ParseOwnDeviceName(device_prefix, d->name()).status());
+    GR_ASSIGN_OR_RETURN(placer::DeviceInfo info, DescribeCpuDevice(d->name(), share));
     GR_RETURN_IF_ERROR(set.AddDevice(info));
   }
   placer::LinkRule cpu_link;
@@ -70,6 +63,22 @@ absl::StatusOr<placer::DeviceSet> DescribeCpuDevices(const std::vector<Device*>&
   cpu_link.bandwidth = 0;
   GR_RETURN_IF_ERROR(set.AddLink(cpu_link));
   return set;
+}
+
+absl::StatusOr<placer::DeviceInfo> DescribeCpuDevice(const std::string& name, double cores) {
+  placer::DeviceInfo info = placer::DefaultDeviceInfo("CPU");
+  info.name = name;
+  GR_ASSIGN_OR_RETURN(info.parsed, placer::ParseDeviceName(name));
+  if (!placer::IsCompleteDeviceName(info.parsed)) {
+    return absl::InvalidArgumentError(absl::StrCat("device name '", name, "' is not complete"));
+  }
+  info.memory_bytes = 0;  // host memory: not modelled as a limit
+  info.peak_flops = kCpuFlopsPerCore * cores;
+  info.memory_bandwidth = kCpuBytesPerSecondPerCore * cores;
+  // A kernel that is worth timing costs about a microsecond beyond its
+  // arithmetic (allocation, Eigen setup, scheduling).
+  info.launch_overhead_s = 1e-6;
+  return info;
 }
 
 NodeEvaluator KernelEvaluator(Device* device) {

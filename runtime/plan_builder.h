@@ -42,6 +42,12 @@ namespace graphrun {
 absl::StatusOr<placer::DeviceSet> DescribeCpuDevices(const std::vector<Device*>& devices,
                                                      const std::string& device_prefix);
 
+// The placer's model of one CPU device named `name` (canonical) whose
+// kernels use `cores` cores; as DescribeCpuDevices, for devices of another
+// process (a master describing its workers'). InvalidArgument for a name
+// that is not canonical.
+absl::StatusOr<placer::DeviceInfo> DescribeCpuDevice(const std::string& name, double cores);
+
 // Constant folding's evaluator (graph/optimize/optimizer.h): runs a node's
 // kernel once on `device` (borrowed; outlives the evaluator). Unimplemented
 // for async kernels; kernel errors as the kernel returns them.

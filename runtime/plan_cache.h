@@ -8,7 +8,7 @@
 //
 // Plans are built outside the cache's lock: other steps go on meanwhile,
 // and steps that want a plan being built wait for that build and share its
-// result. SetGraph replaces the graph and forgets every plan; a plan still
+// result. Extend changes the graph and forgets every plan; a plan still
 // being built over the old graph serves only the steps that asked for it.
 // Thread-safe.
 #ifndef GRAPHRUN_RUNTIME_PLAN_CACHE_H_
@@ -26,6 +26,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "graph/graph.h"
+#include "graph/import.h"
+#include "graph/protos/graph.pb.h"
 
 namespace graphrun {
 
@@ -68,16 +70,28 @@ class PlanCache {
   using PlanPtr = std::shared_ptr<const PlanT>;
   using Builder = std::function<absl::StatusOr<PlanPtr>(const Graph& graph)>;
 
-  // Replaces the graph plans are built over and forgets every plan.
-  void SetGraph(std::shared_ptr<const Graph> graph) {
+  // Adds `more`'s nodes (their names must be new), versions and function
+  // library to the session's graph, imports the result and forgets every
+  // plan (Session::Extend; the first call sets the graph). The import's
+  // error leaves the graph as it was.
+  absl::Status Extend(const GraphDef& more) {
+    absl::MutexLock extend_lock(&extend_mu_);
+    GraphDef merged = graph_def_;
+    for (const NodeDef& n : more.node()) *merged.add_node() = n;
+    if (more.has_versions()) *merged.mutable_versions() = more.versions();
+    if (more.has_library()) merged.mutable_library()->MergeFrom(more.library());
+    absl::StatusOr<std::unique_ptr<Graph>> graph = ImportGraphDef(merged);
+    if (!graph.ok()) return graph.status();
+    graph_def_ = std::move(merged);
     absl::MutexLock lock(&mu_);
-    graph_ = std::move(graph);
+    graph_ = std::move(*graph);
     plans_.clear();
     building_.clear();
+    return absl::OkStatus();
   }
 
   // The plan of `key`: cached, or built by `build` over the current graph.
-  // FailedPrecondition before the first SetGraph. A failed build is not
+  // FailedPrecondition before the first Extend. A failed build is not
   // cached: the next step tries again.
   absl::StatusOr<PlanPtr> Get(const std::string& key, const Builder& build) {
     {
@@ -128,6 +142,9 @@ class PlanCache {
     // Set before `done` is notified.
     absl::StatusOr<PlanPtr> result;
   };
+  // Serializes Extend.
+  absl::Mutex extend_mu_;
+  GraphDef graph_def_ ABSL_GUARDED_BY(extend_mu_);
   mutable absl::Mutex mu_;
   // Replaced, never changed: plans being built keep theirs.
   std::shared_ptr<const Graph> graph_ ABSL_GUARDED_BY(mu_);

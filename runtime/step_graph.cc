@@ -278,4 +278,19 @@ absl::StatusOr<StepGraph> BuildStepGraph(const Graph& g, const std::vector<std::
   return step;
 }
 
+absl::Status CheckFeed(const StepGraph& step, size_t i, const std::string& name,
+                       const Tensor& value) {
+  if (value.dtype() != step.feed_dtypes[i]) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "feed '", name, "' is a ", DataTypeString(value.dtype()), " tensor, but ",
+        step.feed_labels[i], " produces ", DataTypeString(step.feed_dtypes[i])));
+  }
+  if (!step.feed_shapes[i].IsCompatibleWith(value.shape())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "feed '", name, "' has shape ", value.shape().DebugString(), ", but ",
+        step.feed_labels[i], " has shape ", step.feed_shapes[i].DebugString()));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace graphrun

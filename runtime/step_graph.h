@@ -73,6 +73,12 @@ struct StepGraph {
   OptimizationReport optimization;
 };
 
+// InvalidArgument naming the feed and the fed node when `value`, fed as
+// the step's feed `i` under the caller's `name`, has another dtype or an
+// incompatible shape.
+absl::Status CheckFeed(const StepGraph& step, size_t i, const std::string& name,
+                       const Tensor& value);
+
 // Builds the step graph that computes `fetches` (tensor names, "node" or
 // "node:k") and runs `targets` (node names) given `feeds` (tensor names).
 // A fetched tensor that is also fed returns the fed value. Errors:

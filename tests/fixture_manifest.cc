@@ -1,10 +1,15 @@
 #include "tests/fixture_manifest.h"
 
+#include <memory>
+#include <random>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <random>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
@@ -161,6 +166,37 @@ absl::StatusOr<GraphDef> LoadFixtureGraph(const FixtureModel& m, FixtureGraphFil
   return graph;
 }
 
+namespace {
+
+// True for nodes that make or carry TensorLists (DT_VARIANT) or resources.
+bool HandlesVariantsOrResources(const NodeDef& n) {
+  if (n.op().rfind("TensorList", 0) == 0 || n.op().rfind("TensorArray", 0) == 0) return true;
+  auto t = n.attr().find("T");
+  return t != n.attr().end() &&
+         (t->second.type() == DT_VARIANT || t->second.type() == DT_RESOURCE);
+}
+
+std::function<void(GraphDef*)> PinToTasks(std::function<int(int node_index)> task_of) {
+  return [task_of](GraphDef* graph) {
+    for (int i = 0; i < graph->node_size(); ++i) {
+      NodeDef* n = graph->mutable_node(i);
+      if (n->attr().count("_class") > 0 || HandlesVariantsOrResources(*n)) continue;
+      n->set_device(absl::StrCat("/job:worker/task:", task_of(i)));
+    }
+  };
+}
+
+}  // namespace
+
+std::function<void(GraphDef*)> PinToRandomTasks(int tasks, uint32_t seed) {
+  auto rng = std::make_shared<std::mt19937>(seed);
+  return PinToTasks([rng, tasks](int) { return static_cast<int>((*rng)() % tasks); });
+}
+
+std::function<void(GraphDef*)> PinToTasksAlternately(int tasks) {
+  return PinToTasks([tasks](int i) { return i % tasks; });
+}
+
 void PinAlternately(GraphDef* graph) {
   for (int i = 0; i < graph->node_size(); ++i) {
     NodeDef* n = graph->mutable_node(i);
@@ -172,10 +208,18 @@ void PinAlternately(GraphDef* graph) {
 absl::Status RunFixture(const FixtureModel& m, const SessionOptions& options,
                         RunMetadata* metadata, const std::function<void(GraphDef*)>& edit,
                         FixtureGraphFile file) {
+  return RunFixtureIn(
+      m, [&](const GraphDef& graph) { return Session::Create(graph, options); }, metadata, edit,
+      file);
+}
+
+absl::Status RunFixtureIn(const FixtureModel& m, const SessionFactory& make,
+                          RunMetadata* metadata, const std::function<void(GraphDef*)>& edit,
+                          FixtureGraphFile file) {
   auto graph = LoadFixtureGraph(m, file);
   if (!graph.ok()) return graph.status();
   if (edit) edit(&*graph);
-  auto session = Session::Create(*graph, options);
+  auto session = make(*graph);
   if (!session.ok()) return session.status();
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const std::string& f : m.feeds) {

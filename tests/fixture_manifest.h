@@ -78,6 +78,21 @@ absl::Status RunFixture(const FixtureModel& model, const SessionOptions& options
                         const std::function<void(GraphDef*)>& edit = nullptr,
                         FixtureGraphFile file = FixtureGraphFile::kBinary);
 
+// As RunFixture, in a session `make` creates over the (edited) graph.
+using SessionFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Session>>(const GraphDef& graph)>;
+absl::Status RunFixtureIn(const FixtureModel& model, const SessionFactory& make,
+                          RunMetadata* metadata = nullptr,
+                          const std::function<void(GraphDef*)>& edit = nullptr,
+                          FixtureGraphFile file = FixtureGraphFile::kBinary);
+
+// Pins each node (but those colocated with another, and those that make or
+// carry TensorLists, TensorArrays or other resources, which cannot cross
+// workers) to "/job:worker/task:K": K drawn from `seed` for
+// PinToRandomTasks, node index mod `tasks` for PinToTasksAlternately.
+std::function<void(GraphDef*)> PinToRandomTasks(int tasks, uint32_t seed);
+std::function<void(GraphDef*)> PinToTasksAlternately(int tasks);
+
 // Pins the nodes alternately to /device:CPU:0 and CPU:1 (nodes that ask to
 // be colocated with another follow it), so a graph is cut in two.
 void PinAlternately(GraphDef* graph);

@@ -29,6 +29,7 @@
 #include "tools/partition_command.h"
 #include "tools/place_command.h"
 #include "tools/run_command.h"
+#include "tools/worker_command.h"
 
 ABSL_FLAG(std::string, format, "",
           "inspect: convert the graph to this format (text or binary) "
@@ -70,8 +71,32 @@ ABSL_FLAG(std::string, gpus, "auto",
           "place: GPUs to use on this machine: auto (idle ones), all, none, "
           "or indices like 0,2 (CUDA_VISIBLE_DEVICES is honoured)");
 ABSL_FLAG(int, num_gpus, -1, "place: with --gpus=auto, how many (-1 = every idle one)");
-ABSL_FLAG(std::string, wire_compression, "none",
-          "partition: float32 edges between tasks travel as none, fp16 or bf16");
+ABSL_FLAG(std::string, wire_compression, "",
+          "partition, run: float32 edges between tasks travel as none, fp16 or bf16 "
+          "(default: none for partition, fp16 for run over workers)");
+ABSL_FLAG(std::string, cluster, "",
+          "run: run on the workers of this cluster (TensorFlow ClusterSpec JSON); "
+          "worker: the cluster this task belongs to");
+ABSL_FLAG(int, local_workers, 0,
+          "run: start this many worker processes on loopback, run on them, stop them");
+ABSL_FLAG(std::string, job, "worker", "worker: this task's job in --cluster");
+ABSL_FLAG(int, task, -1, "worker: this task's index in its job");
+ABSL_FLAG(std::string, listen, "",
+          "worker: serve on HOST:PORT (port 0: any) instead of the cluster's address");
+ABSL_FLAG(std::string, bind_address, "",
+          "worker: interface to listen on (default 127.0.0.1; 0.0.0.0 for every one)");
+ABSL_FLAG(int, slurm_base_port, 8888, "worker: under srun, the first task's port per node");
+ABSL_FLAG(std::string, auth_token_file, "",
+          "worker, run: every call between master and workers carries this file's token");
+ABSL_FLAG(std::string, tls_cert, "", "worker, run: PEM certificate for TLS");
+ABSL_FLAG(std::string, tls_key, "", "worker, run: PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_ca, "", "worker, run: PEM CA that signed the cluster's certificates");
+ABSL_FLAG(bool, data_plane, true,
+          "worker: send large tensors over a TCP stream beside gRPC (off: inside gRPC "
+          "calls; always off with TLS)");
+ABSL_FLAG(bool, log_steps, false, "worker: print a line to stderr as each step starts and ends");
+ABSL_FLAG(int, connect_timeout_s, 30,
+          "run: how long to wait for the cluster's workers to answer");
 ABSL_FLAG(std::string, cpu_only_ops, "",
           "place: comma-separated ops assumed to have no kernel off the CPU");
 
@@ -97,6 +122,19 @@ Usage:
                [--wire_compression=none|fp16|bf16]
                                          place, then cut into one GraphDef per
                                          device with _Send/_Recv pairs
+  graphrun run GRAPH --local_workers=N ...
+  graphrun run GRAPH --cluster=cluster.json [--auth_token_file=F]
+               [--tls_cert=F --tls_key=F --tls_ca=F]
+               [--wire_compression=fp16|bf16|none]
+                                         the same over worker processes: N
+                                         started on loopback for this run, or
+                                         a running cluster; nodes pinned to
+                                         /job:worker/task:1 run on that task
+  graphrun worker --cluster=cluster.json --job=worker --task=N
+               [--bind_address=0.0.0.0] [--auth_token_file=F] [--tls_*=F]
+                                         serve one task of a cluster (or from
+                                         TF_CONFIG, or srun's environment)
+                                         until SIGTERM
   graphrun inspect GRAPH                 summary: ops, inputs, outputs, devices,
                                          ops this build cannot run, validation
                                          (exit status 1 when it fails)
@@ -282,7 +320,39 @@ int main(int argc, char** argv) {
     run.log_optimizations = absl::GetFlag(FLAGS_log_optimizations);
     run.costs_file = absl::GetFlag(FLAGS_costs);
     run.save_costs = absl::GetFlag(FLAGS_save_costs);
+    run.cluster_file = absl::GetFlag(FLAGS_cluster);
+    run.local_workers = absl::GetFlag(FLAGS_local_workers);
+    run.auth_token_file = absl::GetFlag(FLAGS_auth_token_file);
+    run.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+    run.tls_key = absl::GetFlag(FLAGS_tls_key);
+    run.tls_ca = absl::GetFlag(FLAGS_tls_ca);
+    run.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout_s);
+    const std::string wire = absl::GetFlag(FLAGS_wire_compression);
+    if (!wire.empty()) run.wire_compression = wire;
     return graphrun::RunCommand(run);
+  }
+  if (command == "worker") {
+    if (!args.empty()) {
+      std::fprintf(stderr, "graphrun worker: takes no arguments\n\n%s", graphrun::kUsage);
+      return 2;
+    }
+    graphrun::WorkerCommandArgs worker;
+    worker.listen = absl::GetFlag(FLAGS_listen);
+    worker.cluster_file = absl::GetFlag(FLAGS_cluster);
+    worker.job = absl::GetFlag(FLAGS_job);
+    worker.task = absl::GetFlag(FLAGS_task);
+    worker.bind_address = absl::GetFlag(FLAGS_bind_address);
+    worker.slurm_base_port = absl::GetFlag(FLAGS_slurm_base_port);
+    worker.auth_token_file = absl::GetFlag(FLAGS_auth_token_file);
+    worker.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+    worker.tls_key = absl::GetFlag(FLAGS_tls_key);
+    worker.tls_ca = absl::GetFlag(FLAGS_tls_ca);
+    worker.cpu_devices = absl::GetFlag(FLAGS_cpu_devices);
+    worker.inter_op_threads = absl::GetFlag(FLAGS_inter_op_threads);
+    worker.intra_op_threads = absl::GetFlag(FLAGS_intra_op_threads);
+    worker.log_steps = absl::GetFlag(FLAGS_log_steps);
+    worker.data_plane = absl::GetFlag(FLAGS_data_plane);
+    return graphrun::WorkerCommand(worker);
   }
   if (command == "place") {
     if (args.size() != 1) {
@@ -302,6 +372,7 @@ int main(int argc, char** argv) {
     partition.place = PlaceArgsFromFlags(args[0]);
     partition.out_dir = absl::GetFlag(FLAGS_out);
     partition.wire_compression = absl::GetFlag(FLAGS_wire_compression);
+    if (partition.wire_compression.empty()) partition.wire_compression = "none";
     return graphrun::PartitionCommand(partition);
   }
   if (command == "help") {

@@ -11,15 +11,26 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "distributed/cluster_spec.h"
+#include "distributed/grpc_worker.h"
+#include "distributed/master_session.h"
+#include "distributed/wire_codec.h"
 #include "graph/graph_io.h"
 #include "graph/import.h"
 #include "graph/npy.h"
+#include "graph/status_macros.h"
 #include "runtime/session.h"
 #include "runtime/step_costs.h"
 #include "runtime/trace.h"
+#include "tools/local_workers.h"
 
 namespace graphrun {
 namespace {
+
+using distributed::ClusterSpec;
+using distributed::LoadClusterSpecFile;
+using distributed::TaskDeviceName;
+using distributed::TaskRef;
 
 int Fail(const absl::Status& s) {
   std::fprintf(stderr, "graphrun run: %s\n", s.ToString().c_str());
@@ -58,6 +69,52 @@ std::string Summary(const Tensor& t, int max_values = 12) {
   return s + "]";
 }
 
+// A MasterSession over the workers of --cluster, or over --local_workers
+// started here (kept in *local until the run ends).
+absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
+    const RunCommandArgs& args, const GraphDef& graph, const SessionOptions& options,
+    std::unique_ptr<LocalWorkers>* local) {
+  if (!args.cluster_file.empty() && args.local_workers > 0) {
+    return absl::InvalidArgumentError("give --cluster or --local_workers, not both");
+  }
+  MasterSessionOptions master;
+  master.session = options;
+  GR_ASSIGN_OR_RETURN(WireCompression wire, ParseWireCompression(args.wire_compression));
+  master.wire_encoding = wire == WireCompression::kFp16   ? WIRE_ENCODING_FP16
+                         : wire == WireCompression::kBf16 ? WIRE_ENCODING_BF16
+                                                          : WIRE_ENCODING_NONE;
+  if (args.connect_timeout_s < 1) {
+    return absl::InvalidArgumentError("--connect_timeout_s must be at least 1");
+  }
+  master.connect_timeout = absl::Seconds(args.connect_timeout_s);
+  GR_ASSIGN_OR_RETURN(GrpcSecurity security, LoadGrpcSecurity(args.auth_token_file, args.tls_cert,
+                                                             args.tls_key, args.tls_ca));
+  master.connect = GrpcConnectFn(security);
+  if (args.local_workers > 0) {
+    std::vector<std::string> worker_args = {
+        absl::StrCat("--cpu_devices=", args.cpu_devices),
+        absl::StrCat("--inter_op_threads=", args.inter_op_threads),
+        absl::StrCat("--intra_op_threads=", args.intra_op_threads)};
+    if (!args.auth_token_file.empty()) {
+      worker_args.push_back(absl::StrCat("--auth_token_file=", args.auth_token_file));
+    }
+    if (!args.tls_cert.empty()) {
+      worker_args.push_back(absl::StrCat("--tls_cert=", args.tls_cert));
+      worker_args.push_back(absl::StrCat("--tls_key=", args.tls_key));
+    }
+    if (!args.tls_ca.empty()) worker_args.push_back(absl::StrCat("--tls_ca=", args.tls_ca));
+    GR_ASSIGN_OR_RETURN(*local, LocalWorkers::Start(args.local_workers, worker_args));
+    master.cluster = (*local)->cluster();
+  } else {
+    GR_ASSIGN_OR_RETURN(ClusterSpec cluster, LoadClusterSpecFile(args.cluster_file));
+    for (const TaskRef& t : cluster.AllTasks()) {
+      GR_ASSIGN_OR_RETURN(std::string address, cluster.TaskAddress(t));
+      master.cluster[TaskDeviceName(t)] = address;
+    }
+  }
+  return NewMasterSession(graph, master);
+}
+
 }  // namespace
 
 int RunCommand(const RunCommandArgs& args) {
@@ -65,6 +122,11 @@ int RunCommand(const RunCommandArgs& args) {
     return Fail(absl::InvalidArgumentError("give at least one --fetch or --target"));
   }
   if (args.steps < 1) return Fail(absl::InvalidArgumentError("--steps must be >= 1"));
+  const bool distributed = !args.cluster_file.empty() || args.local_workers > 0;
+  if (distributed && (!args.trace_path.empty() || !args.save_costs.empty())) {
+    return Fail(absl::UnimplementedError(
+        "--trace and --save_costs are not available with --cluster or --local_workers"));
+  }
   auto graph = ReadGraphDefFile(args.graph);
   if (!graph.ok()) return Fail(graph.status());
 
@@ -103,7 +165,13 @@ int RunCommand(const RunCommandArgs& args) {
                                    : SessionOptions::Optimize::kNone;
   options.log_optimizations = args.log_optimizations;
   options.cost_profile = args.costs_file;
-  auto session = Session::Create(*graph, options);
+  std::unique_ptr<LocalWorkers> local_workers;
+  absl::StatusOr<std::unique_ptr<Session>> session;
+  if (distributed) {
+    session = NewDistributedSession(args, *graph, options, &local_workers);
+  } else {
+    session = Session::Create(*graph, options);
+  }
   if (!session.ok()) return Fail(session.status());
 
   StepCostRecorder measured(*graph);

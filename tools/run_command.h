@@ -27,7 +27,14 @@ struct RunCommandArgs {
   bool log_optimizations = false;
   std::string costs_file;  // measured costs for the placer
   std::string save_costs;  // write measured costs here
-
+  // Run over worker processes: a ClusterSpec JSON file of running workers,
+  // or N workers started on loopback for this run.
+  std::string cluster_file;
+  int local_workers = 0;
+  std::string auth_token_file;
+  std::string tls_cert, tls_key, tls_ca;
+  std::string wire_compression = "fp16";  // none | fp16 | bf16
+  int connect_timeout_s = 30;
 };
 
 // Returns the process exit status (0 ok, 1 failure); messages go to

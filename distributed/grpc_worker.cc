@@ -1,0 +1,373 @@
+#include "distributed/grpc_worker.h"
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "distributed/protos/worker.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace graphrun {
+namespace {
+
+constexpr char kAuthHeader[] = "authorization";
+constexpr char kBearer[] = "Bearer ";
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read ", what, " file ", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat("cannot read ", what, " file ", path));
+  return ss.str();
+}
+
+// Equal strings, in time that depends only on their lengths.
+bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+absl::Status FromGrpc(const grpc::Status& s) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+}
+
+grpc::Status ToGrpc(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+void SetKeepalive(grpc::ChannelArguments* args) {
+  args->SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
+  args->SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2000);
+  args->SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args->SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+}
+
+class GrpcRemoteWorker : public WorkerInterface {
+ public:
+  GrpcRemoteWorker(std::string task, std::string address, const GrpcSecurity& security)
+      : task_(std::move(task)), address_(std::move(address)), token_(security.auth_token) {
+    grpc::ChannelArguments args;
+    SetKeepalive(&args);
+    args.SetMaxReceiveMessageSize(-1);
+    args.SetMaxSendMessageSize(-1);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    // One channel per client: tensors between two workers do not queue
+    // behind another pair's.
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    std::shared_ptr<grpc::ChannelCredentials> creds;
+    if (security.tls()) {
+      grpc::SslCredentialsOptions ssl;
+      ssl.pem_root_certs = security.tls_ca;
+      ssl.pem_private_key = security.tls_key;
+      ssl.pem_cert_chain = security.tls_cert;
+      creds = grpc::SslCredentials(ssl);
+    } else {
+      creds = grpc::InsecureChannelCredentials();
+    }
+    stub_ = WorkerService::NewStub(grpc::CreateCustomChannel(address_, creds, args));
+  }
+
+  void GetStatusAsync(const GetStatusRequest* request, GetStatusResponse* response,
+                      CallOptions* opts, StatusCallback done) override {
+    Call("GetStatus", opts, std::move(done), [&](grpc::ClientContext* ctx, auto cb) {
+      stub_->async()->GetStatus(ctx, request, response, std::move(cb));
+    });
+  }
+  void RegisterGraphAsync(const RegisterGraphRequest* request, RegisterGraphResponse* response,
+                          CallOptions* opts, StatusCallback done) override {
+    Call("RegisterGraph", opts, std::move(done), [&](grpc::ClientContext* ctx, auto cb) {
+      stub_->async()->RegisterGraph(ctx, request, response, std::move(cb));
+    });
+  }
+  void RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
+                     CallOptions* opts, StatusCallback done) override {
+    Call("RunGraph", opts, std::move(done), [&](grpc::ClientContext* ctx, auto cb) {
+      stub_->async()->RunGraph(ctx, request, response, std::move(cb));
+    });
+  }
+  void CleanupGraphAsync(const CleanupGraphRequest* request, CleanupGraphResponse* response,
+                         CallOptions* opts, StatusCallback done) override {
+    Call("CleanupGraph", opts, std::move(done), [&](grpc::ClientContext* ctx, auto cb) {
+      stub_->async()->CleanupGraph(ctx, request, response, std::move(cb));
+    });
+  }
+  void CleanupStepAsync(const CleanupStepRequest* request, CleanupStepResponse* response,
+                        CallOptions* opts, StatusCallback done) override {
+    Call("CleanupStep", opts, std::move(done), [&](grpc::ClientContext* ctx, auto cb) {
+      stub_->async()->CleanupStep(ctx, request, response, std::move(cb));
+    });
+  }
+  void RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
+                       CallOptions* opts, StatusCallback done) override {
+    Call("RecvTensor", opts, std::move(done), [&](grpc::ClientContext* ctx, auto cb) {
+      stub_->async()->RecvTensor(ctx, request, response, std::move(cb));
+    });
+  }
+  void HealthAsync(const HealthRequest* request, HealthResponse* response, CallOptions* opts,
+                   StatusCallback done) override {
+    Call("Health", opts, std::move(done), [&](grpc::ClientContext* ctx, auto cb) {
+      stub_->async()->Health(ctx, request, response, std::move(cb));
+    });
+  }
+
+ private:
+  template <typename StartFn>
+  void Call(const char* method, CallOptions* opts, StatusCallback done, StartFn start) {
+    auto ctx = std::make_shared<grpc::ClientContext>();
+    if (!token_.empty()) ctx->AddMetadata(kAuthHeader, absl::StrCat(kBearer, token_));
+    if (opts != nullptr) {
+      const absl::Duration timeout = opts->timeout();
+      if (timeout != absl::InfiniteDuration()) {
+        ctx->set_deadline(std::chrono::system_clock::now() +
+                          absl::ToChronoMilliseconds(timeout));
+      }
+      ctx->set_wait_for_ready(opts->wait_for_ready());
+      opts->SetCancelCallback([ctx] { ctx->TryCancel(); });
+    }
+    start(ctx.get(), [this, ctx, opts, method, done = std::move(done)](grpc::Status s) {
+      if (opts != nullptr) opts->ClearCancelCallback();
+      done(Describe(s, method));
+    });
+  }
+
+  // Names the task and address in errors of the transport.
+  absl::Status Describe(const grpc::Status& s, const char* method) const {
+    absl::Status status = FromGrpc(s);
+    if (status.ok()) return status;
+    switch (status.code()) {
+      case absl::StatusCode::kUnavailable:
+        return absl::UnavailableError(absl::StrCat(task_, " at ", address_, " is unreachable (",
+                                                   method, "): ", status.message()));
+      case absl::StatusCode::kDeadlineExceeded:
+      case absl::StatusCode::kUnauthenticated:
+      case absl::StatusCode::kResourceExhausted:
+        return absl::Status(status.code(), absl::StrCat(task_, " at ", address_, " (", method,
+                                                        "): ", status.message()));
+      default:
+        return status;
+    }
+  }
+
+  const std::string task_;
+  const std::string address_;
+  const std::string token_;
+  std::unique_ptr<WorkerService::Stub> stub_;
+};
+
+}  // namespace
+
+absl::StatusOr<GrpcSecurity> LoadGrpcSecurity(const std::string& auth_token_file,
+                                              const std::string& tls_cert_file,
+                                              const std::string& tls_key_file,
+                                              const std::string& tls_ca_file) {
+  GrpcSecurity security;
+  if (!auth_token_file.empty()) {
+    absl::StatusOr<std::string> token = ReadFile(auth_token_file, "--auth_token_file");
+    if (!token.ok()) return token.status();
+    security.auth_token = std::string(absl::StripAsciiWhitespace(*token));
+    if (security.auth_token.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--auth_token_file ", auth_token_file, " holds no token"));
+    }
+    for (char c : security.auth_token) {
+      if (c < 0x21 || c > 0x7e) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--auth_token_file ", auth_token_file,
+            ": the token must be printable ASCII without spaces"));
+      }
+    }
+  }
+  if (tls_cert_file.empty() != tls_key_file.empty()) {
+    return absl::InvalidArgumentError("--tls_cert and --tls_key go together");
+  }
+  if (!tls_cert_file.empty() && tls_ca_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls_cert needs --tls_ca (the CA that signed the cluster's certificates)");
+  }
+  if (!tls_cert_file.empty()) {
+    absl::StatusOr<std::string> cert = ReadFile(tls_cert_file, "--tls_cert");
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadFile(tls_key_file, "--tls_key");
+    if (!key.ok()) return key.status();
+    security.tls_cert = *cert;
+    security.tls_key = *key;
+  }
+  if (!tls_ca_file.empty()) {
+    absl::StatusOr<std::string> ca = ReadFile(tls_ca_file, "--tls_ca");
+    if (!ca.ok()) return ca.status();
+    security.tls_ca = *ca;
+  }
+  return security;
+}
+
+std::shared_ptr<WorkerInterface> NewGrpcRemoteWorker(const std::string& task,
+                                                     const std::string& address,
+                                                     const GrpcSecurity& security) {
+  return std::make_shared<GrpcRemoteWorker>(task, address, security);
+}
+
+ConnectFn GrpcConnectFn(const GrpcSecurity& security) {
+  return [security](const std::string& task, const std::string& address)
+             -> absl::StatusOr<std::shared_ptr<WorkerInterface>> {
+    return NewGrpcRemoteWorker(task, address, security);
+  };
+}
+
+// Serves a Worker: each call checks the token, then runs the worker's
+// asynchronous method and finishes when its callback runs. A client that
+// cancels (or goes away) cancels the worker's call.
+class GrpcWorkerServer::Service : public WorkerService::CallbackService {
+ public:
+  Service(Worker* worker, std::string token) : worker_(worker), token_(std::move(token)) {}
+
+  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* ctx,
+                                      const GetStatusRequest* request,
+                                      GetStatusResponse* response) override {
+    return Serve(ctx, [=](CallOptions* o, StatusCallback d) {
+      worker_->GetStatusAsync(request, response, o, std::move(d));
+    });
+  }
+  grpc::ServerUnaryReactor* RegisterGraph(grpc::CallbackServerContext* ctx,
+                                          const RegisterGraphRequest* request,
+                                          RegisterGraphResponse* response) override {
+    return Serve(ctx, [=](CallOptions* o, StatusCallback d) {
+      worker_->RegisterGraphAsync(request, response, o, std::move(d));
+    });
+  }
+  grpc::ServerUnaryReactor* RunGraph(grpc::CallbackServerContext* ctx,
+                                     const RunGraphRequest* request,
+                                     RunGraphResponse* response) override {
+    return Serve(ctx, [=](CallOptions* o, StatusCallback d) {
+      worker_->RunGraphAsync(request, response, o, std::move(d));
+    });
+  }
+  grpc::ServerUnaryReactor* CleanupGraph(grpc::CallbackServerContext* ctx,
+                                         const CleanupGraphRequest* request,
+                                         CleanupGraphResponse* response) override {
+    return Serve(ctx, [=](CallOptions* o, StatusCallback d) {
+      worker_->CleanupGraphAsync(request, response, o, std::move(d));
+    });
+  }
+  grpc::ServerUnaryReactor* CleanupStep(grpc::CallbackServerContext* ctx,
+                                        const CleanupStepRequest* request,
+                                        CleanupStepResponse* response) override {
+    return Serve(ctx, [=](CallOptions* o, StatusCallback d) {
+      worker_->CleanupStepAsync(request, response, o, std::move(d));
+    });
+  }
+  grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext* ctx,
+                                       const RecvTensorRequest* request,
+                                       RecvTensorResponse* response) override {
+    return Serve(ctx, [=](CallOptions* o, StatusCallback d) {
+      worker_->RecvTensorAsync(request, response, o, std::move(d));
+    });
+  }
+  grpc::ServerUnaryReactor* Health(grpc::CallbackServerContext* ctx,
+                                   const HealthRequest* request,
+                                   HealthResponse* response) override {
+    return Serve(ctx, [=](CallOptions* o, StatusCallback d) {
+      worker_->HealthAsync(request, response, o, std::move(d));
+    });
+  }
+
+ private:
+  // Lives until gRPC is done with the call.
+  class Reactor : public grpc::ServerUnaryReactor {
+   public:
+    CallOptions opts;
+    void OnCancel() override { opts.StartCancel(); }
+    void OnDone() override { delete this; }
+  };
+
+  template <typename Fn>
+  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* ctx, Fn run) {
+    auto* reactor = new Reactor();
+    const absl::Status auth = CheckToken(*ctx);
+    if (!auth.ok()) {
+      reactor->Finish(ToGrpc(auth));
+      return reactor;
+    }
+    run(&reactor->opts, [reactor](const absl::Status& s) { reactor->Finish(ToGrpc(s)); });
+    return reactor;
+  }
+
+  absl::Status CheckToken(const grpc::CallbackServerContext& ctx) const {
+    if (token_.empty()) return absl::OkStatus();
+    const auto& md = ctx.client_metadata();
+    auto it = md.find(kAuthHeader);
+    if (it == md.end()) {
+      return absl::UnauthenticatedError(absl::StrCat(
+          worker_->task_name(), " refuses a call without an auth token (",
+          "the worker was started with --auth_token_file)"));
+    }
+    const absl::string_view value(it->second.data(), it->second.size());
+    if (!absl::StartsWith(value, kBearer) ||
+        !ConstantTimeEquals(value.substr(sizeof(kBearer) - 1), token_)) {
+      return absl::UnauthenticatedError(
+          absl::StrCat(worker_->task_name(), " refuses a call with a wrong auth token"));
+    }
+    return absl::OkStatus();
+  }
+
+  Worker* const worker_;
+  const std::string token_;
+};
+
+absl::StatusOr<std::unique_ptr<GrpcWorkerServer>> GrpcWorkerServer::Start(
+    Worker* worker, const GrpcWorkerServerOptions& options) {
+  std::unique_ptr<GrpcWorkerServer> server(new GrpcWorkerServer());
+  server->service_ = std::make_unique<Service>(worker, options.security.auth_token);
+  std::shared_ptr<grpc::ServerCredentials> creds;
+  if (options.security.tls()) {
+    grpc::SslServerCredentialsOptions ssl(
+        options.security.tls_ca.empty()
+            ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+            : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    ssl.pem_root_certs = options.security.tls_ca;
+    ssl.pem_key_cert_pairs.push_back({options.security.tls_key, options.security.tls_cert});
+    creds = grpc::SslServerCredentials(ssl);
+  } else {
+    creds = grpc::InsecureServerCredentials();
+  }
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen_address, creds, &server->port_);
+  builder.RegisterService(server->service_.get());
+  builder.SetMaxReceiveMessageSize(options.max_request_bytes);
+  builder.SetMaxSendMessageSize(-1);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 2000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 500);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen_address,
+                                               " (in use, or not an address of this host)"));
+  }
+  return server;
+}
+
+GrpcWorkerServer::~GrpcWorkerServer() { Shutdown(); }
+
+void GrpcWorkerServer::Wait() {
+  if (server_ != nullptr) server_->Wait();
+}
+
+void GrpcWorkerServer::Shutdown() {
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  }
+}
+
+}  // namespace graphrun

@@ -1,0 +1,546 @@
+#include "distributed/master_session.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <random>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "graph/import.h"
+#include "graph/status_macros.h"
+#include "placer/cost_model.h"
+#include "placer/device_set.h"
+#include "placer/placer.h"
+#include "runtime/plan_builder.h"
+#include "runtime/plan_cache.h"
+#include "runtime/step_graph.h"
+
+namespace graphrun {
+namespace {
+
+// How long closing a session waits for its tasks to forget its graphs.
+constexpr absl::Duration kCloseTimeout = absl::Seconds(5);
+
+absl::string_view TaskOfDevice(absl::string_view device) {
+  const size_t p = device.find("/device:");
+  return p == absl::string_view::npos ? device : device.substr(0, p);
+}
+
+// `s` with the task named, unless its message already names it.
+absl::Status WithTask(const std::string& task, const absl::Status& s) {
+  if (s.ok() || absl::StrContains(s.message(), task)) return s;
+  return absl::Status(s.code(), absl::StrCat(task, ": ", s.message()));
+}
+
+// Waits for a number of asynchronous calls.
+class Pending {
+ public:
+  explicit Pending(int n) : remaining_(n) {}
+  void Done() {
+    absl::MutexLock lock(&mu_);
+    --remaining_;
+  }
+  // False when `timeout` passed first.
+  bool Wait(absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    auto zero = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return remaining_ == 0; };
+    return mu_.AwaitWithTimeout(absl::Condition(&zero), timeout);
+  }
+
+ private:
+  absl::Mutex mu_;
+  int remaining_ ABSL_GUARDED_BY(mu_);
+};
+
+struct Task {
+  std::string name;
+  std::string address;
+  std::shared_ptr<WorkerInterface> worker;
+};
+
+// What one signature needs: the step graph, and per task the handle of
+// the partitions registered with it.
+struct MasterPlan {
+  StepGraph step;
+  PlacementSummary placement;
+  struct Part {
+    int task = 0;  // index into the session's tasks
+    std::string graph_handle;
+  };
+  std::vector<Part> parts;
+  // parts index of the client device's task; -1 when the step touches no
+  // partition there (no feeds or fetches).
+  int client_part = -1;
+  std::vector<GraphDef> partition_graphs;
+};
+
+class MasterSession : public Session {
+ public:
+  explicit MasterSession(const MasterSessionOptions& options) : options_(options) {
+    std::random_device rd;
+    // Random start: steps of several masters sharing workers never collide.
+    next_step_id_ = static_cast<int64_t>(((uint64_t{rd()} << 32) ^ rd()) >> 2) + 1;
+  }
+
+  ~MasterSession() override {
+    stop_keepalive_.Notify();
+    if (keepalive_ != nullptr) keepalive_->join();
+    // Every task forgets every graph this session registered with it.
+    std::vector<std::pair<int, std::string>> handles;
+    {
+      absl::MutexLock lock(&mu_);
+      handles = std::move(registered_);
+    }
+    auto pending = std::make_shared<Pending>(static_cast<int>(handles.size()));
+    for (const auto& [task, handle] : handles) {
+      auto req = std::make_shared<CleanupGraphRequest>();
+      auto resp = std::make_shared<CleanupGraphResponse>();
+      auto opts = std::make_shared<CallOptions>();
+      opts->SetTimeout(kCloseTimeout);
+      req->set_session_handle(handle_);
+      req->set_graph_handle(handle);
+      tasks_[task].worker->CleanupGraphAsync(
+          req.get(), resp.get(), opts.get(),
+          [pending, req, resp, opts](const absl::Status&) { pending->Done(); });
+    }
+    pending->Wait(kCloseTimeout + absl::Seconds(1));
+    // Step clean-ups still in flight hold their own state.
+    cleanups_->Wait(kCloseTimeout);
+  }
+
+  absl::Status Init(const GraphDef& graph) {
+    if (options_.cluster.empty()) {
+      return absl::InvalidArgumentError("the cluster has no tasks");
+    }
+    if (!options_.connect) return absl::InvalidArgumentError("no connect function");
+    {
+      std::random_device rd;
+      handle_ = absl::StrCat("session-", absl::Hex((uint64_t{rd()} << 32) ^ rd()));
+    }
+    for (const auto& [name, address] : options_.cluster) {
+      Task t;
+      t.name = name;
+      t.address = address;
+      GR_ASSIGN_OR_RETURN(t.worker, options_.connect(name, address));
+      tasks_.push_back(std::move(t));
+    }
+    GR_RETURN_IF_ERROR(DiscoverDevices());
+    // Tells every task each second that this master lives, so that a
+    // master that dies leaves no graphs behind (WorkerOptions::
+    // session_timeout).
+    keepalive_ = std::make_unique<std::thread>([this] {
+      while (!stop_keepalive_.WaitForNotificationWithTimeout(absl::Seconds(1))) {
+        for (const Task& t : tasks_) {
+          auto req = std::make_shared<HealthRequest>();
+          auto resp = std::make_shared<HealthResponse>();
+          auto opts = std::make_shared<CallOptions>();
+          opts->SetTimeout(absl::Seconds(1));
+          req->set_session_handle(handle_);
+          t.worker->HealthAsync(req.get(), resp.get(), opts.get(),
+                                [req, resp, opts](const absl::Status&) {});
+        }
+      }
+    });
+    cost_model_ = std::make_unique<placer::CostModel>();
+    if (!options_.session.cost_profile.empty()) {
+      GR_RETURN_IF_ERROR(cost_model_->LoadProfile(options_.session.cost_profile));
+    }
+    availability_ = placer::RegistryAvailability();
+    if (options_.session.log_device_placement) {
+      std::string banner = "Device mapping:\n";
+      for (const DeviceAttributes& d : devices_) {
+        absl::StrAppend(&banner, d.name(), " -> ", tasks_[device_task_.at(d.name())].address,
+                        d.physical_device_desc().empty() ? "" : ", ",
+                        d.physical_device_desc(), "\n");
+      }
+      std::fwrite(banner.data(), 1, banner.size(), stdout);
+      std::fflush(stdout);
+    }
+    return Extend(graph);
+  }
+
+  absl::Status Extend(const GraphDef& graph) override { return plans_.Extend(graph); }
+
+  std::vector<Device*> devices() const override { return {}; }
+
+  absl::Status Run(const RunOptions& run_options,
+                   const std::vector<std::pair<std::string, Tensor>>& feeds,
+                   const std::vector<std::string>& fetches,
+                   const std::vector<std::string>& targets, std::vector<Tensor>* outputs,
+                   RunMetadata* metadata) override {
+    std::vector<std::string> feed_names;
+    for (const auto& f : feeds) feed_names.push_back(f.first);
+    const StepSignature sig = MakeStepSignature(feed_names, fetches, targets);
+    GR_ASSIGN_OR_RETURN(std::shared_ptr<const MasterPlan> plan,
+                        plans_.Get(sig.key, [&](const Graph& graph) {
+                          return BuildPlan(graph, sig, feeds, fetches);
+                        }));
+    const int num_parts = static_cast<int>(plan->parts.size());
+    const int64_t step_id = next_step_id_.fetch_add(1);
+
+    struct PartCall {
+      RunGraphRequest request;
+      RunGraphResponse response;
+      CallOptions opts;
+    };
+    std::vector<std::unique_ptr<PartCall>> calls(num_parts);
+    for (int p = 0; p < num_parts; ++p) {
+      calls[p] = std::make_unique<PartCall>();
+      RunGraphRequest& r = calls[p]->request;
+      r.set_session_handle(handle_);
+      r.set_graph_handle(plan->parts[p].graph_handle);
+      r.set_step_id(step_id);
+      r.set_wire_encoding(options_.wire_encoding);
+      r.set_is_last(true);
+    }
+    if (!feeds.empty() || !plan->step.fetch_keys.empty()) {
+      if (plan->client_part < 0) return absl::InternalError("no partition takes the feeds");
+      RunGraphRequest& r = calls[plan->client_part]->request;
+      for (size_t i = 0; i < feeds.size(); ++i) {
+        const auto& [name, t] = feeds[sig.feed_order[i]];
+        GR_RETURN_IF_ERROR(CheckFeed(plan->step, i, name, t));
+        NamedTensor* nt = r.add_feeds();
+        nt->set_name(plan->step.feed_keys[i]);
+        t.AsProtoTensorContent(nt->mutable_tensor());
+      }
+      for (const std::string& key : plan->step.fetch_keys) r.add_fetches(key);
+    }
+
+    StepStatus status;
+    absl::Mutex abort_mu;
+    bool aborted = false;
+    auto abort_others = [&](const absl::Status& reason) {
+      {
+        absl::MutexLock lock(&abort_mu);
+        if (aborted) return;
+        aborted = true;
+      }
+      CleanupStep(step_id, std::string(reason.message()));
+      for (auto& c : calls) c->opts.StartCancel();
+    };
+    auto pending = std::make_shared<Pending>(num_parts);
+    for (int p = 0; p < num_parts; ++p) {
+      const Task& task = tasks_[plan->parts[p].task];
+      PartCall* call = calls[p].get();
+      task.worker->RunGraphAsync(
+          &call->request, &call->response, &call->opts,
+          [&, pending, name = task.name](const absl::Status& s) {
+            if (!s.ok() && status.Update(WithTask(name, s))) abort_others(status.Get());
+            pending->Done();
+          });
+    }
+    if (run_options.timeout_in_ms() > 0) {
+      if (!pending->Wait(absl::Milliseconds(run_options.timeout_in_ms()))) {
+        const absl::Status timeout = absl::DeadlineExceededError(absl::StrCat(
+            "the step timed out after ", run_options.timeout_in_ms(), " ms"));
+        status.Update(timeout);
+        abort_others(timeout);
+        pending->Wait(absl::InfiniteDuration());
+        // The timeout is the step's error, whatever the aborted calls said.
+        StepStatus only;
+        only.Update(timeout);
+        CleanupStep(step_id, "");
+        return only.Get();
+      }
+    } else {
+      pending->Wait(absl::InfiniteDuration());
+    }
+    CleanupStep(step_id, "");
+    GR_RETURN_IF_ERROR(status.Get());
+
+    const int num_fetches = static_cast<int>(fetches.size());
+    std::vector<Tensor> values(num_fetches);
+    if (num_fetches > 0) {
+      const RunGraphResponse& r = calls[plan->client_part]->response;
+      if (r.fetches_size() != num_fetches) {
+        return absl::InternalError(absl::StrCat("the client task returned ", r.fetches_size(),
+                                                " fetches, not ", num_fetches));
+      }
+      for (int i = 0; i < num_fetches; ++i) {
+        const int caller = sig.fetch_order[i];
+        if (!r.fetches(i).has_tensor()) {
+          return absl::InternalError(
+              absl::StrCat("fetch '", fetches[caller], "' was not produced"));
+        }
+        absl::StatusOr<Tensor> t = Tensor::FromProto(r.fetches(i).tensor());
+        if (!t.ok()) {
+          return absl::InternalError(absl::StrCat("fetch '", fetches[caller],
+                                                  "': ", t.status().message()));
+        }
+        values[caller] = std::move(*t);
+      }
+    }
+    *outputs = std::move(values);
+    if (metadata != nullptr) {
+      *metadata->mutable_placement() = plan->placement;
+      int64_t saturated = 0;
+      for (const auto& c : calls) saturated += c->response.fp16_saturated();
+      metadata->set_wire_fp16_saturated(saturated);
+      if (run_options.output_partition_graphs()) {
+        for (const GraphDef& g : plan->partition_graphs) *metadata->add_partition_graphs() = g;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // GetStatus on every task at once, each waiting up to connect_timeout
+  // for a task that is not listening yet.
+  absl::Status DiscoverDevices() {
+    const int n = static_cast<int>(tasks_.size());
+    struct StatusCall {
+      GetStatusRequest request;
+      GetStatusResponse response;
+      CallOptions opts;
+      absl::Status status;
+    };
+    std::vector<std::shared_ptr<StatusCall>> calls(n);
+    auto pending = std::make_shared<Pending>(n);
+    for (int i = 0; i < n; ++i) {
+      auto call = std::make_shared<StatusCall>();
+      call->opts.SetTimeout(options_.connect_timeout);
+      call->opts.SetWaitForReady(true);
+      calls[i] = call;
+      tasks_[i].worker->GetStatusAsync(&call->request, &call->response, &call->opts,
+                                       [call, pending](const absl::Status& s) {
+                                         call->status = s;
+                                         pending->Done();
+                                       });
+    }
+    pending->Wait(absl::InfiniteDuration());
+    std::vector<std::string> missing;
+    for (int i = 0; i < n; ++i) {
+      if (!calls[i]->status.ok()) {
+        if (calls[i]->status.code() == absl::StatusCode::kUnauthenticated ||
+            calls[i]->status.code() == absl::StatusCode::kInvalidArgument) {
+          return WithTask(tasks_[i].name, calls[i]->status);
+        }
+        missing.push_back(absl::StrCat(tasks_[i].name, " at ", tasks_[i].address, " (",
+                                       calls[i]->status.message(), ")"));
+        continue;
+      }
+      const GetStatusResponse& r = calls[i]->response;
+      if (r.task_name() != tasks_[i].name) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            tasks_[i].address, " serves ", r.task_name(), ", but the cluster says it is ",
+            tasks_[i].name));
+      }
+      for (const DeviceAttributes& d : r.devices()) {
+        if (TaskOfDevice(d.name()) != tasks_[i].name) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              tasks_[i].name, " offers device ", d.name(), " of another task"));
+        }
+        device_task_[d.name()] = i;
+        incarnations_[d.name()] = d.incarnation();
+        devices_.push_back(d);
+      }
+    }
+    if (!missing.empty()) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "creating the session: waited ", absl::FormatDuration(options_.connect_timeout),
+          " for ", missing.size(), " of ", n, " tasks, still waiting for: ",
+          absl::StrJoin(missing, "; ")));
+    }
+    if (devices_.empty()) return absl::FailedPreconditionError("the cluster offers no devices");
+    std::vector<std::string> names;
+    for (const DeviceAttributes& d : devices_) {
+      if (d.device_type() != "CPU") continue;
+      GR_ASSIGN_OR_RETURN(placer::DeviceInfo info,
+                          DescribeCpuDevice(d.name(), std::max(1, d.cores())));
+      GR_RETURN_IF_ERROR(device_set_.AddDevice(info));
+      names.push_back(d.name());
+    }
+    // Devices of one task share its memory: a transfer between them costs
+    // a hand-over. Between tasks the placer's network default applies.
+    for (const Task& t : tasks_) {
+      placer::LinkRule link;
+      absl::StatusOr<placer::DeviceName> parsed =
+          placer::ParseDeviceName(absl::StrCat(t.name, "/device:CPU:*"));
+      if (!parsed.ok()) continue;
+      link.src = *parsed;
+      link.dst = *parsed;
+      link.latency_s = 5e-6;
+      link.bandwidth = 0;
+      if (!device_set_.AddLink(link).ok()) continue;  // a task with no CPU
+    }
+    client_device_ = devices_.front().name();
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::shared_ptr<const MasterPlan>> BuildPlan(
+      const Graph& graph, const StepSignature& sig,
+      const std::vector<std::pair<std::string, Tensor>>& feeds,
+      const std::vector<std::string>& fetches) {
+    auto plan = std::make_shared<MasterPlan>();
+    StepGraphOptions step_options;
+    step_options.feeds_through_rendezvous = true;
+    step_options.client_device = client_device_;
+    step_options.client_device_incarnation = incarnations_.at(client_device_);
+    step_options.optimize = options_.session.optimize != SessionOptions::Optimize::kNone;
+    std::vector<std::string> feed_names, fetch_names;
+    for (int i : sig.feed_order) {
+      feed_names.push_back(feeds[i].first);
+      step_options.feed_value_shapes.push_back(feeds[i].second.shape());
+    }
+    for (int i : sig.fetch_order) fetch_names.push_back(fetches[i]);
+    GR_ASSIGN_OR_RETURN(plan->step,
+                        BuildStepGraph(graph, feed_names, fetch_names, sig.targets, step_options));
+    if (options_.session.log_optimizations && step_options.optimize) {
+      const std::string log = plan->step.optimization.ToString();
+      std::fwrite(log.data(), 1, log.size(), stdout);
+      std::fflush(stdout);
+    }
+    PlanOptions plan_options;
+    plan_options.placer.allow_soft_placement = options_.session.allow_soft_placement;
+    plan_options.placer.availability = availability_.get();
+    plan_options.placer.min_spread_gain = 0.25;
+    plan_options.incarnation = [this](const std::string& device) {
+      auto it = incarnations_.find(device);
+      return it == incarnations_.end() ? uint64_t{0} : it->second;
+    };
+    if (options_.session.log_device_placement) {
+      plan_options.placement_log = [](const std::string& log) {
+        std::fwrite(log.data(), 1, log.size(), stdout);
+        std::fflush(stdout);
+      };
+      plan_options.log_names = &plan->step.log_names;
+      plan_options.log_removed = &plan->step.log_removed;
+    }
+    GR_ASSIGN_OR_RETURN(PartitionedStep placed,
+                        PlaceAndPartition(*plan->step.graph, device_set_, *cost_model_,
+                                          plan_options));
+    plan->placement = std::move(placed.summary);
+
+    // One RegisterGraph per task with its devices' partitions.
+    std::map<int, RegisterGraphRequest> requests;
+    for (auto& [device, graph_def] : placed.partitions) {
+      auto it = device_task_.find(device);
+      if (it == device_task_.end()) {
+        return absl::InternalError(absl::StrCat("a partition for unknown device ", device));
+      }
+      plan->partition_graphs.push_back(graph_def);
+      RegisterGraphRequest& r = requests[it->second];
+      GraphPartition* part = r.add_partitions();
+      part->set_device(device);
+      *part->mutable_graph() = std::move(graph_def);
+    }
+    const int client_task = device_task_.at(client_device_);
+    struct RegisterCall {
+      RegisterGraphRequest request;
+      RegisterGraphResponse response;
+      absl::Status status;
+    };
+    std::vector<std::pair<int, std::shared_ptr<RegisterCall>>> calls;
+    for (auto& [task, request] : requests) {
+      auto call = std::make_shared<RegisterCall>();
+      call->request = std::move(request);
+      call->request.set_session_handle(handle_);
+      for (const Task& t : tasks_) (*call->request.mutable_cluster())[t.name] = t.address;
+      calls.emplace_back(task, call);
+    }
+    auto pending = std::make_shared<Pending>(static_cast<int>(calls.size()));
+    for (auto& [task, call] : calls) {
+      tasks_[task].worker->RegisterGraphAsync(&call->request, &call->response, nullptr,
+                                              [call, pending](const absl::Status& s) {
+                                                call->status = s;
+                                                pending->Done();
+                                              });
+    }
+    pending->Wait(absl::InfiniteDuration());
+    absl::Status first_error;
+    for (auto& [task, call] : calls) {
+      if (!call->status.ok()) {
+        if (first_error.ok()) first_error = WithTask(tasks_[task].name, call->status);
+        continue;
+      }
+      MasterPlan::Part part;
+      part.task = task;
+      part.graph_handle = call->response.graph_handle();
+      if (task == client_task) plan->client_part = static_cast<int>(plan->parts.size());
+      plan->parts.push_back(std::move(part));
+      absl::MutexLock lock(&mu_);
+      registered_.emplace_back(task, call->response.graph_handle());
+    }
+    GR_RETURN_IF_ERROR(first_error);
+    return plan;
+  }
+
+  // Tells every task that the step is over (aborting what still waits with
+  // `abort_reason` when not empty); does not wait.
+  void CleanupStep(int64_t step_id, const std::string& abort_reason) {
+    for (const Task& t : tasks_) {
+      auto req = std::make_shared<CleanupStepRequest>();
+      auto resp = std::make_shared<CleanupStepResponse>();
+      auto opts = std::make_shared<CallOptions>();
+      opts->SetTimeout(kCloseTimeout);
+      req->set_step_id(step_id);
+      req->set_abort_reason(abort_reason);
+      cleanups_->Add();
+      auto cleanups = cleanups_;
+      t.worker->CleanupStepAsync(req.get(), resp.get(), opts.get(),
+                                 [req, resp, opts, cleanups](const absl::Status&) {
+                                   cleanups->Done();
+                                 });
+    }
+  }
+
+  // Clean-up calls in flight, which the destructor waits for.
+  class Counter {
+   public:
+    void Add() {
+      absl::MutexLock lock(&mu_);
+      ++n_;
+    }
+    void Done() {
+      absl::MutexLock lock(&mu_);
+      --n_;
+    }
+    void Wait(absl::Duration timeout) {
+      absl::MutexLock lock(&mu_);
+      auto zero = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return n_ == 0; };
+      mu_.AwaitWithTimeout(absl::Condition(&zero), timeout);
+    }
+
+   private:
+    absl::Mutex mu_;
+    int n_ ABSL_GUARDED_BY(mu_) = 0;
+  };
+
+  const MasterSessionOptions options_;
+  std::string handle_;
+  std::vector<Task> tasks_;
+  std::vector<DeviceAttributes> devices_;
+  absl::flat_hash_map<std::string, int> device_task_;
+  absl::flat_hash_map<std::string, uint64_t> incarnations_;
+  std::string client_device_;
+  placer::DeviceSet device_set_;
+  std::unique_ptr<placer::CostModel> cost_model_;
+  std::unique_ptr<placer::KernelAvailability> availability_;
+  std::atomic<int64_t> next_step_id_{1};
+  std::shared_ptr<Counter> cleanups_ = std::make_shared<Counter>();
+  absl::Notification stop_keepalive_;
+  std::unique_ptr<std::thread> keepalive_;
+  absl::Mutex mu_;
+  // (task, graph handle) of every registration, for the session's end.
+  std::vector<std::pair<int, std::string>> registered_ ABSL_GUARDED_BY(mu_);
+  PlanCache<MasterPlan> plans_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Session>> NewMasterSession(const GraphDef& graph,
+                                                          const MasterSessionOptions& options) {
+  auto session = std::make_unique<MasterSession>(options);
+  GR_RETURN_IF_ERROR(session->Init(graph));
+  return std::unique_ptr<Session>(std::move(session));
+}
+
+}  // namespace graphrun

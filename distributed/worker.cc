@@ -1,0 +1,743 @@
+#include "distributed/worker.h"
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "distributed/data_plane.h"
+#include "distributed/wire_codec.h"
+#include "graph/status_macros.h"
+#include "graph/tensor.h"
+#include "kernels/eigen.h"
+#include "kernels/rendezvous.h"
+#include "placer/device_name.h"
+#include "runtime/executor.h"
+#include "runtime/local_rendezvous.h"
+#include "runtime/plan_builder.h"
+#include "runtime/plan_cache.h"
+
+namespace graphrun {
+namespace {
+
+// Step ids remembered after their step ended, to refuse late RecvTensors.
+constexpr size_t kMaxEndedSteps = size_t{1} << 16;
+// How long a tensor offered on the data plane waits for its receiver.
+constexpr absl::Duration kOfferTtl = absl::Seconds(60);
+// Threads for blocking transfers (data plane pulls).
+constexpr int kBlockingThreads = 4;
+
+uint64_t RandomNonzero64() {
+  std::random_device rd;
+  uint64_t v = 0;
+  while (v == 0) v = (uint64_t{rd()} << 32) ^ rd();
+  return v;
+}
+
+// "/job:w/replica:0/task:1/device:CPU:0" -> "/job:w/replica:0/task:1".
+absl::string_view TaskOfDevice(absl::string_view device) {
+  const size_t p = device.find("/device:");
+  return p == absl::string_view::npos ? device : device.substr(0, p);
+}
+
+absl::Status CheckTaskName(const std::string& task) {
+  const std::string device = absl::StrCat(task, "/device:CPU:0");
+  absl::StatusOr<std::string> canonical = placer::CanonicalizeDeviceName(device);
+  if (!canonical.ok() || *canonical != device) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "task name '", task, "' must be canonical: /job:NAME/replica:R/task:T"));
+  }
+  return absl::OkStatus();
+}
+
+// As EncodeFp16 counts them: finite values that rounding would carry to
+// Inf (|x| >= 65520), which travel as +-65504.
+int64_t CountFp16Saturations(const float* x, int64_t n) {
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = std::fabs(x[i]);
+    count += (a >= 65520.0f) & (a != INFINITY);
+  }
+  return count;
+}
+
+// Encodes a float32 tensor's values as fp16/bf16 into `out` (2 bytes each);
+// returns the fp16 saturations.
+int64_t EncodeFloats(const Tensor& t, WireEncoding encoding, std::string* out) {
+  const int64_t n = t.NumElements();
+  out->resize(static_cast<size_t>(n) * 2);
+  const float* src = static_cast<const float*>(t.raw_data());
+  uint16_t* dst = reinterpret_cast<uint16_t*>(out->data());
+  if (encoding == WIRE_ENCODING_FP16) return EncodeFp16(src, n, dst);
+  EncodeBf16(src, n, dst);
+  return 0;
+}
+
+absl::Status DecodeFloats(const std::string& bytes, WireEncoding encoding, Tensor* t) {
+  const int64_t n = t->NumElements();
+  if (static_cast<int64_t>(bytes.size()) != n * 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "an encoded tensor of ", n, " values has ", bytes.size(), " bytes, not ", n * 2));
+  }
+  const uint16_t* src = reinterpret_cast<const uint16_t*>(bytes.data());
+  float* dst = static_cast<float*>(t->raw_data());
+  if (encoding == WIRE_ENCODING_FP16) {
+    DecodeFp16(src, n, dst);
+  } else {
+    DecodeBf16(src, n, dst);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// One worker's partitions of one session step graph.
+struct RegisteredGraph {
+  std::string session_handle;
+  std::vector<PartitionPlan> partitions;
+};
+
+// What one step keeps on one worker.
+class WorkerStep {
+ public:
+  WorkerStep(int64_t id, std::shared_ptr<Rendezvous> local_rendezvous)
+      : step_id(id), local(std::move(local_rendezvous)) {}
+  const int64_t step_id;
+  // Where this worker's sends wait for their receivers.
+  const std::shared_ptr<Rendezvous> local;
+  // What the step's kernels use: `local`, and RecvTensor for keys whose
+  // sender is on another task.
+  std::shared_ptr<class WorkerRendezvous> rendezvous;
+  std::atomic<int> encoding{WIRE_ENCODING_NONE};
+  std::atomic<int64_t> fp16_saturated{0};
+  absl::Mutex mu;
+  std::string session_handle ABSL_GUARDED_BY(mu);
+};
+
+// The rendezvous of one step on one worker.
+class WorkerRendezvous : public Rendezvous,
+                         public std::enable_shared_from_this<WorkerRendezvous> {
+ public:
+  WorkerRendezvous(Worker* worker, WorkerStep* step) : worker_(worker), step_(step) {}
+
+  absl::Status Send(absl::string_view key, const Args& args, const Tensor& value,
+                    bool is_dead) override {
+    return step_->local->Send(key, args, value, is_dead);
+  }
+
+  void RecvAsync(absl::string_view key, const Args& args, DoneCallback done) override {
+    const absl::string_view send_device = key.substr(0, key.find(';'));
+    const absl::string_view task = TaskOfDevice(send_device);
+    if (task == worker_->task_name()) {
+      step_->local->RecvAsync(key, args, std::move(done));
+      return;
+    }
+    absl::StatusOr<std::shared_ptr<WorkerInterface>> peer = worker_->Peer(std::string(task));
+    if (!peer.ok()) {
+      // Not a task of the cluster (a key of this task's own making).
+      step_->local->RecvAsync(key, args, std::move(done));
+      return;
+    }
+    RecvRemote(std::move(*peer), std::string(task), key, args, std::move(done));
+  }
+
+  void StartAbort(const absl::Status& status) override {
+    std::vector<std::shared_ptr<Call>> calls;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!aborted_.ok()) return;
+      aborted_ = status;
+      for (auto& [id, call] : calls_) calls.push_back(call);
+      calls_.clear();
+    }
+    for (auto& call : calls) call->opts.StartCancel();
+    step_->local->StartAbort(status);
+  }
+
+ private:
+  struct Call {
+    RecvTensorRequest request;
+    RecvTensorResponse response;
+    CallOptions opts;
+  };
+
+  void RecvRemote(std::shared_ptr<WorkerInterface> peer, std::string task,
+                  absl::string_view key, const Args& args, DoneCallback done) {
+    auto call = std::make_shared<Call>();
+    call->request.set_step_id(step_->step_id);
+    call->request.set_rendezvous_key(std::string(key));
+    call->request.set_accept_data_plane(worker_->data_plane_client_ != nullptr);
+    call->request.set_encoding(static_cast<WireEncoding>(step_->encoding.load()));
+    int64_t id = 0;
+    absl::Status aborted;
+    {
+      absl::MutexLock lock(&mu_);
+      aborted = aborted_;
+      if (aborted.ok()) {
+        id = next_call_++;
+        calls_.emplace(id, call);
+      }
+    }
+    if (!aborted.ok()) {
+      done(aborted, Args(), args, Tensor(), false);
+      return;
+    }
+    auto self = shared_from_this();
+    // Keeps the peer's client alive until the call is over.
+    peer->RecvTensorAsync(
+        &call->request, &call->response, &call->opts,
+        [self, peer, call, id, task = std::move(task), args,
+         done = std::move(done)](const absl::Status& s) mutable {
+          self->Forget(id);
+          if (!s.ok()) {
+            done(self->PeerError(s, task, call->request.rendezvous_key()), Args(), args,
+                 Tensor(), false);
+            return;
+          }
+          self->Deliver(std::move(call), task, args, std::move(done));
+        });
+  }
+
+  void Forget(int64_t id) {
+    absl::MutexLock lock(&mu_);
+    calls_.erase(id);
+  }
+
+  // The step's abort status when it was aborted (the failed call is its
+  // consequence), else `s` naming the tensor and the task.
+  absl::Status PeerError(const absl::Status& s, const std::string& task,
+                         const std::string& key) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!aborted_.ok()) return aborted_;
+    }
+    std::string tensor = key;
+    absl::StatusOr<ParsedRendezvousKey> parsed = ParseRendezvousKey(key);
+    if (parsed.ok()) tensor = parsed->tensor_name;
+    return absl::Status(s.code(), absl::StrCat(worker_->task_name(), " receiving '", tensor,
+                                               "' from ", task, ": ", s.message()));
+  }
+
+  void Deliver(std::shared_ptr<Call> call, const std::string& task, const Args& args,
+               DoneCallback done) {
+    const RecvTensorResponse& r = call->response;
+    if (r.is_dead()) {
+      done(absl::OkStatus(), Args(), args, Tensor(), true);
+      return;
+    }
+    step_->fp16_saturated.fetch_add(r.fp16_saturated(), std::memory_order_relaxed);
+    const WireEncoding encoding = r.encoding();
+    if (encoding != WIRE_ENCODING_NONE && r.dtype() != DT_FLOAT) {
+      done(absl::InvalidArgumentError(absl::StrCat(
+               "task ", task, " sent a ", DataTypeString(r.dtype()), " tensor encoded for the wire")),
+           Args(), args, Tensor(), false);
+      return;
+    }
+    if (r.has_data_plane()) {
+      auto self = shared_from_this();
+      worker_->ScheduleBlocking([self, call, task, args, done = std::move(done)]() mutable {
+        absl::StatusOr<Tensor> t = self->Pull(*call, task);
+        if (!t.ok()) {
+          done(t.status(), Args(), args, Tensor(), false);
+          return;
+        }
+        done(absl::OkStatus(), Args(), args, *t, false);
+      });
+      return;
+    }
+    absl::StatusOr<Tensor> t = Inline(r);
+    if (!t.ok()) {
+      done(absl::Status(t.status().code(), absl::StrCat("the tensor from ", task, ": ",
+                                                        t.status().message())),
+           Args(), args, Tensor(), false);
+      return;
+    }
+    done(absl::OkStatus(), Args(), args, *t, false);
+  }
+
+  static absl::StatusOr<Tensor> Inline(const RecvTensorResponse& r) {
+    if (r.encoding() == WIRE_ENCODING_NONE) return Tensor::FromProto(r.tensor());
+    GR_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(r.shape()));
+    GR_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(HostAllocator(), DT_FLOAT, shape,
+                                                   TensorBuffer::Init::kUninitialized));
+    GR_RETURN_IF_ERROR(DecodeFloats(r.tensor().tensor_content(), r.encoding(), &t));
+    return t;
+  }
+
+  absl::StatusOr<Tensor> Pull(const Call& call, const std::string& task) {
+    const RecvTensorResponse& r = call.response;
+    GR_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(r.shape()));
+    if (DataTypeSize(r.dtype()) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "task ", task, " offered a ", DataTypeString(r.dtype()), " tensor on the data plane"));
+    }
+    GR_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(HostAllocator(), r.dtype(), shape,
+                                                   TensorBuffer::Init::kUninitialized));
+    absl::Status s = worker_->data_plane_client_->Fetch(
+        r.data_plane(), r.encoding(), static_cast<char*>(t.raw_data()),
+        static_cast<int64_t>(t.TotalBytes()));
+    if (!s.ok()) return PeerError(s, task, call.request.rendezvous_key());
+    return t;
+  }
+
+  Worker* const worker_;
+  WorkerStep* const step_;
+  absl::Mutex mu_;
+  absl::Status aborted_ ABSL_GUARDED_BY(mu_);
+  int64_t next_call_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<int64_t, std::shared_ptr<Call>> calls_ ABSL_GUARDED_BY(mu_);
+};
+
+Worker::Worker(const WorkerOptions& options)
+    : options_(options), incarnation_(RandomNonzero64()) {}
+
+absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
+  GR_RETURN_IF_ERROR(CheckTaskName(options.task_name));
+  if (options.cpu_devices < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cpu_devices must be at least 1, not ", options.cpu_devices));
+  }
+  std::unique_ptr<Worker> w(new Worker(options));
+  const int cores = NumSchedulableCpus();
+  const int n = options.cpu_devices;
+  CpuDeviceOptions cpu;
+  cpu.intra_op_threads =
+      options.intra_op_threads > 0 ? options.intra_op_threads : std::max(1, cores / n);
+  for (int i = 0; i < n; ++i) w->devices_.push_back(NewCpuDevice(options.task_name, i, cpu));
+  const int inter = options.inter_op_threads > 0 ? options.inter_op_threads : cores;
+  w->inter_op_pool_ = std::make_unique<Eigen::ThreadPool>(inter, false);
+  w->blocking_pool_ = std::make_unique<Eigen::ThreadPool>(kBlockingThreads, false);
+  if (options.data_plane) {
+    GR_ASSIGN_OR_RETURN(w->data_plane_server_,
+                        DataPlaneServer::Start(options.data_plane_host, 0));
+    w->data_plane_client_ = std::make_unique<DataPlaneClient>();
+  }
+  Worker* self = w.get();
+  w->reaper_ = std::make_unique<std::thread>([self] {
+    while (!self->stop_reaper_.WaitForNotificationWithTimeout(absl::Seconds(1))) {
+      self->DropIdleSessions();
+    }
+  });
+  return w;
+}
+
+void Worker::TouchSession(const std::string& session_handle) {
+  if (session_handle.empty()) return;
+  absl::MutexLock lock(&mu_);
+  sessions_[session_handle] = options_.clock();
+}
+
+int Worker::DropIdleSessions() {
+  const absl::Time now = options_.clock();
+  std::vector<std::string> idle;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [handle, seen] : sessions_) {
+      if (now - seen > options_.session_timeout) idle.push_back(handle);
+    }
+    for (const std::string& h : idle) sessions_.erase(h);
+  }
+  for (const std::string& h : idle) {
+    AbortSession(h, absl::AbortedError(absl::StrCat(
+                        "session ", h, " dropped by ", options_.task_name, ": its master made no call for ",
+                        absl::FormatDuration(options_.session_timeout))));
+  }
+  return static_cast<int>(idle.size());
+}
+
+Worker::~Worker() {
+  stop_reaper_.Notify();
+  if (reaper_ != nullptr) reaper_->join();
+  std::vector<int64_t> steps;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, step] : steps_) steps.push_back(id);
+  }
+  for (int64_t id : steps) EndStep(id, absl::CancelledError("the worker is shutting down"));
+  // Pool threads finish what they run before the devices go.
+  blocking_pool_.reset();
+  inter_op_pool_.reset();
+  data_plane_server_.reset();
+}
+
+std::vector<Device*> Worker::devices() const {
+  std::vector<Device*> out;
+  for (const auto& d : devices_) out.push_back(d.get());
+  return out;
+}
+
+int Worker::NumSteps() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(steps_.size());
+}
+
+int Worker::NumGraphs() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(graphs_.size());
+}
+
+std::shared_ptr<WorkerStep> Worker::FindOrCreateStep(int64_t step_id, absl::Status* status) {
+  absl::MutexLock lock(&mu_);
+  auto it = steps_.find(step_id);
+  if (it != steps_.end()) return it->second;
+  if (ended_.contains(step_id)) {
+    *status = absl::AbortedError(
+        absl::StrCat("step ", step_id, " has ended on ", options_.task_name));
+    return nullptr;
+  }
+  auto incarnations = std::make_shared<DeviceIncarnations>();
+  for (const auto& d : devices_) (*incarnations)[d->name()] = d->incarnation();
+  auto step = std::make_shared<WorkerStep>(step_id, NewLocalRendezvous(std::move(incarnations)));
+  step->rendezvous = std::make_shared<WorkerRendezvous>(this, step.get());
+  steps_.emplace(step_id, step);
+  return step;
+}
+
+void Worker::EndStep(int64_t step_id, const absl::Status& reason) {
+  std::shared_ptr<WorkerStep> step;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = steps_.find(step_id);
+    if (it != steps_.end()) {
+      step = std::move(it->second);
+      steps_.erase(it);
+    }
+    if (ended_.insert(step_id).second) {
+      ended_order_.push_back(step_id);
+      if (ended_order_.size() > kMaxEndedSteps) {
+        ended_.erase(ended_order_.front());
+        ended_order_.pop_front();
+      }
+    }
+  }
+  if (step != nullptr) step->rendezvous->StartAbort(reason);
+}
+
+void Worker::AbortSession(const std::string& session_handle, const absl::Status& reason) {
+  std::vector<int64_t> steps;
+  {
+    absl::MutexLock lock(&mu_);
+    sessions_.erase(session_handle);
+    for (auto it = graphs_.begin(); it != graphs_.end();) {
+      if (it->second->session_handle == session_handle) {
+        graphs_.erase(it++);
+      } else {
+        ++it;
+      }
+    }
+    for (const auto& [id, step] : steps_) {
+      absl::MutexLock step_lock(&step->mu);
+      if (step->session_handle == session_handle) steps.push_back(id);
+    }
+  }
+  for (int64_t id : steps) EndStep(id, reason);
+}
+
+absl::StatusOr<std::shared_ptr<WorkerInterface>> Worker::Peer(const std::string& task) {
+  std::string address;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = peers_.find(task);
+    if (it != peers_.end()) return it->second;
+    auto c = cluster_.find(task);
+    if (c == cluster_.end()) {
+      return absl::NotFoundError(absl::StrCat("task ", task, " is not in the cluster"));
+    }
+    address = c->second;
+  }
+  if (!options_.connect) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(options_.task_name, " cannot reach other tasks (no connect function)"));
+  }
+  GR_ASSIGN_OR_RETURN(std::shared_ptr<WorkerInterface> peer, options_.connect(task, address));
+  absl::MutexLock lock(&mu_);
+  auto [it, inserted] = peers_.emplace(task, std::move(peer));
+  return it->second;
+}
+
+void Worker::ScheduleBlocking(std::function<void()> fn) { blocking_pool_->Schedule(std::move(fn)); }
+
+void Worker::GetStatusAsync(const GetStatusRequest*, GetStatusResponse* response, CallOptions*,
+                            StatusCallback done) {
+  response->set_task_name(options_.task_name);
+  const int cores = NumSchedulableCpus();
+  for (const auto& d : devices_) {
+    DeviceAttributes* a = response->add_devices();
+    a->set_name(d->name());
+    a->set_device_type(d->device_type());
+    a->set_incarnation(d->incarnation());
+    a->set_cores(std::max(1, cores / static_cast<int>(devices_.size())));
+  }
+  done(absl::OkStatus());
+}
+
+void Worker::RegisterGraphAsync(const RegisterGraphRequest* request,
+                                RegisterGraphResponse* response, CallOptions*,
+                                StatusCallback done) {
+  std::map<std::string, GraphDef> partitions;
+  for (const GraphPartition& p : request->partitions()) {
+    if (!partitions.emplace(p.device(), p.graph()).second) {
+      done(absl::InvalidArgumentError(
+          absl::StrCat("two partitions for device ", p.device(), " on ", options_.task_name)));
+      return;
+    }
+  }
+  for (const auto& [task, address] : request->cluster()) {
+    const absl::Status s = CheckTaskName(task);
+    if (!s.ok()) {
+      done(absl::InvalidArgumentError(absl::StrCat("RegisterGraph cluster: ", s.message())));
+      return;
+    }
+  }
+  absl::StatusOr<std::vector<PartitionPlan>> plans =
+      CreatePartitionExecutors(partitions, devices());
+  if (!plans.ok()) {
+    done(absl::Status(plans.status().code(),
+                      absl::StrCat(options_.task_name, ": ", plans.status().message())));
+    return;
+  }
+  TouchSession(request->session_handle());
+  auto graph = std::make_shared<RegisteredGraph>();
+  graph->session_handle = request->session_handle();
+  graph->partitions = std::move(*plans);
+  const std::string handle = absl::StrCat(
+      "graph-", next_graph_.fetch_add(1), "-", absl::Hex(incarnation_ & 0xffffffff));
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [task, address] : request->cluster()) {
+      if (task == options_.task_name) continue;
+      auto [it, inserted] = cluster_.emplace(task, address);
+      if (!inserted && it->second != address) {
+        // The task moved: a new client on the next receive.
+        it->second = address;
+        peers_.erase(task);
+      }
+    }
+    graphs_.emplace(handle, std::move(graph));
+  }
+  response->set_graph_handle(handle);
+  done(absl::OkStatus());
+}
+
+void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
+                           CallOptions* opts, StatusCallback done) {
+  TouchSession(request->session_handle());
+  std::shared_ptr<const RegisteredGraph> graph;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = graphs_.find(request->graph_handle());
+    if (it != graphs_.end()) graph = it->second;
+  }
+  if (graph == nullptr) {
+    done(absl::FailedPreconditionError(absl::StrCat(
+        "graph '", request->graph_handle(), "' is not registered on ", options_.task_name,
+        " (the worker may have restarted since the session registered it)")));
+    return;
+  }
+  absl::Status status;
+  std::shared_ptr<WorkerStep> step = FindOrCreateStep(request->step_id(), &status);
+  if (step == nullptr) {
+    done(status);
+    return;
+  }
+  {
+    absl::MutexLock lock(&step->mu);
+    step->session_handle = graph->session_handle;
+  }
+  step->encoding.store(request->wire_encoding());
+  if (options_.log_steps) {
+    std::fprintf(stderr, "graphrun worker %s: step %lld started\n", options_.task_name.c_str(),
+                 static_cast<long long>(request->step_id()));
+    std::fflush(stderr);
+  }
+  for (const NamedTensor& feed : request->feeds()) {
+    absl::StatusOr<Tensor> t = Tensor::FromProto(feed.tensor());
+    if (!t.ok()) {
+      done(absl::InvalidArgumentError(
+          absl::StrCat("feed '", feed.name(), "': ", t.status().message())));
+      return;
+    }
+    const absl::Status s = step->local->Send(feed.name(), Rendezvous::Args(), *t, false);
+    if (!s.ok()) {
+      done(s);
+      return;
+    }
+  }
+
+  struct RunState {
+    CancellationManager cancellation;
+    CallFrame frame;
+    StepStatus status;
+    std::atomic<int> remaining{0};
+  };
+  auto state = std::make_shared<RunState>();
+  const size_t num_parts = graph->partitions.size();
+  state->remaining.store(static_cast<int>(num_parts));
+  std::shared_ptr<WorkerRendezvous> rendezvous = step->rendezvous;
+  if (opts != nullptr) {
+    opts->SetCancelCallback([state, rendezvous, id = request->step_id()] {
+      const absl::Status s = absl::CancelledError(absl::StrCat("step ", id, " was cancelled"));
+      state->status.Update(s);
+      state->cancellation.StartCancel();
+      rendezvous->StartAbort(s);
+    });
+  }
+  auto finish = [this, state, step, graph, request, response, opts, done]() {
+    absl::Status s = state->status.Get();
+    if (s.ok()) {
+      for (const std::string& key : request->fetches()) {
+        absl::Status fetch_status;
+        Tensor value;
+        bool dead = false;
+        step->local->RecvAsync(key, Rendezvous::Args(),
+                               [&](const absl::Status& rs, const Rendezvous::Args&,
+                                   const Rendezvous::Args&, const Tensor& v, bool is_dead) {
+                                 fetch_status = rs;
+                                 value = v;
+                                 dead = is_dead;
+                               });
+        if (!fetch_status.ok()) {
+          s = fetch_status;
+          break;
+        }
+        NamedTensor* out = response->add_fetches();
+        out->set_name(key);
+        if (!dead) value.AsProtoTensorContent(out->mutable_tensor());
+      }
+    }
+    response->set_fp16_saturated(step->fp16_saturated.load());
+    if (options_.log_steps) {
+      std::fprintf(stderr, "graphrun worker %s: step %lld ended: %s\n",
+                   options_.task_name.c_str(), static_cast<long long>(request->step_id()),
+                   s.ToString().c_str());
+      std::fflush(stderr);
+    }
+    if (opts != nullptr) opts->ClearCancelCallback();
+    done(s);
+  };
+  Executor::Args args;
+  args.step_id = request->step_id();
+  args.call_frame = &state->frame;
+  args.cancellation = &state->cancellation;
+  args.rendezvous = rendezvous.get();
+  Eigen::ThreadPoolInterface* pool = inter_op_pool_.get();
+  args.runner = [pool](std::function<void()> fn) { pool->Schedule(std::move(fn)); };
+  if (num_parts == 0) {
+    finish();
+    return;
+  }
+  for (size_t i = 0; i < num_parts; ++i) {
+    const Executor* executor = graph->partitions[i].executor.get();
+    auto part_done = [state, rendezvous, finish](const absl::Status& s) {
+      if (!s.ok() && state->status.Update(s)) rendezvous->StartAbort(s);
+      if (state->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) finish();
+    };
+    pool->Schedule([executor, args, part_done] { executor->RunAsync(args, part_done); });
+  }
+}
+
+void Worker::CleanupGraphAsync(const CleanupGraphRequest* request, CleanupGraphResponse*,
+                               CallOptions*, StatusCallback done) {
+  {
+    absl::MutexLock lock(&mu_);
+    graphs_.erase(request->graph_handle());
+    // The session's last graph: nothing left to keep for its master.
+    bool more = false;
+    for (const auto& [handle, graph] : graphs_) {
+      if (graph->session_handle == request->session_handle()) {
+        more = true;
+        break;
+      }
+    }
+    if (!more) sessions_.erase(request->session_handle());
+  }
+  done(absl::OkStatus());
+}
+
+void Worker::CleanupStepAsync(const CleanupStepRequest* request, CleanupStepResponse*,
+                              CallOptions*, StatusCallback done) {
+  const int64_t id = request->step_id();
+  EndStep(id, request->abort_reason().empty()
+                  ? absl::AbortedError(absl::StrCat("step ", id, " has ended"))
+                  : absl::AbortedError(request->abort_reason()));
+  done(absl::OkStatus());
+}
+
+void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
+                             CallOptions*, StatusCallback done) {
+  absl::Status status;
+  std::shared_ptr<WorkerStep> step = FindOrCreateStep(request->step_id(), &status);
+  if (step == nullptr) {
+    done(status);
+    return;
+  }
+  step->local->RecvAsync(
+      request->rendezvous_key(), Rendezvous::Args(),
+      [this, step, request, response, done](const absl::Status& s, const Rendezvous::Args&,
+                                            const Rendezvous::Args&, const Tensor& value,
+                                            bool is_dead) {
+        if (!s.ok()) {
+          done(s);
+          return;
+        }
+        response->set_is_dead(is_dead);
+        if (is_dead) {
+          done(absl::OkStatus());
+          return;
+        }
+        if (value.dtype() == DT_VARIANT || value.dtype() == DT_RESOURCE) {
+          done(absl::UnimplementedError(absl::StrCat(
+              "a ", DataTypeString(value.dtype()),
+              " tensor (a TensorList or a resource handle) cannot travel between workers; "
+              "keep its producer and consumers on one task (rendezvous key ",
+              request->rendezvous_key(), ")")));
+          return;
+        }
+        response->set_dtype(value.dtype());
+        value.shape().AsProto(response->mutable_shape());
+        const WireEncoding encoding =
+            value.dtype() == DT_FLOAT ? request->encoding() : WIRE_ENCODING_NONE;
+        response->set_encoding(encoding);
+        const int64_t n = value.NumElements();
+        const int64_t wire_bytes = encoding == WIRE_ENCODING_NONE
+                                       ? static_cast<int64_t>(value.TotalBytes())
+                                       : n * 2;
+        if (data_plane_server_ != nullptr && request->accept_data_plane() &&
+            DataTypeSize(value.dtype()) > 0 && wire_bytes > options_.inline_limit_bytes) {
+          if (encoding == WIRE_ENCODING_FP16) {
+            response->set_fp16_saturated(
+                CountFp16Saturations(static_cast<const float*>(value.raw_data()), n));
+          }
+          auto keep = std::make_shared<Tensor>(value);
+          *response->mutable_data_plane() = data_plane_server_->Offer(
+              keep, static_cast<const char*>(keep->raw_data()),
+              static_cast<int64_t>(keep->TotalBytes()), encoding, kOfferTtl, nullptr);
+          done(absl::OkStatus());
+          return;
+        }
+        TensorProto* proto = response->mutable_tensor();
+        if (encoding == WIRE_ENCODING_NONE) {
+          value.AsProtoTensorContent(proto);
+        } else {
+          proto->set_dtype(encoding == WIRE_ENCODING_FP16 ? DT_HALF : DT_BFLOAT16);
+          value.shape().AsProto(proto->mutable_tensor_shape());
+          response->set_fp16_saturated(
+              EncodeFloats(value, encoding, proto->mutable_tensor_content()));
+        }
+        done(absl::OkStatus());
+      });
+}
+
+void Worker::HealthAsync(const HealthRequest* request, HealthResponse* response, CallOptions*,
+                         StatusCallback done) {
+  TouchSession(request->session_handle());
+  response->set_status(HealthResponse::SERVING);
+  response->set_task_name(options_.task_name);
+  response->set_incarnation(incarnation_);
+  done(absl::OkStatus());
+}
+
+}  // namespace graphrun

@@ -1,0 +1,140 @@
+#include "tools/local_workers.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+#include "absl/strings/str_cat.h"
+
+namespace graphrun {
+namespace {
+
+constexpr int kStartTimeoutMs = 30000;
+constexpr char kServingOn[] = " serving on ";
+
+// Reads child output until a full line arrives or the deadline passes.
+absl::StatusOr<std::string> ReadLine(int fd, const std::string& task,
+                                     std::chrono::steady_clock::time_point deadline) {
+  std::string line;
+  while (true) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      return absl::UnavailableError(absl::StrCat("worker ", task, " did not start within ",
+                                                 kStartTimeoutMs / 1000, " s"));
+    }
+    pollfd p{fd, POLLIN, 0};
+    const int ms = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
+    const int r = poll(&p, 1, ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;
+    char c;
+    const ssize_t got = read(fd, &c, 1);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      return absl::UnavailableError(
+          absl::StrCat("worker ", task, " exited before serving (see its messages above)"));
+    }
+    if (c == '\n') return line;
+    line.push_back(c);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LocalWorkers>> LocalWorkers::Start(
+    int n, const std::vector<std::string>& worker_args) {
+  if (n < 1 || n > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--local_workers must be between 1 and 64, not ", n));
+  }
+  char self[4096];
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (len <= 0) return absl::InternalError("cannot find this program's path");
+  self[len] = '\0';
+  std::unique_ptr<LocalWorkers> workers(new LocalWorkers());
+  std::vector<int> fds;
+  const pid_t parent = getpid();
+  for (int i = 0; i < n; ++i) {
+    int pipe_fds[2];
+    if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+      return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+    }
+    std::vector<std::string> args = {self, "worker", "--listen=127.0.0.1:0", "--job=worker",
+                                      absl::StrCat("--task=", i)};
+    args.insert(args.end(), worker_args.begin(), worker_args.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
+    if (pid == 0) {
+      // The worker goes when this process does, however it ends.
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      if (getppid() != parent) _exit(1);
+      dup2(pipe_fds[1], STDOUT_FILENO);
+      execv(self, argv.data());
+      _exit(127);
+    }
+    close(pipe_fds[1]);
+    workers->pids_.push_back(pid);
+    fds.push_back(pipe_fds[0]);
+  }
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kStartTimeoutMs);
+  absl::Status status;
+  for (int i = 0; i < n && status.ok(); ++i) {
+    const std::string task = absl::StrCat("/job:worker/replica:0/task:", i);
+    absl::StatusOr<std::string> line = ReadLine(fds[i], task, deadline);
+    if (!line.ok()) {
+      status = line.status();
+      break;
+    }
+    const size_t at = line->find(kServingOn);
+    if (at == std::string::npos) {
+      status = absl::UnavailableError(
+          absl::StrCat("worker ", task, " said '", *line, "' instead of where it serves"));
+      break;
+    }
+    std::string address = line->substr(at + sizeof(kServingOn) - 1);
+    address = address.substr(0, address.find(' '));
+    workers->cluster_[task] = address;
+  }
+  // Kept open until the workers stop, so that a worker writing to stdout
+  // never dies of SIGPIPE.
+  workers->fds_ = std::move(fds);
+  if (!status.ok()) return status;  // the destructor stops those started
+  return workers;
+}
+
+LocalWorkers::~LocalWorkers() {
+  for (pid_t pid : pids_) kill(pid, SIGTERM);
+  // A worker gets 5 s to stop cleanly, then is killed.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (pid_t pid : pids_) {
+    int st = 0;
+    while (true) {
+      const pid_t r = waitpid(pid, &st, WNOHANG);
+      if (r == pid || (r < 0 && errno != EINTR)) break;
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        break;
+      }
+      timespec ts{0, 10 * 1000 * 1000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+  for (int fd : fds_) close(fd);
+}
+
+}  // namespace graphrun

@@ -1,0 +1,42 @@
+// `graphrun run --local_workers=N`: N `graphrun worker` processes of this
+// binary on loopback, as /job:worker/replica:0/task:0..N-1, each on a port
+// the system picks, stopped (SIGTERM, then waited for) when the object
+// goes. A worker also stops when the process that started it dies.
+#ifndef GRAPHRUN_TOOLS_LOCAL_WORKERS_H_
+#define GRAPHRUN_TOOLS_LOCAL_WORKERS_H_
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace graphrun {
+
+class LocalWorkers {
+ public:
+  // Starts them and waits (up to 30 s) until each says where it serves.
+  // `worker_args` go to every worker (--auth_token_file=..., --cpu_devices=2).
+  // Unavailable naming the task when one exits or stays silent.
+  static absl::StatusOr<std::unique_ptr<LocalWorkers>> Start(
+      int n, const std::vector<std::string>& worker_args);
+  ~LocalWorkers();
+
+  // Task name -> "127.0.0.1:port".
+  const std::map<std::string, std::string>& cluster() const { return cluster_; }
+  pid_t pid(int task) const { return pids_[task]; }
+
+ private:
+  LocalWorkers() = default;
+  std::vector<pid_t> pids_;
+  // Read ends of the workers' stdout.
+  std::vector<int> fds_;
+  std::map<std::string, std::string> cluster_;
+};
+
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_TOOLS_LOCAL_WORKERS_H_
