@@ -1,6 +1,8 @@
 #include "kernels/cpu/conv_onednn.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
@@ -34,6 +36,16 @@ Conv2DLibrary Conv2DLibraryFromEnv() {
   if (v == nullptr) return Conv2DLibrary::kAuto;
   if (std::strcmp(v, "onednn") == 0) return Conv2DLibrary::kOneDnn;
   if (std::strcmp(v, "eigen") == 0) return Conv2DLibrary::kEigen;
+  if (std::strcmp(v, "auto") != 0) {
+    // Said once per process, however many convolutions read it.
+    static std::atomic<bool> warned{false};
+    if (!warned.exchange(true)) {
+      std::fprintf(stderr,
+                   "graphrun: GRAPHRUN_CONV2D_LIBRARY='%s' is not eigen, onednn or auto; "
+                   "choosing by size\n",
+                   v);
+    }
+  }
   return Conv2DLibrary::kAuto;
 }
 

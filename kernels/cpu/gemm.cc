@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -52,6 +53,13 @@ bool UseThreads(const Eigen::ThreadPoolDevice* device, int64_t m, int64_t n,
 bool FloatGemmOnOneDnn() {
   static const bool onednn = [] {
     const char* v = std::getenv("GRAPHRUN_MATMUL_LIBRARY");
+    if (v != nullptr && std::strcmp(v, "eigen") != 0 && std::strcmp(v, "onednn") != 0 &&
+        std::strcmp(v, "auto") != 0) {
+      std::fprintf(stderr,
+                   "graphrun: GRAPHRUN_MATMUL_LIBRARY='%s' is not eigen, onednn or auto; "
+                   "using oneDNN\n",
+                   v);
+    }
     return v == nullptr || std::strcmp(v, "eigen") != 0;
   }();
   return onednn;
