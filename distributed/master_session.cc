@@ -192,6 +192,7 @@ class MasterSession : public Session {
       CallOptions opts;
     };
     std::vector<std::unique_ptr<PartCall>> calls(num_parts);
+    const bool trace = metadata != nullptr && run_options.trace_level() > RunOptions::NO_TRACE;
     for (int p = 0; p < num_parts; ++p) {
       calls[p] = std::make_unique<PartCall>();
       RunGraphRequest& r = calls[p]->request;
@@ -200,6 +201,7 @@ class MasterSession : public Session {
       r.set_step_id(step_id);
       r.set_wire_encoding(options_.wire_encoding);
       r.set_is_last(true);
+      r.set_collect_step_stats(trace);
     }
     if (!feeds.empty() || !plan->step.fetch_keys.empty()) {
       if (plan->client_part < 0) return absl::InternalError("no partition takes the feeds");
@@ -284,6 +286,14 @@ class MasterSession : public Session {
       int64_t saturated = 0;
       for (const auto& c : calls) saturated += c->response.fp16_saturated();
       metadata->set_wire_fp16_saturated(saturated);
+      if (trace) {
+        // Each worker's partitions, timed by its own clock.
+        for (const auto& c : calls) {
+          for (const DeviceStepStats& d : c->response.step_stats().dev_stats()) {
+            *metadata->mutable_step_stats()->add_dev_stats() = d;
+          }
+        }
+      }
       if (run_options.output_partition_graphs()) {
         for (const GraphDef& g : plan->partition_graphs) *metadata->add_partition_graphs() = g;
       }

@@ -572,9 +572,19 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
     CallFrame frame;
     StepStatus status;
     std::atomic<int> remaining{0};
+    // With collect_step_stats: per partition.
+    std::vector<DeviceStepStats> dev_stats;
+    std::vector<std::unique_ptr<StepStatsCollector>> collectors;
   };
   auto state = std::make_shared<RunState>();
   const size_t num_parts = graph->partitions.size();
+  if (request->collect_step_stats()) {
+    state->dev_stats.resize(num_parts);
+    for (size_t i = 0; i < num_parts; ++i) {
+      state->dev_stats[i].set_device(graph->partitions[i].executor->device()->name());
+      state->collectors.push_back(std::make_unique<StepStatsCollector>(&state->dev_stats[i]));
+    }
+  }
   state->remaining.store(static_cast<int>(num_parts));
   std::shared_ptr<WorkerRendezvous> rendezvous = step->rendezvous;
   if (opts != nullptr) {
@@ -609,6 +619,9 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
       }
     }
     response->set_fp16_saturated(step->fp16_saturated.load());
+    for (DeviceStepStats& d : state->dev_stats) {
+      *response->mutable_step_stats()->add_dev_stats() = std::move(d);
+    }
     if (options_.log_steps) {
       std::fprintf(stderr, "graphrun worker %s: step %lld ended: %s\n",
                    options_.task_name.c_str(), static_cast<long long>(request->step_id()),
@@ -635,7 +648,10 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
       if (!s.ok() && state->status.Update(s)) rendezvous->StartAbort(s);
       if (state->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) finish();
     };
-    pool->Schedule([executor, args, part_done] { executor->RunAsync(args, part_done); });
+    Executor::Args part_args = args;
+    if (!state->collectors.empty()) part_args.stats = state->collectors[i].get();
+    pool->Schedule(
+        [executor, part_args, part_done] { executor->RunAsync(part_args, part_done); });
   }
 }
 

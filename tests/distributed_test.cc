@@ -459,9 +459,17 @@ TEST(DistributedTest, PlacementNamesJobAndTask) {
   RunMetadata metadata;
   RunOptions options;
   options.set_output_partition_graphs(true);
+  options.set_trace_level(RunOptions::FULL_TRACE);
   ASSERT_TRUE(
       (*session)->Run(options, {{"n", Tensor::Scalar<int32_t>(2)}}, {"count"}, {}, &out, &metadata)
           .ok());
+  // Traced: each worker's partitions report their nodes.
+  std::map<std::string, int> traced;
+  for (const DeviceStepStats& d : metadata.step_stats().dev_stats()) {
+    traced[d.device()] += d.node_stats_size();
+  }
+  EXPECT_GT(traced["/job:worker/replica:0/task:0/device:CPU:0"], 0);
+  EXPECT_GT(traced["/job:worker/replica:0/task:1/device:CPU:0"], 0);
   bool saw_task1_loop = false;
   for (const GraphDef& g : metadata.partition_graphs()) {
     for (const NodeDef& n : g.node()) {

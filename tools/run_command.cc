@@ -123,10 +123,6 @@ int RunCommand(const RunCommandArgs& args) {
   }
   if (args.steps < 1) return Fail(absl::InvalidArgumentError("--steps must be >= 1"));
   const bool distributed = !args.cluster_file.empty() || args.local_workers > 0;
-  if (distributed && (!args.trace_path.empty() || !args.save_costs.empty())) {
-    return Fail(absl::UnimplementedError(
-        "--trace and --save_costs are not available with --cluster or --local_workers"));
-  }
   auto graph = ReadGraphDefFile(args.graph);
   if (!graph.ok()) return Fail(graph.status());
 
