@@ -525,6 +525,9 @@ void Worker::RegisterGraphAsync(const RegisterGraphRequest* request,
 void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
                            CallOptions* opts, StatusCallback done) {
   TouchSession(request->session_handle());
+  for (int64_t id : request->ended_steps()) {
+    EndStep(id, absl::AbortedError(absl::StrCat("step ", id, " has ended")));
+  }
   std::shared_ptr<const RegisteredGraph> graph;
   {
     absl::MutexLock lock(&mu_);
@@ -675,10 +678,15 @@ void Worker::CleanupGraphAsync(const CleanupGraphRequest* request, CleanupGraphR
 
 void Worker::CleanupStepAsync(const CleanupStepRequest* request, CleanupStepResponse*,
                               CallOptions*, StatusCallback done) {
+  for (int64_t id : request->ended_steps()) {
+    EndStep(id, absl::AbortedError(absl::StrCat("step ", id, " has ended")));
+  }
   const int64_t id = request->step_id();
-  EndStep(id, request->abort_reason().empty()
-                  ? absl::AbortedError(absl::StrCat("step ", id, " has ended"))
-                  : absl::AbortedError(request->abort_reason()));
+  if (id != 0) {
+    EndStep(id, request->abort_reason().empty()
+                    ? absl::AbortedError(absl::StrCat("step ", id, " has ended"))
+                    : absl::AbortedError(request->abort_reason()));
+  }
   done(absl::OkStatus());
 }
 
