@@ -328,10 +328,12 @@ void DataPlaneServer::Serve(Connection* connection) {
       if (words == nullptr) words.reset(new uint16_t[kCodecChunkWords]);
       const float* src = reinterpret_cast<const float*>(offer->data);
       const int64_t n = offer->source_bytes / 4;
+      uint64_t transfer_saturated = 0;
       for (int64_t i = 0; i < n && error == 0; i += kCodecChunkWords) {
         const int64_t m = std::min(kCodecChunkWords, n - i);
         if (offer->encoding == WIRE_ENCODING_FP16) {
           const int64_t saturated = EncodeFp16(src + i, m, words.get());
+          transfer_saturated += static_cast<uint64_t>(saturated);
           if (saturated != 0 && offer->saturated != nullptr) {
             offer->saturated->fetch_add(saturated, std::memory_order_relaxed);
           }
@@ -339,6 +341,11 @@ void DataPlaneServer::Serve(Connection* connection) {
           EncodeBf16(src + i, m, words.get());
         }
         error = data_plane_internal::SendAll(fd, words.get(), m * 2);
+      }
+      if (error == 0 && offer->encoding == WIRE_ENCODING_FP16) {
+        uint8_t trailer[8];
+        for (int b = 0; b < 8; ++b) trailer[b] = static_cast<uint8_t>(transfer_saturated >> (8 * b));
+        error = data_plane_internal::SendAll(fd, trailer, sizeof(trailer));
       }
     }
     if (error != 0) break;
@@ -432,7 +439,8 @@ absl::StatusOr<DataPlaneClient::PeerConnection> DataPlaneClient::Ask(
 absl::Status DataPlaneClient::Fetch(const DataPlaneTicket& ticket,
                                     WireEncoding encoding, char* dst,
                                     int64_t dst_bytes,
-                                    absl::Duration stall_timeout) {
+                                    absl::Duration stall_timeout,
+                                    int64_t* fp16_saturated) {
   const std::string& address = ticket.address();
   const int64_t wire_bytes = ticket.num_bytes();
   const std::string what = absl::StrCat("data plane: fetching ", wire_bytes,
@@ -488,6 +496,21 @@ absl::Status DataPlaneClient::Fetch(const DataPlaneTicket& ticket,
   if (!error.empty()) {
     close(c.fd);
     return absl::UnavailableError(absl::StrCat(what, ": ", error));
+  }
+  if (encoding == WIRE_ENCODING_FP16) {
+    uint8_t trailer[8];
+    int err = 0;
+    int64_t have = 0;
+    const RecvResult r =
+        RecvExactly(c.fd, trailer, sizeof(trailer), /*idle_ok=*/false, &err, &have);
+    if (r != RecvResult::kData) {
+      close(c.fd);
+      return absl::UnavailableError(absl::StrCat(
+          what, ": ", Describe(r, err, stall_timeout), " in the saturation count"));
+    }
+    uint64_t count = 0;
+    for (int b = 0; b < 8; ++b) count |= static_cast<uint64_t>(trailer[b]) << (8 * b);
+    if (fp16_saturated != nullptr) *fp16_saturated = static_cast<int64_t>(count);
   }
   Release(address, std::move(c));
   return absl::OkStatus();

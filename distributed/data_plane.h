@@ -5,12 +5,12 @@
 // receiving worker's DataPlaneClient pulls them straight into the
 // destination buffer. Tickets are one-use: a 16-byte random token.
 //
-// Wire protocol (version 1, integers little-endian). The receiver opens a
+// Wire protocol (version 2, integers little-endian). The receiver opens a
 // TCP connection (or reuses an idle one) and sends a 32-byte request:
 //
 //   offset size
 //        0    4  magic "GRDQ"
-//        4    2  version (1)
+//        4    2  version (2)
 //        6    2  encoding (WireEncoding value: 0 none, 1 fp16, 2 bf16)
 //        8   16  token
 //       24    8  num_bytes: the ticket's byte count (after encoding)
@@ -25,8 +25,9 @@
 //        8    8  num_bytes that follow (0 unless status is ok)
 //
 // and, when ok, exactly num_bytes of payload (16-bit words for fp16/bf16,
-// encoded chunk by chunk as they are sent). The connection then waits for
-// the next request. A request whose magic, version or encoding is wrong is
+// encoded chunk by chunk as they are sent), then for fp16 an 8-byte trailer:
+// how many finite values the encoding saturated to +-65504. The connection
+// then waits for the next request. A request whose magic, version or encoding is wrong is
 // not answered: the sender closes that connection and keeps serving others. A
 // token is spent when a request presents it, whatever the reply. Either side
 // closes a connection that stalls (no byte moves for the stall timeout); a
@@ -165,9 +166,12 @@ class DataPlaneClient {
   //                    for `stall_timeout`.
   // On error dst may hold part of the bytes. An idle connection found broken
   // before the peer answered is replaced by a new one once.
+  // With FP16, *fp16_saturated (when not null) gets the sender's count of
+  // values saturated to +-65504 in this transfer.
   absl::Status Fetch(const DataPlaneTicket& ticket, WireEncoding encoding,
                      char* dst, int64_t dst_bytes,
-                     absl::Duration stall_timeout = absl::Seconds(5));
+                     absl::Duration stall_timeout = absl::Seconds(5),
+                     int64_t* fp16_saturated = nullptr);
 
   // Connections opened since construction (for tests of connection reuse).
   int64_t connections_opened() const {

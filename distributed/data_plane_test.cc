@@ -79,10 +79,10 @@ int64_t DrainUntilClosed(int fd) {
   }
 }
 
-// A 32-byte version-1 request for `ticket` (see the header's protocol).
+// A 32-byte version-2 request for `ticket` (see the header's protocol).
 std::string RequestFor(const DataPlaneTicket& ticket, uint16_t encoding) {
   std::string r = "GRDQ";
-  r += '\x01';
+  r += '\x02';
   r += '\x00';
   r += static_cast<char>(encoding);
   r += '\x00';
@@ -173,10 +173,14 @@ TEST(DataPlaneTest, Fp16AndBf16MatchTheCodec) {
                       encoding, absl::Minutes(1), &saturated);
     EXPECT_EQ(ticket.num_bytes(), n * 2);
     std::vector<float> got(n);
+    int64_t told = -1;
     absl::Status s = client.Fetch(ticket, encoding,
-                                  reinterpret_cast<char*>(got.data()), n * 4);
+                                  reinterpret_cast<char*>(got.data()), n * 4,
+                                  absl::Seconds(5), &told);
     ASSERT_TRUE(s.ok()) << s;
     EXPECT_EQ(std::memcmp(got.data(), expected.data(), n * 4), 0);
+    // The receiver learns the count from the transfer's trailer.
+    if (encoding == WIRE_ENCODING_FP16) EXPECT_EQ(told, expected_saturated);
     // Counted before the last chunk was sent, so before Fetch returned.
     EXPECT_EQ(saturated.load(), expected_saturated);
     if (encoding == WIRE_ENCODING_FP16) {
@@ -406,7 +410,7 @@ TEST(DataPlaneTest, MalformedRequestsCloseOnlyTheirConnection) {
       server->Offer(Keep(bytes), bytes->data(), 5000, WIRE_ENCODING_NONE,
                     absl::Minutes(1), nullptr);
   std::string bad_version = RequestFor(ticket, WIRE_ENCODING_NONE);
-  bad_version[4] = 2;
+  bad_version[4] = 1;  // the version before the fp16 trailer
   std::string bad_encoding = RequestFor(ticket, WIRE_ENCODING_NONE);
   bad_encoding[6] = 7;
   const std::vector<char> noise = RandomBytes(64 << 10, 5);

@@ -23,7 +23,7 @@ namespace {
 
 constexpr char kRequestMagic[4] = {'G', 'R', 'D', 'Q'};
 constexpr char kReplyMagic[4] = {'G', 'R', 'D', 'R'};
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;
 
 void PutU16(uint8_t* p, uint16_t v) {
   p[0] = static_cast<uint8_t>(v);

@@ -44,7 +44,7 @@ struct Reply {
 };
 
 void EncodeRequest(const Request& request, uint8_t out[kRequestBytes]);
-// False when `in` is not a version-1 request of a known encoding.
+// False when `in` is not a version-2 request of a known encoding.
 bool ParseRequest(const uint8_t in[kRequestBytes], Request* request);
 void EncodeReply(const Reply& reply, uint8_t out[kReplyBytes]);
 // False when `in` is not a well-formed reply.

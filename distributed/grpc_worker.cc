@@ -141,24 +141,30 @@ class GrpcRemoteWorker : public WorkerInterface {
       ctx->set_wait_for_ready(opts->wait_for_ready());
       opts->SetCancelCallback([ctx] { ctx->TryCancel(); });
     }
-    start(ctx.get(), [this, ctx, opts, method, done = std::move(done)](grpc::Status s) {
+    // The callback may run after this client is gone (a call still in
+    // flight when its session ends): it holds what it needs.
+    start(ctx.get(), [ctx, opts, method, task = task_, address = address_,
+                      done = std::move(done)](grpc::Status s) {
       if (opts != nullptr) opts->ClearCancelCallback();
-      done(Describe(s, method));
+      done(Describe(s, task, address, method));
     });
   }
 
-  // Names the task and address in errors of the transport.
-  absl::Status Describe(const grpc::Status& s, const char* method) const {
+  // Names the task and address in errors of the transport. An error the
+  // worker itself returned names its tasks already and passes unchanged
+  // (an Unavailable about another task is not this one being unreachable).
+  static absl::Status Describe(const grpc::Status& s, const std::string& task,
+                               const std::string& address, const char* method) {
     absl::Status status = FromGrpc(s);
-    if (status.ok()) return status;
+    if (status.ok() || absl::StrContains(status.message(), "/job:")) return status;
     switch (status.code()) {
       case absl::StatusCode::kUnavailable:
-        return absl::UnavailableError(absl::StrCat(task_, " at ", address_, " is unreachable (",
+        return absl::UnavailableError(absl::StrCat(task, " at ", address, " is unreachable (",
                                                    method, "): ", status.message()));
       case absl::StatusCode::kDeadlineExceeded:
       case absl::StatusCode::kUnauthenticated:
       case absl::StatusCode::kResourceExhausted:
-        return absl::Status(status.code(), absl::StrCat(task_, " at ", address_, " (", method,
+        return absl::Status(status.code(), absl::StrCat(task, " at ", address, " (", method,
                                                         "): ", status.message()));
       default:
         return status;

@@ -18,7 +18,9 @@
 // each forgets the session's graphs.
 //
 // float32 tensors that cross tasks travel as `wire_encoding` (fp16 by
-// default); RunMetadata's step stats count the values fp16 saturated.
+// default; RunMetadata.wire_fp16_saturated counts the values fp16
+// saturated), except fed values on their way to their consumers and
+// fetched values on their way to the client's task, which travel exact.
 #ifndef GRAPHRUN_DISTRIBUTED_MASTER_SESSION_H_
 #define GRAPHRUN_DISTRIBUTED_MASTER_SESSION_H_
 

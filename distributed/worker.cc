@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "distributed/data_plane.h"
 #include "distributed/wire_codec.h"
@@ -53,17 +54,6 @@ absl::Status CheckTaskName(const std::string& task) {
   return absl::OkStatus();
 }
 
-// As EncodeFp16 counts them: finite values that rounding would carry to
-// Inf (|x| >= 65520), which travel as +-65504.
-int64_t CountFp16Saturations(const float* x, int64_t n) {
-  int64_t count = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const float a = std::fabs(x[i]);
-    count += (a >= 65520.0f) & (a != INFINITY);
-  }
-  return count;
-}
-
 // Encodes a float32 tensor's values as fp16/bf16 into `out` (2 bytes each);
 // returns the fp16 saturations.
 int64_t EncodeFloats(const Tensor& t, WireEncoding encoding, std::string* out) {
@@ -90,6 +80,54 @@ absl::Status DecodeFloats(const std::string& bytes, WireEncoding encoding, Tenso
     DecodeBf16(src, n, dst);
   }
   return absl::OkStatus();
+}
+
+// "send_device;recv_device;tensor_name" of a _Send/_Recv node or key: the
+// transfer, whatever its incarnation and iteration.
+std::string TransferName(absl::string_view send_device, absl::string_view recv_device,
+                         absl::string_view tensor_name) {
+  return absl::StrCat(send_device, ";", recv_device, ";", tensor_name);
+}
+
+std::string TransferOf(const NodeDef& node) {
+  auto attr = [&](const char* name) -> std::string {
+    auto it = node.attr().find(name);
+    return it == node.attr().end() ? std::string() : it->second.s();
+  };
+  return TransferName(attr("send_device"), attr("recv_device"), attr("tensor_name"));
+}
+
+bool ClientTerminated(const NodeDef& node) {
+  auto it = node.attr().find("client_terminated");
+  return it != node.attr().end() && it->second.b();
+}
+
+// The cross-task transfers of `graph` that carry a fetched value to the
+// client's _Send or a fed value from the client's _Recv: they travel
+// exact, whatever the wire encoding (a fetch must be what was computed, a
+// feed what was given).
+std::vector<std::string> ExactTransfers(const GraphDef& graph) {
+  absl::flat_hash_map<std::string, const NodeDef*> by_name;
+  for (const NodeDef& n : graph.node()) by_name[n.name()] = &n;
+  std::vector<std::string> out;
+  for (const NodeDef& n : graph.node()) {
+    if (n.input_size() == 0) continue;
+    auto in = by_name.find(std::string(absl::string_view(n.input(0)).substr(
+        0, absl::string_view(n.input(0)).find(':'))));
+    if (in == by_name.end()) continue;
+    const NodeDef& src = *in->second;
+    // A fetch: _Recv (from another task) -> client _Send.
+    if ((n.op() == "_Send" || n.op() == "_HostSend") && ClientTerminated(n) &&
+        (src.op() == "_Recv" || src.op() == "_HostRecv") && !ClientTerminated(src)) {
+      out.push_back(TransferOf(src));
+    }
+    // A feed: client _Recv -> _Send (to another task).
+    if ((n.op() == "_Send" || n.op() == "_HostSend") && !ClientTerminated(n) &&
+        (src.op() == "_Recv" || src.op() == "_HostRecv") && ClientTerminated(src)) {
+      out.push_back(TransferOf(n));
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -170,7 +208,9 @@ class WorkerRendezvous : public Rendezvous,
     call->request.set_step_id(step_->step_id);
     call->request.set_rendezvous_key(std::string(key));
     call->request.set_accept_data_plane(worker_->data_plane_client_ != nullptr);
-    call->request.set_encoding(static_cast<WireEncoding>(step_->encoding.load()));
+    call->request.set_encoding(worker_->IsExact(key)
+                                   ? WIRE_ENCODING_NONE
+                                   : static_cast<WireEncoding>(step_->encoding.load()));
     int64_t id = 0;
     absl::Status aborted;
     {
@@ -276,10 +316,12 @@ class WorkerRendezvous : public Rendezvous,
     }
     GR_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(HostAllocator(), r.dtype(), shape,
                                                    TensorBuffer::Init::kUninitialized));
+    int64_t saturated = 0;
     absl::Status s = worker_->data_plane_client_->Fetch(
         r.data_plane(), r.encoding(), static_cast<char*>(t.raw_data()),
-        static_cast<int64_t>(t.TotalBytes()));
+        static_cast<int64_t>(t.TotalBytes()), absl::Seconds(5), &saturated);
     if (!s.ok()) return PeerError(s, task, call.request.rendezvous_key());
+    step_->fp16_saturated.fetch_add(saturated, std::memory_order_relaxed);
     return t;
   }
 
@@ -458,6 +500,15 @@ absl::StatusOr<std::shared_ptr<WorkerInterface>> Worker::Peer(const std::string&
   return it->second;
 }
 
+bool Worker::IsExact(absl::string_view key) const {
+  // send_device;incarnation;recv_device;tensor_name;frame:iter
+  std::vector<absl::string_view> parts = absl::StrSplit(key, ';');
+  if (parts.size() != 5) return false;
+  const std::string transfer = TransferName(parts[0], parts[2], parts[3]);
+  absl::MutexLock lock(&mu_);
+  return exact_transfers_.contains(transfer);
+}
+
 void Worker::ScheduleBlocking(std::function<void()> fn) { blocking_pool_->Schedule(std::move(fn)); }
 
 void Worker::GetStatusAsync(const GetStatusRequest*, GetStatusResponse* response, CallOptions*,
@@ -500,6 +551,10 @@ void Worker::RegisterGraphAsync(const RegisterGraphRequest* request,
     return;
   }
   TouchSession(request->session_handle());
+  std::vector<std::string> exact;
+  for (const GraphPartition& p : request->partitions()) {
+    for (std::string& t : ExactTransfers(p.graph())) exact.push_back(std::move(t));
+  }
   auto graph = std::make_shared<RegisteredGraph>();
   graph->session_handle = request->session_handle();
   graph->partitions = std::move(*plans);
@@ -517,6 +572,7 @@ void Worker::RegisterGraphAsync(const RegisterGraphRequest* request,
       }
     }
     graphs_.emplace(handle, std::move(graph));
+    for (std::string& t : exact) exact_transfers_.insert(std::move(t));
   }
   response->set_graph_handle(handle);
   done(absl::OkStatus());
@@ -723,7 +779,9 @@ void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorRespons
         response->set_dtype(value.dtype());
         value.shape().AsProto(response->mutable_shape());
         const WireEncoding encoding =
-            value.dtype() == DT_FLOAT ? request->encoding() : WIRE_ENCODING_NONE;
+            value.dtype() == DT_FLOAT && !IsExact(request->rendezvous_key())
+                ? request->encoding()
+                : WIRE_ENCODING_NONE;
         response->set_encoding(encoding);
         const int64_t n = value.NumElements();
         const int64_t wire_bytes = encoding == WIRE_ENCODING_NONE
@@ -731,10 +789,8 @@ void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorRespons
                                        : n * 2;
         if (data_plane_server_ != nullptr && request->accept_data_plane() &&
             DataTypeSize(value.dtype()) > 0 && wire_bytes > options_.inline_limit_bytes) {
-          if (encoding == WIRE_ENCODING_FP16) {
-            response->set_fp16_saturated(
-                CountFp16Saturations(static_cast<const float*>(value.raw_data()), n));
-          }
+          // fp16 saturations travel with the bytes (the data plane's
+          // trailer), counted as they are encoded.
           auto keep = std::make_shared<Tensor>(value);
           *response->mutable_data_plane() = data_plane_server_->Offer(
               keep, static_cast<const char*>(keep->raw_data()),

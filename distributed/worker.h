@@ -10,7 +10,9 @@
 // WorkerOptions::inline_limit_bytes) over the data plane
 // (distributed/data_plane.h) when both workers have one, straight into the
 // receiving tensor. float32 tensors travel as fp16 or bf16 when the step
-// says so (RunGraphRequest.wire_encoding), converted on the way.
+// says so (RunGraphRequest.wire_encoding), converted on the way, except
+// those carrying a fed value from the client's _Recv or a fetched value to
+// the client's _Send.
 //
 // CleanupStep ends a step: its rendezvous is aborted (receives still
 // waiting fail, RecvTensor calls in flight are cancelled) and forgotten;
@@ -138,6 +140,9 @@ class Worker : public WorkerInterface {
   void ScheduleBlocking(std::function<void()> fn);
   // Notes that `session_handle`'s master called.
   void TouchSession(const std::string& session_handle);
+  // True when the transfer of rendezvous key `key` carries a fetched or fed
+  // value, which travels exact whatever the wire encoding.
+  bool IsExact(absl::string_view key) const;
 
   const WorkerOptions options_;
   const uint64_t incarnation_;
@@ -160,6 +165,9 @@ class Worker : public WorkerInterface {
   absl::flat_hash_map<std::string, std::string> cluster_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<WorkerInterface>> peers_
       ABSL_GUARDED_BY(mu_);
+  // Transfers (see IsExact) of the registered graphs, never forgotten:
+  // "send_device;recv_device;tensor_name" names are few per graph.
+  absl::flat_hash_set<std::string> exact_transfers_ ABSL_GUARDED_BY(mu_);
   // Session handle -> when its master last called.
   absl::flat_hash_map<std::string, absl::Time> sessions_ ABSL_GUARDED_BY(mu_);
   // Wakes the thread that drops idle sessions, to stop it.

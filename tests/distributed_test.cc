@@ -7,6 +7,7 @@
 // graphs are cleaned up. Real processes over gRPC:
 // tests/distributed_process_test.cc.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -199,8 +200,8 @@ TEST(DistributedTest, LoopsSpanningWorkersMatchTensorFlow) {
   EXPECT_GE(ran, 10);
 }
 
-// x (task 0) -> Identity on task 1 -> Identity on task 0: every value
-// crosses twice.
+// x (fed on task 0) -> y = Identity on task 1 -> z = Identity on task 0;
+// w = Identity(x) on task 1.
 GraphDef RoundTripGraph() {
   auto g = testing::LoopGraphDef(
       "node { name: 'x' op: 'Placeholder' device: '/job:worker/task:0' "
@@ -208,6 +209,8 @@ GraphDef RoundTripGraph() {
       "node { name: 'y' op: 'Identity' input: 'x' device: '/job:worker/task:1' "
       "attr { key: 'T' value { type: DT_FLOAT } } }\n"
       "node { name: 'z' op: 'Identity' input: 'y' device: '/job:worker/task:0' "
+      "attr { key: 'T' value { type: DT_FLOAT } } }\n"
+      "node { name: 'w' op: 'Identity' input: 'x' device: '/job:worker/task:1' "
       "attr { key: 'T' value { type: DT_FLOAT } } }\n");
   EXPECT_TRUE(g.ok()) << g.status();
   return *g;
@@ -242,9 +245,14 @@ TEST(DistributedTest, Fp16AndBf16OnCrossWorkerEdgesStayWithinTheirBounds) {
       std::vector<Tensor> out;
       RunMetadata metadata;
       ASSERT_TRUE((*session)
-                      ->Run(RunOptions(), {{"x", Tensor::FromVector(x)}}, {"z"}, {}, &out,
+                      ->Run(RunOptions(), {{"x", Tensor::FromVector(x)}}, {"z", "w"}, {}, &out,
                             &metadata)
                       .ok());
+      // The feed reaches task 1, and w comes back, exact: only y -> z
+      // crosses in the wire encoding.
+      const auto w = out[1].flat<float>();
+      ASSERT_EQ(w.size(), x.size());
+      EXPECT_EQ(std::memcmp(w.data(), x.data(), x.size() * sizeof(float)), 0);
       const auto z = out[0].flat<float>();
       ASSERT_EQ(z.size(), x.size());
       for (int i = 0; i < n; ++i) {
@@ -274,7 +282,7 @@ TEST(DistributedTest, Fp16AndBf16OnCrossWorkerEdgesStayWithinTheirBounds) {
           EXPECT_LT(std::fabs(a - b), std::ldexp(std::fabs(a), -7) + 1e-38f);
         }
       }
-      // Counted once: the second crossing carries +-65504 itself.
+      // Counted where y -> z crosses.
       EXPECT_EQ(metadata.wire_fp16_saturated(), wire == WIRE_ENCODING_FP16 ? beyond : 0);
     }
   }
