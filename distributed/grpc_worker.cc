@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "distributed/protos/worker.grpc.pb.h"
+#include "grpc/grpc.h"
 #include "grpcpp/grpcpp.h"
 
 namespace graphrun {
@@ -56,10 +57,24 @@ void SetKeepalive(grpc::ChannelArguments* args) {
   args->SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
 }
 
+// gRPC shuts its library down when the last object using it goes; a
+// completion still in flight on its callback threads then trips an
+// assertion and aborts the process (seen when a session ended while its
+// keepalive calls were out). One reference held for the life of the
+// process keeps the library up.
+void KeepGrpcUp() {
+  static const bool initialized = [] {
+    grpc_init();
+    return true;
+  }();
+  (void)initialized;
+}
+
 class GrpcRemoteWorker : public WorkerInterface {
  public:
   GrpcRemoteWorker(std::string task, std::string address, const GrpcSecurity& security)
       : task_(std::move(task)), address_(std::move(address)), token_(security.auth_token) {
+    KeepGrpcUp();
     grpc::ChannelArguments args;
     SetKeepalive(&args);
     args.SetMaxReceiveMessageSize(-1);
@@ -338,6 +353,7 @@ class GrpcWorkerServer::Service : public WorkerService::CallbackService {
 
 absl::StatusOr<std::unique_ptr<GrpcWorkerServer>> GrpcWorkerServer::Start(
     Worker* worker, const GrpcWorkerServerOptions& options) {
+  KeepGrpcUp();
   std::unique_ptr<GrpcWorkerServer> server(new GrpcWorkerServer());
   server->service_ = std::make_unique<Service>(worker, options.security.auth_token);
   std::shared_ptr<grpc::ServerCredentials> creds;
