@@ -180,7 +180,9 @@ TEST(DataPlaneTest, Fp16AndBf16MatchTheCodec) {
     ASSERT_TRUE(s.ok()) << s;
     EXPECT_EQ(std::memcmp(got.data(), expected.data(), n * 4), 0);
     // The receiver learns the count from the transfer's trailer.
-    if (encoding == WIRE_ENCODING_FP16) EXPECT_EQ(told, expected_saturated);
+    if (encoding == WIRE_ENCODING_FP16) {
+      EXPECT_EQ(told, expected_saturated);
+    }
     // Counted before the last chunk was sent, so before Fetch returned.
     EXPECT_EQ(saturated.load(), expected_saturated);
     if (encoding == WIRE_ENCODING_FP16) {
