@@ -4,9 +4,11 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "distributed/protos/worker.grpc.pb.h"
 #include "grpc/grpc.h"
 #include "grpcpp/grpcpp.h"
@@ -70,33 +72,53 @@ void KeepGrpcUp() {
   (void)initialized;
 }
 
+// The process's channel to `address` with `security`'s TLS settings, made
+// on first use and kept for the life of the process. Sessions come and go;
+// their workers' connections stay up for the next one. It also keeps gRPC's
+// callback threads up: when the last channel that used them went, their
+// shutdown could race completions still being delivered and abort the
+// process (an assertion in grpc_cq_internal_unref, seen when sessions
+// ended around a killed worker).
+std::shared_ptr<grpc::Channel> SharedChannel(const std::string& address,
+                                             const GrpcSecurity& security) {
+  KeepGrpcUp();
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* channels = new absl::flat_hash_map<std::string, std::shared_ptr<grpc::Channel>>();
+  const std::string key = absl::StrCat(address, "\n", security.tls_cert, "\n",
+                                       security.tls_key, "\n", security.tls_ca);
+  absl::MutexLock lock(&mu);
+  std::shared_ptr<grpc::Channel>& channel = (*channels)[key];
+  if (channel != nullptr) return channel;
+  grpc::ChannelArguments args;
+  SetKeepalive(&args);
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  args.SetInt(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, kMaxReadChunkBytes);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // A connection per peer of its own: tensors between two workers do not
+  // queue behind another pair's.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (security.tls()) {
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = security.tls_ca;
+    ssl.pem_private_key = security.tls_key;
+    ssl.pem_cert_chain = security.tls_cert;
+    creds = grpc::SslCredentials(ssl);
+  } else {
+    creds = grpc::InsecureChannelCredentials();
+  }
+  channel = grpc::CreateCustomChannel(address, creds, args);
+  return channel;
+}
+
 class GrpcRemoteWorker : public WorkerInterface {
  public:
   GrpcRemoteWorker(std::string task, std::string address, const GrpcSecurity& security)
       : task_(std::move(task)), address_(std::move(address)), token_(security.auth_token) {
-    KeepGrpcUp();
-    grpc::ChannelArguments args;
-    SetKeepalive(&args);
-    args.SetMaxReceiveMessageSize(-1);
-    args.SetMaxSendMessageSize(-1);
-    args.SetInt(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, kMaxReadChunkBytes);
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    // One channel per client: tensors between two workers do not queue
-    // behind another pair's.
-    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    std::shared_ptr<grpc::ChannelCredentials> creds;
-    if (security.tls()) {
-      grpc::SslCredentialsOptions ssl;
-      ssl.pem_root_certs = security.tls_ca;
-      ssl.pem_private_key = security.tls_key;
-      ssl.pem_cert_chain = security.tls_cert;
-      creds = grpc::SslCredentials(ssl);
-    } else {
-      creds = grpc::InsecureChannelCredentials();
-    }
-    stub_ = WorkerService::NewStub(grpc::CreateCustomChannel(address_, creds, args));
+    stub_ = WorkerService::NewStub(SharedChannel(address_, security));
   }
 
   void GetStatusAsync(const GetStatusRequest* request, GetStatusResponse* response,
