@@ -1,7 +1,9 @@
 #include "graph/allocator.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -66,14 +68,14 @@ class AlignedHostAllocator : public Allocator {
       return;
     }
     size_t rounded = (num_bytes + kCacheAlignment - 1) / kCacheAlignment * kCacheAlignment;
-    if (rounded >= kMinCachedBytes && rounded <= kMaxCachedBytes) {
+    if (rounded >= kMinCachedBytes && rounded <= MaxCachedBytes()) {
       std::vector<void*> evicted;
       {
         absl::MutexLock lock(&mu_);
         cache_.emplace_back(ptr, rounded);
         cached_bytes_ += rounded;
         // Oldest first out.
-        while (cached_bytes_ > kMaxCachedBytes || cache_.size() > kMaxCachedBlocks) {
+        while (cached_bytes_ > MaxCachedBytes() || cache_.size() > kMaxCachedBlocks) {
           evicted.push_back(cache_.front().first);
           cached_bytes_ -= cache_.front().second;
           cache_.erase(cache_.begin());
@@ -127,7 +129,19 @@ class AlignedHostAllocator : public Allocator {
   static constexpr size_t kHugePage = size_t{2} << 20;
   static constexpr size_t kHugeBytes = size_t{32} << 20;
   static constexpr size_t kMinCachedBytes = size_t{1} << 20;
-  static constexpr size_t kMaxCachedBytes = size_t{256} << 20;
+  // An eighth of the machine's memory, between 256 MB and 4 GB: enough to
+  // keep a step's 1 GB tensors mapped from one step to the next (fresh,
+  // the kernel zeroes their pages every step).
+  static size_t MaxCachedBytes() {
+    static const size_t bytes = [] {
+      const long pages = sysconf(_SC_PHYS_PAGES);
+      const long page = sysconf(_SC_PAGESIZE);
+      const size_t eighth =
+          pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) / 8 : 0;
+      return std::min(std::max(eighth, size_t{256} << 20), size_t{4} << 30);
+    }();
+    return bytes;
+  }
   static constexpr size_t kMaxCachedBlocks = 64;
   // Far past any real tensor (2^48 elements of 16 bytes is 2^52 bytes).
   static constexpr size_t kMaxRequestBytes = size_t{1} << 60;

@@ -22,8 +22,9 @@ class Allocator {
 };
 
 // The process-wide default host allocator (aligned_alloc/free). Never null;
-// lives for the whole process. Freed blocks of 1 MiB to 256 MiB are kept
-// (at most 64 blocks and 256 MiB, oldest evicted first) and handed back to
+// lives for the whole process. Freed blocks of 1 MiB and more are kept (at
+// most 64 blocks and an eighth of the machine's memory, clamped to 256 MiB
+// .. 4 GiB; oldest evicted first) and handed back to
 // the next request of the same size rounded to 64 bytes, with its pages
 // already mapped. Requests past 2^60 bytes, or whose alignment is not a power
 // of two, get nullptr.

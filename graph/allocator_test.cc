@@ -3,6 +3,9 @@
 // uses, and the eviction test first fills the cache with blocks of its own.
 #include "graph/allocator.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -87,11 +90,16 @@ TEST(HostAllocatorTest, EvictsTheOldestPastSixtyFourBlocks) {
   for (void* p : again) a->DeallocateRaw(p, size);
 }
 
-TEST(HostAllocatorTest, EvictsTheOldestPast256MiB) {
+TEST(HostAllocatorTest, EvictsTheOldestPastAnEighthOfMemory) {
   Allocator* a = HostAllocator();
-  // Three 100 MiB blocks (address space only: never touched) cannot all
-  // stay: the oldest goes, whatever smaller blocks were cached before.
-  const size_t size = 100 * kMiB + 64;
+  // The documented limit: an eighth of physical memory, clamped to
+  // 256 MiB .. 4 GiB.
+  const size_t memory = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) *
+                        static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t limit = std::min(std::max(memory / 8, 256 * kMiB), 4096 * kMiB);
+  // Three blocks of 0.4 of it (address space only: never touched) cannot
+  // all stay: the oldest goes, whatever smaller blocks were cached before.
+  const size_t size = limit / 10 * 4 / 64 * 64 + 64;
   void* b[3];
   for (void*& p : b) {
     p = a->AllocateRaw(64, size);
