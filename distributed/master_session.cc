@@ -43,7 +43,11 @@ absl::Status WithTask(const std::string& task, const absl::Status& s) {
 // Waits for a number of asynchronous calls.
 class Pending {
  public:
-  explicit Pending(int n) : remaining_(n) {}
+  explicit Pending(int n = 0) : remaining_(n) {}
+  void Add() {
+    absl::MutexLock lock(&mu_);
+    ++remaining_;
+  }
   void Done() {
     absl::MutexLock lock(&mu_);
     --remaining_;
@@ -543,28 +547,6 @@ class MasterSession : public Session {
                                           });
   }
 
-  // Clean-up calls in flight, which the destructor waits for.
-  class Counter {
-   public:
-    void Add() {
-      absl::MutexLock lock(&mu_);
-      ++n_;
-    }
-    void Done() {
-      absl::MutexLock lock(&mu_);
-      --n_;
-    }
-    void Wait(absl::Duration timeout) {
-      absl::MutexLock lock(&mu_);
-      auto zero = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return n_ == 0; };
-      mu_.AwaitWithTimeout(absl::Condition(&zero), timeout);
-    }
-
-   private:
-    absl::Mutex mu_;
-    int n_ ABSL_GUARDED_BY(mu_) = 0;
-  };
-
   const MasterSessionOptions options_;
   std::string handle_;
   std::vector<Task> tasks_;
@@ -576,7 +558,8 @@ class MasterSession : public Session {
   std::unique_ptr<placer::CostModel> cost_model_;
   std::unique_ptr<placer::KernelAvailability> availability_;
   std::atomic<int64_t> next_step_id_{1};
-  std::shared_ptr<Counter> cleanups_ = std::make_shared<Counter>();
+  // Clean-up calls in flight, which the destructor waits for.
+  std::shared_ptr<Pending> cleanups_ = std::make_shared<Pending>();
   // Per task: steps that ended well, not yet told.
   static constexpr size_t kMaxEndedSteps = 256;
   absl::Mutex ended_mu_;

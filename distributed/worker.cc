@@ -349,6 +349,9 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& opti
   cpu.intra_op_threads =
       options.intra_op_threads > 0 ? options.intra_op_threads : std::max(1, cores / n);
   for (int i = 0; i < n; ++i) w->devices_.push_back(NewCpuDevice(options.task_name, i, cpu));
+  auto incarnations = std::make_shared<DeviceIncarnations>();
+  for (const auto& d : w->devices_) (*incarnations)[d->name()] = d->incarnation();
+  w->incarnations_ = std::move(incarnations);
   const int inter = options.inter_op_threads > 0 ? options.inter_op_threads : cores;
   w->inter_op_pool_ = std::make_unique<Eigen::ThreadPool>(inter, false);
   w->blocking_pool_ = std::make_unique<Eigen::ThreadPool>(kBlockingThreads, false);
@@ -430,9 +433,7 @@ std::shared_ptr<WorkerStep> Worker::FindOrCreateStep(int64_t step_id, absl::Stat
         absl::StrCat("step ", step_id, " has ended on ", options_.task_name));
     return nullptr;
   }
-  auto incarnations = std::make_shared<DeviceIncarnations>();
-  for (const auto& d : devices_) (*incarnations)[d->name()] = d->incarnation();
-  auto step = std::make_shared<WorkerStep>(step_id, NewLocalRendezvous(std::move(incarnations)));
+  auto step = std::make_shared<WorkerStep>(step_id, NewLocalRendezvous(incarnations_));
   step->rendezvous = std::make_shared<WorkerRendezvous>(this, step.get());
   steps_.emplace(step_id, step);
   return step;

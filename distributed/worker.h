@@ -43,6 +43,7 @@
 #include "absl/time/time.h"
 #include "distributed/worker_interface.h"
 #include "runtime/device.h"
+#include "runtime/local_rendezvous.h"
 
 namespace Eigen {
 class ThreadPoolInterface;
@@ -147,6 +148,9 @@ class Worker : public WorkerInterface {
   const WorkerOptions options_;
   const uint64_t incarnation_;
   std::vector<std::unique_ptr<Device>> devices_;
+  // The devices' incarnations, which every step's rendezvous checks keys
+  // against (made once, shared by the steps).
+  std::shared_ptr<const DeviceIncarnations> incarnations_;
   std::unique_ptr<Eigen::ThreadPoolInterface> inter_op_pool_;
   std::unique_ptr<Eigen::ThreadPoolInterface> blocking_pool_;
   std::unique_ptr<DataPlaneServer> data_plane_server_;
