@@ -67,4 +67,8 @@ err="$("$GRAPHRUN" worker --cluster="$tmp/cluster.json" --task=5 2>&1)"; rc=$?
 check "task out of range" test $rc -eq 2
 check "task out of range named" grep -q 'task index 5 is out of range' <<<"$err"
 
+err="$("$GRAPHRUN" run "$EXAMPLE" --local_workers=-1 --feed x="$EXAMPLE_X" --fetch probs 2>&1)"; rc=$?
+check "negative local workers refused" test $rc -eq 1
+check "negative local workers named" grep -q -- '--local_workers must be >= 0' <<<"$err"
+
 finish

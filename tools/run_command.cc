@@ -122,6 +122,10 @@ int RunCommand(const RunCommandArgs& args) {
     return Fail(absl::InvalidArgumentError("give at least one --fetch or --target"));
   }
   if (args.steps < 1) return Fail(absl::InvalidArgumentError("--steps must be >= 1"));
+  if (args.local_workers < 0) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--local_workers must be >= 0, not ", args.local_workers)));
+  }
   const bool distributed = !args.cluster_file.empty() || args.local_workers > 0;
   auto graph = ReadGraphDefFile(args.graph);
   if (!graph.ok()) return Fail(graph.status());
