@@ -10,7 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "distributed/protos/worker.grpc.pb.h"
+#include "distributed/recv_tensor_wire.h"
 #include "grpc/grpc.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/grpcpp.h"
 
 namespace graphrun {
@@ -118,7 +121,9 @@ class GrpcRemoteWorker : public WorkerInterface {
  public:
   GrpcRemoteWorker(std::string task, std::string address, const GrpcSecurity& security)
       : task_(std::move(task)), address_(std::move(address)), token_(security.auth_token) {
-    stub_ = WorkerService::NewStub(SharedChannel(address_, security));
+    std::shared_ptr<grpc::Channel> channel = SharedChannel(address_, security);
+    stub_ = WorkerService::NewStub(channel);
+    generic_stub_ = std::make_unique<grpc::GenericStub>(channel);
   }
 
   void GetStatusAsync(const GetStatusRequest* request, GetStatusResponse* response,
@@ -151,10 +156,34 @@ class GrpcRemoteWorker : public WorkerInterface {
       stub_->async()->CleanupStep(ctx, request, response, std::move(cb));
     });
   }
-  void RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
+  // The response's bytes are read by DecodeRecvTensorReply: a tensor is
+  // copied once, out of gRPC's buffers.
+  void RecvTensorAsync(const RecvTensorRequest* request, RecvTensorReply* reply,
                        CallOptions* opts, StatusCallback done) override {
-    Call("RecvTensor", opts, std::move(done), [&](grpc::ClientContext* ctx, auto cb) {
-      stub_->async()->RecvTensor(ctx, request, response, std::move(cb));
+    struct Buffers {
+      grpc::ByteBuffer request;
+      grpc::ByteBuffer response;
+    };
+    auto buffers = std::make_shared<Buffers>();
+    {
+      grpc::Slice slice(request->SerializeAsString());
+      buffers->request = grpc::ByteBuffer(&slice, 1);
+    }
+    StatusCallback decode = [buffers, reply, task = task_,
+                             done = std::move(done)](const absl::Status& s) {
+      if (!s.ok()) {
+        done(s);
+        return;
+      }
+      absl::Status decoded = DecodeRecvTensorReply(&buffers->response, reply);
+      if (!decoded.ok()) {
+        decoded = absl::Status(decoded.code(), absl::StrCat(task, ": ", decoded.message()));
+      }
+      done(decoded);
+    };
+    Call("RecvTensor", opts, std::move(decode), [&](grpc::ClientContext* ctx, auto cb) {
+      generic_stub_->UnaryCall(ctx, "/graphrun.WorkerService/RecvTensor", grpc::StubOptions(),
+                               &buffers->request, &buffers->response, std::move(cb));
     });
   }
   void HealthAsync(const HealthRequest* request, HealthResponse* response, CallOptions* opts,
@@ -212,6 +241,7 @@ class GrpcRemoteWorker : public WorkerInterface {
   const std::string address_;
   const std::string token_;
   std::unique_ptr<WorkerService::Stub> stub_;
+  std::unique_ptr<grpc::GenericStub> generic_stub_;
 };
 
 }  // namespace
@@ -275,8 +305,11 @@ ConnectFn GrpcConnectFn(const GrpcSecurity& security) {
 
 // Serves a Worker: each call checks the token, then runs the worker's
 // asynchronous method and finishes when its callback runs. A client that
-// cancels (or goes away) cancels the worker's call.
-class GrpcWorkerServer::Service : public WorkerService::CallbackService {
+// cancels (or goes away) cancels the worker's call. RecvTensor works on
+// the message bytes (EncodeRecvTensorReply), so a tensor's buffer goes to
+// gRPC as it is.
+class GrpcWorkerServer::Service
+    : public WorkerService::WithRawCallbackMethod_RecvTensor<WorkerService::CallbackService> {
  public:
   Service(Worker* worker, std::string token) : worker_(worker), token_(std::move(token)) {}
 
@@ -316,10 +349,36 @@ class GrpcWorkerServer::Service : public WorkerService::CallbackService {
     });
   }
   grpc::ServerUnaryReactor* RecvTensor(grpc::CallbackServerContext* ctx,
-                                       const RecvTensorRequest* request,
-                                       RecvTensorResponse* response) override {
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override {
     return Serve(ctx, [=](CallOptions* o, StatusCallback d) {
-      worker_->RecvTensorAsync(request, response, o, std::move(d));
+      struct State {
+        RecvTensorRequest request;
+        RecvTensorReply reply;
+      };
+      auto state = std::make_shared<State>();
+      grpc::ByteBuffer copy(*request);  // shares the slices
+      grpc::ProtoBufferReader reader(&copy);
+      if (!reader.status().ok() || !state->request.ParseFromZeroCopyStream(&reader)) {
+        d(absl::InvalidArgumentError(absl::StrCat(
+            worker_->task_name(), " cannot parse a RecvTensor request")));
+        return;
+      }
+      worker_->RecvTensorAsync(&state->request, &state->reply, o,
+                               [state, response, d = std::move(d)](const absl::Status& s) {
+                                 if (!s.ok()) {
+                                   d(s);
+                                   return;
+                                 }
+                                 absl::StatusOr<grpc::ByteBuffer> bytes =
+                                     EncodeRecvTensorReply(state->reply);
+                                 if (!bytes.ok()) {
+                                   d(bytes.status());
+                                   return;
+                                 }
+                                 *response = *std::move(bytes);
+                                 d(absl::OkStatus());
+                               });
     });
   }
   grpc::ServerUnaryReactor* Health(grpc::CallbackServerContext* ctx,

@@ -165,7 +165,7 @@ TEST(GrpcWorkerTest, CallsWithoutTheTokenAreRefused) {
   // A direct call to a worker without the token is refused as well.
   auto raw = NewGrpcRemoteWorker(TaskName(1), cluster.cluster[TaskName(1)], GrpcSecurity());
   RecvTensorRequest req;
-  RecvTensorResponse resp;
+  RecvTensorReply resp;
   absl::Status status;
   absl::Notification done;
   raw->RecvTensorAsync(&req, &resp, nullptr, [&](const absl::Status& s) {

@@ -54,32 +54,37 @@ absl::Status CheckTaskName(const std::string& task) {
   return absl::OkStatus();
 }
 
-// Encodes a float32 tensor's values as fp16/bf16 into `out` (2 bytes each);
-// returns the fp16 saturations.
-int64_t EncodeFloats(const Tensor& t, WireEncoding encoding, std::string* out) {
+// Encodes a float32 tensor's values as fp16/bf16 words into `words` (of
+// as many elements); returns the fp16 saturations.
+int64_t EncodeFloats(const Tensor& t, WireEncoding encoding, Tensor* words) {
   const int64_t n = t.NumElements();
-  out->resize(static_cast<size_t>(n) * 2);
   const float* src = static_cast<const float*>(t.raw_data());
-  uint16_t* dst = reinterpret_cast<uint16_t*>(out->data());
+  uint16_t* dst = static_cast<uint16_t*>(words->raw_data());
   if (encoding == WIRE_ENCODING_FP16) return EncodeFp16(src, n, dst);
   EncodeBf16(src, n, dst);
   return 0;
 }
 
-absl::Status DecodeFloats(const std::string& bytes, WireEncoding encoding, Tensor* t) {
-  const int64_t n = t->NumElements();
-  if (static_cast<int64_t>(bytes.size()) != n * 2) {
+// The float32 tensor of `shape` whose fp16/bf16 words are `words`.
+absl::StatusOr<Tensor> DecodeFloats(const Tensor& words, WireEncoding encoding,
+                                    const TensorShape& shape) {
+  const DataType word_type = encoding == WIRE_ENCODING_FP16 ? DT_HALF : DT_BFLOAT16;
+  if (words.dtype() != word_type || words.NumElements() != shape.num_elements()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "an encoded tensor of ", n, " values has ", bytes.size(), " bytes, not ", n * 2));
+        "a ", WireEncoding_Name(encoding), " tensor of shape ", shape.DebugString(),
+        " arrived as ", DataTypeString(words.dtype()), " ", words.shape().DebugString()));
   }
-  const uint16_t* src = reinterpret_cast<const uint16_t*>(bytes.data());
-  float* dst = static_cast<float*>(t->raw_data());
+  GR_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(HostAllocator(), DT_FLOAT, shape,
+                                                 TensorBuffer::Init::kUninitialized));
+  const int64_t n = t.NumElements();
+  const uint16_t* src = static_cast<const uint16_t*>(words.raw_data());
+  float* dst = static_cast<float*>(t.raw_data());
   if (encoding == WIRE_ENCODING_FP16) {
     DecodeFp16(src, n, dst);
   } else {
     DecodeBf16(src, n, dst);
   }
-  return absl::OkStatus();
+  return t;
 }
 
 // "send_device;recv_device;tensor_name" of a _Send/_Recv node or key: the
@@ -198,7 +203,7 @@ class WorkerRendezvous : public Rendezvous,
  private:
   struct Call {
     RecvTensorRequest request;
-    RecvTensorResponse response;
+    RecvTensorReply reply;
     CallOptions opts;
   };
 
@@ -228,7 +233,7 @@ class WorkerRendezvous : public Rendezvous,
     auto self = shared_from_this();
     // Keeps the peer's client alive until the call is over.
     peer->RecvTensorAsync(
-        &call->request, &call->response, &call->opts,
+        &call->request, &call->reply, &call->opts,
         [self, peer, call, id, task = std::move(task), args,
          done = std::move(done)](const absl::Status& s) mutable {
           self->Forget(id);
@@ -263,7 +268,7 @@ class WorkerRendezvous : public Rendezvous,
 
   void Deliver(std::shared_ptr<Call> call, const std::string& task, const Args& args,
                DoneCallback done) {
-    const RecvTensorResponse& r = call->response;
+    const RecvTensorResponse& r = call->reply.meta;
     if (r.is_dead()) {
       done(absl::OkStatus(), Args(), args, Tensor(), true);
       return;
@@ -288,7 +293,7 @@ class WorkerRendezvous : public Rendezvous,
       });
       return;
     }
-    absl::StatusOr<Tensor> t = Inline(r);
+    absl::StatusOr<Tensor> t = Inline(call->reply);
     if (!t.ok()) {
       done(absl::Status(t.status().code(), absl::StrCat("the tensor from ", task, ": ",
                                                         t.status().message())),
@@ -298,17 +303,28 @@ class WorkerRendezvous : public Rendezvous,
     done(absl::OkStatus(), Args(), args, *t, false);
   }
 
-  static absl::StatusOr<Tensor> Inline(const RecvTensorResponse& r) {
-    if (r.encoding() == WIRE_ENCODING_NONE) return Tensor::FromProto(r.tensor());
+  static absl::StatusOr<Tensor> Inline(const RecvTensorReply& reply) {
+    const RecvTensorResponse& r = reply.meta;
+    Tensor wire = reply.wire_value;
+    if (r.has_tensor()) {
+      GR_ASSIGN_OR_RETURN(wire, Tensor::FromProto(r.tensor()));
+    }
+    if (!wire.IsInitialized()) {
+      return absl::InvalidArgumentError("the response carries no value");
+    }
     GR_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(r.shape()));
-    GR_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(HostAllocator(), DT_FLOAT, shape,
-                                                   TensorBuffer::Init::kUninitialized));
-    GR_RETURN_IF_ERROR(DecodeFloats(r.tensor().tensor_content(), r.encoding(), &t));
-    return t;
+    if (r.encoding() != WIRE_ENCODING_NONE) return DecodeFloats(wire, r.encoding(), shape);
+    if (wire.dtype() != r.dtype() || wire.shape() != shape) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a ", DataTypeString(r.dtype()), " ", shape.DebugString(),
+                       " tensor arrived as ", DataTypeString(wire.dtype()), " ",
+                       wire.shape().DebugString()));
+    }
+    return wire;
   }
 
   absl::StatusOr<Tensor> Pull(const Call& call, const std::string& task) {
-    const RecvTensorResponse& r = call.response;
+    const RecvTensorResponse& r = call.reply.meta;
     GR_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(r.shape()));
     if (DataTypeSize(r.dtype()) == 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -747,7 +763,7 @@ void Worker::CleanupStepAsync(const CleanupStepRequest* request, CleanupStepResp
   done(absl::OkStatus());
 }
 
-void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
+void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorReply* reply,
                              CallOptions*, StatusCallback done) {
   absl::Status status;
   std::shared_ptr<WorkerStep> step = FindOrCreateStep(request->step_id(), &status);
@@ -757,14 +773,15 @@ void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorRespons
   }
   step->local->RecvAsync(
       request->rendezvous_key(), Rendezvous::Args(),
-      [this, step, request, response, done](const absl::Status& s, const Rendezvous::Args&,
-                                            const Rendezvous::Args&, const Tensor& value,
-                                            bool is_dead) {
+      [this, step, request, reply, done](const absl::Status& s, const Rendezvous::Args&,
+                                         const Rendezvous::Args&, const Tensor& value,
+                                         bool is_dead) {
         if (!s.ok()) {
           done(s);
           return;
         }
-        response->set_is_dead(is_dead);
+        RecvTensorResponse* meta = &reply->meta;
+        meta->set_is_dead(is_dead);
         if (is_dead) {
           done(absl::OkStatus());
           return;
@@ -777,36 +794,44 @@ void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorRespons
               request->rendezvous_key(), ")")));
           return;
         }
-        response->set_dtype(value.dtype());
-        value.shape().AsProto(response->mutable_shape());
+        meta->set_dtype(value.dtype());
+        value.shape().AsProto(meta->mutable_shape());
         const WireEncoding encoding =
             value.dtype() == DT_FLOAT && !IsExact(request->rendezvous_key())
                 ? request->encoding()
                 : WIRE_ENCODING_NONE;
-        response->set_encoding(encoding);
+        meta->set_encoding(encoding);
         const int64_t n = value.NumElements();
         const int64_t wire_bytes = encoding == WIRE_ENCODING_NONE
                                        ? static_cast<int64_t>(value.TotalBytes())
                                        : n * 2;
-        if (data_plane_server_ != nullptr && request->accept_data_plane() &&
-            DataTypeSize(value.dtype()) > 0 && wire_bytes > options_.inline_limit_bytes) {
+        const bool fixed_size = DataTypeSize(value.dtype()) > 0;
+        if (data_plane_server_ != nullptr && request->accept_data_plane() && fixed_size &&
+            wire_bytes > options_.inline_limit_bytes) {
           // fp16 saturations travel with the bytes (the data plane's
           // trailer), counted as they are encoded.
           auto keep = std::make_shared<Tensor>(value);
-          *response->mutable_data_plane() = data_plane_server_->Offer(
+          *meta->mutable_data_plane() = data_plane_server_->Offer(
               keep, static_cast<const char*>(keep->raw_data()),
               static_cast<int64_t>(keep->TotalBytes()), encoding, kOfferTtl, nullptr);
           done(absl::OkStatus());
           return;
         }
-        TensorProto* proto = response->mutable_tensor();
-        if (encoding == WIRE_ENCODING_NONE) {
-          value.AsProtoTensorContent(proto);
+        if (!fixed_size) {
+          value.AsProtoTensorContent(meta->mutable_tensor());  // strings
+        } else if (encoding == WIRE_ENCODING_NONE) {
+          reply->wire_value = value;
         } else {
-          proto->set_dtype(encoding == WIRE_ENCODING_FP16 ? DT_HALF : DT_BFLOAT16);
-          value.shape().AsProto(proto->mutable_tensor_shape());
-          response->set_fp16_saturated(
-              EncodeFloats(value, encoding, proto->mutable_tensor_content()));
+          absl::StatusOr<Tensor> words =
+              Tensor::Allocate(HostAllocator(),
+                               encoding == WIRE_ENCODING_FP16 ? DT_HALF : DT_BFLOAT16,
+                               value.shape(), TensorBuffer::Init::kUninitialized);
+          if (!words.ok()) {
+            done(words.status());
+            return;
+          }
+          meta->set_fp16_saturated(EncodeFloats(value, encoding, &*words));
+          reply->wire_value = *std::move(words);
         }
         done(absl::OkStatus());
       });

@@ -121,7 +121,7 @@ class Worker : public WorkerInterface {
                          CallOptions* opts, StatusCallback done) override;
   void CleanupStepAsync(const CleanupStepRequest* request, CleanupStepResponse* response,
                         CallOptions* opts, StatusCallback done) override;
-  void RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
+  void RecvTensorAsync(const RecvTensorRequest* request, RecvTensorReply* reply,
                        CallOptions* opts, StatusCallback done) override;
   void HealthAsync(const HealthRequest* request, HealthResponse* response, CallOptions* opts,
                    StatusCallback done) override;

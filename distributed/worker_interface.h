@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "distributed/protos/worker.pb.h"
+#include "graph/tensor.h"
 
 namespace graphrun {
 
@@ -85,6 +86,21 @@ class CallOptions {
   std::function<void()> cancel_ ABSL_GUARDED_BY(mu_);
 };
 
+// What RecvTensor answers. A value small enough to travel inline is kept
+// as a tensor rather than copied into a TensorProto: a worker in the same
+// process hands it over by reference, and the gRPC transport writes its
+// bytes into the response, and reads them out of it, without one
+// (distributed/recv_tensor_wire.h).
+struct RecvTensorReply {
+  // Everything but an inline value of a fixed-size dtype. Its payload is
+  // `data_plane` (the bytes follow there), `tensor` (strings), or unset:
+  // then, unless `is_dead`, the value is `wire_value`.
+  RecvTensorResponse meta;
+  // The value as it travels: meta.dtype() under WIRE_ENCODING_NONE, else
+  // DT_HALF (fp16) or DT_BFLOAT16 words of the float32 value.
+  Tensor wire_value;
+};
+
 class WorkerInterface {
  public:
   virtual ~WorkerInterface() = default;
@@ -103,7 +119,7 @@ class WorkerInterface {
   virtual void CleanupStepAsync(const CleanupStepRequest* request,
                                 CleanupStepResponse* response, CallOptions* opts,
                                 StatusCallback done) = 0;
-  virtual void RecvTensorAsync(const RecvTensorRequest* request, RecvTensorResponse* response,
+  virtual void RecvTensorAsync(const RecvTensorRequest* request, RecvTensorReply* reply,
                                CallOptions* opts, StatusCallback done) = 0;
   virtual void HealthAsync(const HealthRequest* request, HealthResponse* response,
                            CallOptions* opts, StatusCallback done) = 0;

@@ -61,7 +61,7 @@ class FaultyWorker : public WorkerInterface {
                         StatusCallback d) override {
     base_.load()->CleanupStepAsync(q, r, o, std::move(d));
   }
-  void RecvTensorAsync(const RecvTensorRequest* q, RecvTensorResponse* r, CallOptions* o,
+  void RecvTensorAsync(const RecvTensorRequest* q, RecvTensorReply* r, CallOptions* o,
                        StatusCallback d) override {
     base_.load()->RecvTensorAsync(q, r, o, std::move(d));
   }
@@ -377,7 +377,7 @@ TEST(DistributedTest, ARecvTensorForAnEndedStepIsRefusedAtOnce) {
   req.set_step_id(77);
   req.set_rendezvous_key("/job:worker/replica:0/task:0/device:CPU:0;0000000000000001;"
                          "/job:worker/replica:0/task:1/device:CPU:0;edge_1_x;0:0");
-  RecvTensorResponse resp;
+  RecvTensorReply resp;
   absl::Notification done;
   absl::Status status;
   w.RecvTensorAsync(&req, &resp, nullptr, [&](const absl::Status& s) {
