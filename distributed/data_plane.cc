@@ -222,6 +222,7 @@ std::unique_ptr<DataPlaneServer::PendingOffer> DataPlaneServer::TakeOffer(
   if (found == offers_.size()) return nullptr;
   std::unique_ptr<PendingOffer> offer = std::move(offers_[found]);
   offers_.erase(offers_.begin() + found);
+  offers_taken_.fetch_add(1, std::memory_order_relaxed);
   return offer;
 }
 

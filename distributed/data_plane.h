@@ -111,6 +111,8 @@ class DataPlaneServer {
   int64_t connections_accepted() const {
     return connections_accepted_.load(std::memory_order_relaxed);
   }
+  // Offers pulled since Start.
+  int64_t offers_taken() const { return offers_taken_.load(std::memory_order_relaxed); }
 
  private:
   struct PendingOffer;
@@ -132,6 +134,7 @@ class DataPlaneServer {
   const std::string address_;
   std::thread accept_thread_;
   std::atomic<int64_t> connections_accepted_{0};
+  std::atomic<int64_t> offers_taken_{0};
 
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -21,6 +21,7 @@
 #include "distributed/master_session.h"
 #include "distributed/protos/worker.grpc.pb.h"
 #include "distributed/worker.h"
+#include "graph/allocator.h"
 #include "graph/graph_io.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
@@ -129,14 +130,38 @@ TEST(GrpcWorkerTest, AMasterRunsAGraphOverTwoWorkers) {
   GrpcCluster cluster(2, GrpcSecurity());
   auto session = cluster.NewSession(AffineGraph(), GrpcSecurity());
   ASSERT_TRUE(session.ok()) << session.status();
-  // Small tensors inline in RecvTensor; 4 MB over the data plane.
+  // Small tensors inline in RecvTensor and in the RunGraph response.
   EXPECT_TRUE(RunAffine(session->get(), 10).ok());
+  EXPECT_EQ(cluster.workers[0]->DataPlaneTransfers(), 0);
+  EXPECT_EQ(cluster.workers[1]->DataPlaneTransfers(), 0);
+  // 4 MB over the data plane: x from task 0 to task 1, y back, and the
+  // fetch z from task 0 to the master.
   EXPECT_TRUE(RunAffine(session->get(), 1 << 20).ok());
+  EXPECT_EQ(cluster.workers[0]->DataPlaneTransfers(), 2);
+  EXPECT_EQ(cluster.workers[1]->DataPlaneTransfers(), 1);
   session->reset();
   for (auto& w : cluster.workers) {
     EXPECT_EQ(w->NumSteps(), 0);
     EXPECT_EQ(w->NumGraphs(), 0);
   }
+}
+
+TEST(GrpcWorkerTest, FeedsOverTwoGigabytesAreRefusedBeforeTheyTravel) {
+  GrpcCluster cluster(2, GrpcSecurity());
+  auto session = cluster.NewSession(AffineGraph(), GrpcSecurity());
+  ASSERT_TRUE(session.ok()) << session.status();
+  // 2 GiB, never touched: the master refuses it before serializing.
+  absl::StatusOr<Tensor> x = Tensor::Allocate(HostAllocator(), DT_FLOAT,
+                                              TensorShape({int64_t{1} << 29}),
+                                              TensorBuffer::Init::kUninitialized);
+  ASSERT_TRUE(x.ok()) << x.status();
+  std::vector<Tensor> out;
+  const absl::Status s = (*session)->Run({{"x", *x}}, {"z"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("feed 'x'"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("at most"), std::string::npos) << s;
+  // The session still runs.
+  EXPECT_TRUE(RunAffine(session->get(), 10).ok());
 }
 
 TEST(GrpcWorkerTest, CallsWithoutTheTokenAreRefused) {

@@ -14,6 +14,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "distributed/data_plane.h"
+#include "graph/allocator.h"
 #include "graph/import.h"
 #include "graph/status_macros.h"
 #include "placer/cost_model.h"
@@ -28,6 +30,11 @@ namespace {
 
 // How long closing a session waits for its tasks to forget its graphs.
 constexpr absl::Duration kCloseTimeout = absl::Seconds(5);
+// What a RunGraph call's feeds may add up to: protobuf serializes messages
+// of under 2 GB.
+constexpr int64_t kMaxFeedBytes = (int64_t{1} << 31) - (int64_t{16} << 20);
+// How long a fetch pulled over the data plane may stall.
+constexpr absl::Duration kFetchStallTimeout = absl::Seconds(5);
 
 absl::string_view TaskOfDevice(absl::string_view device) {
   const size_t p = device.find("/device:");
@@ -213,14 +220,24 @@ class MasterSession : public Session {
     if (!feeds.empty() || !plan->step.fetch_keys.empty()) {
       if (plan->client_part < 0) return absl::InternalError("no partition takes the feeds");
       RunGraphRequest& r = calls[plan->client_part]->request;
+      int64_t feed_bytes = 0;
       for (size_t i = 0; i < feeds.size(); ++i) {
         const auto& [name, t] = feeds[sig.feed_order[i]];
         GR_RETURN_IF_ERROR(CheckFeed(plan->step, i, name, t));
+        feed_bytes += static_cast<int64_t>(t.TotalBytes());
+        if (feed_bytes > kMaxFeedBytes) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "feed '", name, "' (", DataTypeString(t.dtype()), " ", t.shape().DebugString(),
+              ") brings the step's feeds to ", feed_bytes,
+              " bytes; feeds travel inside the RunGraph call to ", tasks_[plan->parts[plan->client_part].task].name,
+              ", which carries at most ", kMaxFeedBytes, " bytes in all"));
+        }
         NamedTensor* nt = r.add_feeds();
         nt->set_name(plan->step.feed_keys[i]);
         t.AsProtoTensorContent(nt->mutable_tensor());
       }
       for (const std::string& key : plan->step.fetch_keys) r.add_fetches(key);
+      r.set_accept_data_plane(true);
     }
 
     StepStatus status;
@@ -290,10 +307,16 @@ class MasterSession : public Session {
           return absl::InternalError(
               absl::StrCat("fetch '", fetches[caller], "' was not produced"));
         }
-        absl::StatusOr<Tensor> t = Tensor::FromProto(r.fetches(i).tensor());
+        absl::StatusOr<Tensor> t =
+            r.fetches(i).has_data_plane()
+                ? PullFetch(r.fetches(i), tasks_[plan->parts[plan->client_part].task].name)
+                : Tensor::FromProto(r.fetches(i).tensor());
         if (!t.ok()) {
-          return absl::InternalError(absl::StrCat("fetch '", fetches[caller],
-                                                  "': ", t.status().message()));
+          return absl::Status(t.status().code() == absl::StatusCode::kUnavailable
+                                  ? absl::StatusCode::kUnavailable
+                                  : absl::StatusCode::kInternal,
+                              absl::StrCat("fetch '", fetches[caller], "': ",
+                                           t.status().message()));
         }
         values[caller] = std::move(*t);
       }
@@ -524,6 +547,24 @@ class MasterSession : public Session {
   // Tells every task that the step is over (aborting what still waits with
   // `abort_reason` when not empty), with the steps that ended well since its
   // last call; does not wait. Step 0: only those.
+  // A large fetch: its bytes pulled from the task's data plane.
+  absl::StatusOr<Tensor> PullFetch(const NamedTensor& fetch, const std::string& task) {
+    const TensorProto& meta = fetch.tensor();
+    GR_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(meta.tensor_shape()));
+    if (DataTypeSize(meta.dtype()) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          task, " offered a ", DataTypeString(meta.dtype()), " fetch on the data plane"));
+    }
+    GR_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(HostAllocator(), meta.dtype(), shape,
+                                                   TensorBuffer::Init::kUninitialized));
+    absl::Status s = data_plane_.Fetch(fetch.data_plane(), WIRE_ENCODING_NONE,
+                                       static_cast<char*>(t.raw_data()),
+                                       static_cast<int64_t>(t.TotalBytes()), kFetchStallTimeout,
+                                       nullptr);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("from ", task, ": ", s.message()));
+    return t;
+  }
+
   void CleanupStep(int64_t step_id, const std::string& abort_reason) {
     for (int t = 0; t < static_cast<int>(tasks_.size()); ++t) {
       CleanupStepOn(t, step_id, abort_reason);
@@ -570,6 +611,8 @@ class MasterSession : public Session {
   // (task, graph handle) of every registration, for the session's end.
   std::vector<std::pair<int, std::string>> registered_ ABSL_GUARDED_BY(mu_);
   PlanCache<MasterPlan> plans_;
+  // Pulls large fetches; its connections are pooled across steps.
+  DataPlaneClient data_plane_;
 };
 
 }  // namespace

@@ -28,6 +28,9 @@ namespace {
 constexpr size_t kMaxEndedSteps = size_t{1} << 16;
 // How long a tensor offered on the data plane waits for its receiver.
 constexpr absl::Duration kOfferTtl = absl::Seconds(60);
+// What a RunGraph response's inline fetches may add up to: protobuf
+// serializes messages of under 2 GB.
+constexpr int64_t kMaxInlineFetchBytes = (int64_t{1} << 31) - (int64_t{16} << 20);
 // Threads for blocking transfers (data plane pulls).
 constexpr int kBlockingThreads = 4;
 
@@ -674,6 +677,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
   auto finish = [this, state, step, graph, request, response, opts, done]() {
     absl::Status s = state->status.Get();
     if (s.ok()) {
+      int64_t inline_bytes = 0;
       for (const std::string& key : request->fetches()) {
         absl::Status fetch_status;
         Tensor value;
@@ -691,7 +695,30 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
         }
         NamedTensor* out = response->add_fetches();
         out->set_name(key);
-        if (!dead) value.AsProtoTensorContent(out->mutable_tensor());
+        if (dead) continue;
+        if (request->accept_data_plane() && data_plane_server_ != nullptr &&
+            DataTypeSize(value.dtype()) > 0 &&
+            static_cast<int64_t>(value.TotalBytes()) > options_.inline_limit_bytes) {
+          // Large fetches skip the response's copies and its 2 GB limit.
+          auto keep = std::make_shared<Tensor>(value);
+          out->mutable_tensor()->set_dtype(value.dtype());
+          value.shape().AsProto(out->mutable_tensor()->mutable_tensor_shape());
+          *out->mutable_data_plane() = data_plane_server_->Offer(
+              keep, static_cast<const char*>(keep->raw_data()),
+              static_cast<int64_t>(keep->TotalBytes()), WIRE_ENCODING_NONE, kOfferTtl, nullptr);
+          continue;
+        }
+        inline_bytes += static_cast<int64_t>(value.TotalBytes());
+        if (inline_bytes > kMaxInlineFetchBytes) {
+          s = absl::ResourceExhaustedError(absl::StrCat(
+              options_.task_name, ": fetch ", key, " (", DataTypeString(value.dtype()), " ",
+              value.shape().DebugString(), ") brings the RunGraph response to ", inline_bytes,
+              " bytes, over the ", kMaxInlineFetchBytes,
+              " it carries; with the data plane on (it is off under TLS) large fetches "
+              "travel there"));
+          break;
+        }
+        value.AsProtoTensorContent(out->mutable_tensor());
       }
     }
     response->set_fp16_saturated(step->fp16_saturated.load());
@@ -761,6 +788,10 @@ void Worker::CleanupStepAsync(const CleanupStepRequest* request, CleanupStepResp
                     : absl::AbortedError(request->abort_reason()));
   }
   done(absl::OkStatus());
+}
+
+int64_t Worker::DataPlaneTransfers() const {
+  return data_plane_server_ == nullptr ? 0 : data_plane_server_->offers_taken();
 }
 
 void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorReply* reply,

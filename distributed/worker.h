@@ -103,6 +103,9 @@ class Worker : public WorkerInterface {
   // Steps with state here, registered graphs: for tests and clean-up checks.
   int NumSteps() const;
   int NumGraphs() const;
+  // Tensors peers and masters pulled from this worker's data plane (0
+  // without one).
+  int64_t DataPlaneTransfers() const;
 
   // Ends every step and forgets every graph of `session_handle` (a master
   // that went away).
