@@ -21,6 +21,7 @@
 #include "placer/cost_model.h"
 #include "placer/device_set.h"
 #include "placer/placer.h"
+#include "runtime/kernel_availability.h"
 #include "runtime/plan_builder.h"
 #include "runtime/plan_cache.h"
 #include "runtime/step_graph.h"
@@ -166,7 +167,7 @@ class MasterSession : public Session {
     if (!options_.session.cost_profile.empty()) {
       GR_RETURN_IF_ERROR(cost_model_->LoadProfile(options_.session.cost_profile));
     }
-    availability_ = placer::RegistryAvailability();
+    availability_ = RegistryAvailability();
     if (options_.session.log_device_placement) {
       std::string banner = "Device mapping:\n";
       for (const DeviceAttributes& d : devices_) {

@@ -5,12 +5,36 @@
 #define GRAPHRUN_GRAPH_ALLOCATOR_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace graphrun {
 
 // Buffers are aligned for the widest vector loads (AVX-512) Eigen may use.
 inline constexpr size_t kTensorAlignment = 64;
+
+// What passed through an allocator.
+struct AllocatorStats {
+  int64_t num_allocs = 0;
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes_in_use = 0;
+  int64_t largest_alloc_size = 0;
+  int64_t bytes_limit = 0;  // 0 = no limit
+  // Memory taken from the system (a device's regions); 0 when the allocator
+  // keeps none of its own.
+  int64_t bytes_reserved = 0;
+  // The largest request that would succeed without taking more memory from
+  // the system; 0 when not tracked.
+  int64_t largest_free_block = 0;
+};
+
+// Where a kernel wants an output or temporary: a device whose memory is not
+// the host's (a GPU) still keeps some tensors in host memory (shapes, sizes:
+// the kernel's HostMemory arguments).
+struct AllocatorAttributes {
+  bool on_host = false;
+};
 
 class Allocator {
  public:
@@ -19,6 +43,11 @@ class Allocator {
   // Returns nullptr when the memory is not available (never throws).
   virtual void* AllocateRaw(size_t alignment, size_t num_bytes) = 0;
   virtual void DeallocateRaw(void* ptr, size_t num_bytes) = 0;
+  // What passed through; nullopt for an allocator that keeps no count.
+  virtual std::optional<AllocatorStats> GetStats() const { return std::nullopt; }
+  // Sets the peak to the current use, so that a step can measure its own
+  // peak; false for an allocator that keeps no count.
+  virtual bool ResetPeak() { return false; }
 };
 
 // The process-wide default host allocator (aligned_alloc/free). Never null;

@@ -185,6 +185,16 @@ absl::StatusOr<std::unique_ptr<OpKernel>> KernelRegistry::CreateKernel(
   GR_ASSIGN_OR_RETURN(const KernelDef* k,
                       FindKernel(node, op_def, device->device_type()));
   OpKernelConstruction ctx(device, &node, op_def, input_types, output_types);
+  if (device->device_type() != kDeviceCpu && !k->host_memory_args.empty() &&
+      op_def != nullptr) {
+    absl::StatusOr<MemoryTypes> types = GetMemoryTypes(*k, node, *op_def);
+    if (!types.ok()) {
+      return absl::Status(types.status().code(),
+                          absl::StrCat("node '", node.name(), "' (", node.op(), ") on ",
+                                       device->name(), ": ", types.status().message()));
+    }
+    ctx.set_output_on_host(std::move(types->output_on_host));
+  }
   std::unique_ptr<OpKernel> kernel(k->factory(&ctx));
   if (!ctx.status().ok()) {
     return absl::Status(ctx.status().code(),

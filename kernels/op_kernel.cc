@@ -46,7 +46,8 @@ NodeDef KernelDef(const NodeDef& def) {
 OpKernel::OpKernel(OpKernelConstruction* ctx)
     : def_(KernelDef(ctx->def())),
       input_types_(ctx->input_types()),
-      output_types_(ctx->output_types()) {}
+      output_types_(ctx->output_types()),
+      output_on_host_(ctx->output_on_host()) {}
 
 void AsyncOpKernel::Compute(OpKernelContext* ctx) {
   absl::Notification n;
@@ -96,8 +97,7 @@ absl::Status OpKernelContext::allocate_output(int i, const TensorShape& shape,
                                               Tensor** out) {
   // Kernels overwrite their outputs: no zero fill (a 16 MB output would
   // otherwise cost a memset and its page faults on every step).
-  auto t = Tensor::Allocate(params_->device->allocator(),
-                            expected_output_dtype(i), shape,
+  auto t = Tensor::Allocate(output_allocator(i), expected_output_dtype(i), shape,
                             TensorBuffer::Init::kUninitialized);
   if (!t.ok()) return t.status();
   outputs_[i] = *std::move(t);
@@ -113,7 +113,7 @@ absl::Status OpKernelContext::forward_input_or_allocate_output(
   if (in.dtype() == expected_output_dtype(output) && in.dtype() != DT_STRING &&
       in.NumElements() == shape.num_elements() && in.RefCountIsOne() &&
       in.IsWholeBuffer() &&
-      in.buffer_allocator() == params_->device->allocator()) {
+      in.buffer_allocator() == output_allocator(output)) {
     auto reshaped = in.Reshaped(shape);
     if (reshaped.ok()) {
       outputs_[output] = *std::move(reshaped);
@@ -125,11 +125,21 @@ absl::Status OpKernelContext::forward_input_or_allocate_output(
   return allocate_output(output, shape, out);
 }
 
+Allocator* OpKernelContext::output_allocator(int i) const {
+  if (params_->op_kernel->output_on_host(i)) {
+    AllocatorAttributes host;
+    host.on_host = true;
+    return params_->device->GetAllocator(host);
+  }
+  return params_->device->allocator();
+}
+
 absl::Status OpKernelContext::allocate_temp(DataType dtype,
                                             const TensorShape& shape,
-                                            Tensor* out) {
-  auto t = Tensor::Allocate(params_->device->allocator(), dtype, shape,
-                            TensorBuffer::Init::kUninitialized);
+                                            Tensor* out, AllocatorAttributes attr) {
+  auto t = Tensor::Allocate(attr.on_host ? params_->device->GetAllocator(attr)
+                                         : params_->device->allocator(),
+                            dtype, shape, TensorBuffer::Init::kUninitialized);
   if (!t.ok()) return t.status();
   *out = *std::move(t);
   return absl::OkStatus();

@@ -74,6 +74,11 @@ class OpKernelConstruction {
   }
   const std::vector<DataType>& input_types() const { return input_types_; }
   const std::vector<DataType>& output_types() const { return output_types_; }
+  // Per output, whether the kernel keeps it in host memory on a device with
+  // memory of its own (its HostMemory outputs); empty: none (and always on
+  // CPUs, whose memory is the host's).
+  const std::vector<bool>& output_on_host() const { return output_on_host_; }
+  void set_output_on_host(std::vector<bool> on_host) { output_on_host_ = std::move(on_host); }
 
   // The first failure wins; the session reports it with the node's name.
   void SetStatus(const absl::Status& s) {
@@ -87,6 +92,7 @@ class OpKernelConstruction {
   const OpDef* op_def_;
   std::vector<DataType> input_types_;
   std::vector<DataType> output_types_;
+  std::vector<bool> output_on_host_;
   absl::Status status_;
 };
 
@@ -121,6 +127,11 @@ class OpKernel {
   int num_outputs() const { return static_cast<int>(output_types_.size()); }
   DataType input_type(int i) const { return input_types_[i]; }
   DataType output_type(int i) const { return output_types_[i]; }
+  // Whether output i lives in host memory on a device with memory of its
+  // own (OpKernelConstruction::output_on_host).
+  bool output_on_host(int i) const {
+    return !output_on_host_.empty() && output_on_host_[static_cast<size_t>(i)];
+  }
 
  protected:
   void set_expensive(bool expensive) { expensive_ = expensive; }
@@ -129,6 +140,7 @@ class OpKernel {
   const NodeDef def_;
   const std::vector<DataType> input_types_;
   const std::vector<DataType> output_types_;
+  const std::vector<bool> output_on_host_;
   bool expensive_ = true;
 };
 
@@ -212,16 +224,20 @@ class OpKernelContext {
     return params_->op_kernel->output_type(i);
   }
 
-  // Allocates output i with the kernel's declared dtype.
+  // Allocates output i with the kernel's declared dtype, in the device's
+  // memory or, for a HostMemory output, in host memory.
   absl::Status allocate_output(int i, const TensorShape& shape, Tensor** out);
+  // The allocator output i comes from.
+  Allocator* output_allocator(int i) const;
   // Reuses input `input` as output `output` if the shapes' element counts
   // and dtypes match and nothing else holds the buffer; else allocates.
   absl::Status forward_input_or_allocate_output(int input, int output,
                                                 const TensorShape& shape,
                                                 Tensor** out);
-  // Scratch memory that does not outlive the step.
+  // Scratch memory that does not outlive the step (in host memory with
+  // attr.on_host).
   absl::Status allocate_temp(DataType dtype, const TensorShape& shape,
-                             Tensor* out);
+                             Tensor* out, AllocatorAttributes attr = {});
   // Sets output i to an existing tensor (shares its buffer).
   void set_output(int i, Tensor tensor);
 

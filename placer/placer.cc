@@ -14,7 +14,6 @@
 #include "graph/control_flow.h"
 #include "graph/status_macros.h"
 #include "graph/types.h"
-#include "kernels/kernel_registry.h"
 #include "placer/device_name.h"
 #include "placer/placement_format.h"
 
@@ -27,49 +26,6 @@ std::string KernelAvailability::WhyNot(const Node& node,
 }
 
 namespace {
-
-class RegistryKernelAvailability : public KernelAvailability {
- public:
-  explicit RegistryKernelAvailability(RegistryAvailabilityOptions options)
-      : options_(std::move(options)) {}
-
-  bool Supports(const Node& node, absl::string_view type) const override {
-    if (type != "CPU" && std::find(options_.cpu_only_ops.begin(),
-                                   options_.cpu_only_ops.end(),
-                                   node.op()) != options_.cpu_only_ops.end()) {
-      return false;
-    }
-    if (node.op_def() == nullptr) return false;
-    const KernelRegistry* registry = KernelRegistry::Global();
-    if (options_.assume_unbuilt_types_run_everything &&
-        !registry->HasKernelsForDeviceType(type)) {
-      return true;
-    }
-    return registry->FindKernel(node.def(), node.op_def(), type).ok();
-  }
-
-  bool InputInHostMemory(const Node& node, int input,
-                         absl::string_view type) const override {
-    if (type == "CPU" || node.op_def() == nullptr) return false;
-    auto kernel = KernelRegistry::Global()->FindKernel(node.def(), node.op_def(), type);
-    if (!kernel.ok()) return false;
-    auto types = GetMemoryTypes(**kernel, node.def(), *node.op_def());
-    return types.ok() && input < static_cast<int>(types->input_on_host.size()) &&
-           types->input_on_host[input];
-  }
-
-  std::string WhyNot(const Node& node, absl::string_view type) const override {
-    if (node.op_def() == nullptr) {
-      return absl::StrCat("op '", node.op(), "' is unknown to this build");
-    }
-    auto found = KernelRegistry::Global()->FindKernel(node.def(), node.op_def(), type);
-    if (!found.ok()) return std::string(found.status().message());
-    return KernelAvailability::WhyNot(node, type);
-  }
-
- private:
-  RegistryAvailabilityOptions options_;
-};
 
 class FnAvailability : public KernelAvailability {
  public:
@@ -149,11 +105,6 @@ std::vector<int> GroupOf(const Graph& graph) {
 }
 
 }  // namespace
-
-std::unique_ptr<KernelAvailability> RegistryAvailability(
-    RegistryAvailabilityOptions options) {
-  return std::make_unique<RegistryKernelAvailability>(std::move(options));
-}
 
 std::unique_ptr<KernelAvailability> FunctionAvailability(
     std::function<bool(const Node&, absl::string_view)> fn,
@@ -341,7 +292,7 @@ absl::StatusOr<Built> Build(const Graph& graph, const DeviceSet& devices,
   std::unique_ptr<KernelAvailability> default_avail;
   const KernelAvailability* avail = options.availability;
   if (avail == nullptr) {
-    default_avail = RegistryAvailability();
+    default_avail = FunctionAvailability([](const Node&, absl::string_view) { return true; });
     avail = default_avail.get();
   }
   const int n = graph.num_nodes();

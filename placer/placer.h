@@ -50,20 +50,9 @@ class KernelAvailability {
   }
 };
 
-// Asks the KernelRegistry of this build. A device type this build has no
-// kernels for at all (GPU in a build without GPU kernels) is treated as
-// able to run every op when `assume_unbuilt_types_run_everything` (for
-// planning with `graphrun place` on hardware described by a file), and as
-// able to run nothing otherwise. `cpu_only_ops` lists ops assumed to have
-// no kernel on any other device type.
-struct RegistryAvailabilityOptions {
-  bool assume_unbuilt_types_run_everything = false;
-  std::vector<std::string> cpu_only_ops;
-};
-std::unique_ptr<KernelAvailability> RegistryAvailability(
-    RegistryAvailabilityOptions options = {});
-
-// For tests: functions decide (host_memory may be null).
+// Functions decide (host_memory may be null): tests, and planning without
+// a kernel registry. The runtime's answer, from the kernels it was built
+// with, is runtime/kernel_availability.h.
 std::unique_ptr<KernelAvailability> FunctionAvailability(
     std::function<bool(const Node&, absl::string_view)> fn,
     std::function<bool(const Node&, int, absl::string_view)> host_memory = nullptr);
@@ -81,7 +70,7 @@ struct PlacerOptions {
   // Keep the best single-device plan unless spreading is predicted faster
   // by more than this fraction (see SchedOptions::min_spread_gain).
   double min_spread_gain = 0;
-  // Kernel availability; null = RegistryAvailability() with defaults.
+  // Kernel availability; null: every node can run on every device.
   const KernelAvailability* availability = nullptr;
 };
 

@@ -327,26 +327,6 @@ TEST_F(Fixture, DeterministicAndDot) {
   }
 }
 
-TEST(PlacerRegistryTest, UnbuiltDeviceTypesAreAssumedOnlyWhenAsked) {
-  // This build registers no GPU kernels for test-local graphs' ops? The
-  // registry linked here has none at all, so GPU is "unbuilt".
-  auto def = ParseGraphDef(FloatConst("a", 4, 4), GraphFormat::kText);
-  auto g = ImportGraphDef(*def);
-  ASSERT_TRUE(g.ok());
-  DeviceSet d = LocalDeviceSet(0, 1);
-  CostModel costs;
-  auto strict = Place(**g, d, costs);
-  EXPECT_FALSE(strict.ok());
-  RegistryAvailabilityOptions o;
-  o.assume_unbuilt_types_run_everything = true;
-  auto avail = RegistryAvailability(o);
-  PlacerOptions po;
-  po.availability = avail.get();
-  auto planned = Place(**g, d, costs, po);
-  ASSERT_TRUE(planned.ok()) << planned.status();
-  EXPECT_EQ(d.devices()[planned->device[0]].type, "GPU");
-}
-
 }  // namespace
 }  // namespace placer
 }  // namespace graphrun

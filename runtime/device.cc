@@ -40,9 +40,7 @@ class CpuDevice : public Device {
   Allocator* allocator() const override { return allocator_; }
   const Eigen::ThreadPoolDevice* eigen_cpu_device() const override { return &eigen_; }
   int intra_op_threads() const override { return threads_; }
-  int64_t memory_limit() const override { return allocator_->GetStats().bytes_limit; }
-  AllocatorStats allocator_stats() const override { return allocator_->GetStats(); }
-  void ResetAllocatorPeak() override { allocator_->ResetPeak(); }
+  int64_t memory_limit() const override { return allocator_->Stats().bytes_limit; }
 
  private:
   const std::string name_;
@@ -108,7 +106,7 @@ void TrackingAllocator::Release() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
-AllocatorStats TrackingAllocator::GetStats() const {
+AllocatorStats TrackingAllocator::Stats() const {
   AllocatorStats s;
   s.num_allocs = num_allocs_.load(std::memory_order_relaxed);
   s.bytes_in_use = in_use_.load(std::memory_order_relaxed);
@@ -118,8 +116,9 @@ AllocatorStats TrackingAllocator::GetStats() const {
   return s;
 }
 
-void TrackingAllocator::ResetPeak() {
+bool TrackingAllocator::ResetPeak() {
   peak_.store(in_use_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  return true;
 }
 
 int NumSchedulableCpus() {

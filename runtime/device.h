@@ -16,14 +16,6 @@
 
 namespace graphrun {
 
-struct AllocatorStats {
-  int64_t num_allocs = 0;
-  int64_t bytes_in_use = 0;
-  int64_t peak_bytes_in_use = 0;
-  int64_t largest_alloc_size = 0;
-  int64_t bytes_limit = 0;  // 0 = no limit
-};
-
 // Wraps an allocator and counts what passes through it. AllocateRaw returns
 // nullptr, without asking the base allocator, when the request would take
 // the bytes in use past `bytes_limit` (0 = no limit) or is over 2^60 bytes;
@@ -40,9 +32,9 @@ class TrackingAllocator : public Allocator {
   std::string Name() const override { return name_; }
   void* AllocateRaw(size_t alignment, size_t num_bytes) override;
   void DeallocateRaw(void* ptr, size_t num_bytes) override;
-  AllocatorStats GetStats() const;
-  // Sets the peak to the current use, so a step can measure its own peak.
-  void ResetPeak();
+  AllocatorStats Stats() const;
+  std::optional<AllocatorStats> GetStats() const override { return Stats(); }
+  bool ResetPeak() override;
 
  private:
   Allocator* const base_;
@@ -67,8 +59,12 @@ class Device : public DeviceBase {
   // mapping; "" for CPUs.
   virtual std::string physical_description() const { return ""; }
   virtual int64_t memory_limit() const = 0;
-  virtual AllocatorStats allocator_stats() const = 0;
-  virtual void ResetAllocatorPeak() = 0;
+  // The device allocator's (allocator()) statistics; zeros when it keeps
+  // none.
+  AllocatorStats allocator_stats() const {
+    return allocator()->GetStats().value_or(AllocatorStats());
+  }
+  void ResetAllocatorPeak() { allocator()->ResetPeak(); }
 
  protected:
   Device();

@@ -74,15 +74,15 @@ TEST(TrackingAllocatorTest, RefusesPastTheLimitWithoutAskingTheBase) {
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(a.AllocateRaw(64, 401), nullptr);  // 1001 > 1000
   EXPECT_EQ(base.calls.load(), 1);
-  EXPECT_EQ(a.GetStats().bytes_in_use, 600);
+  EXPECT_EQ(a.Stats().bytes_in_use, 600);
   void* q = a.AllocateRaw(64, 400);  // exactly the limit
   ASSERT_NE(q, nullptr);
-  EXPECT_EQ(a.GetStats().bytes_in_use, 1000);
+  EXPECT_EQ(a.Stats().bytes_in_use, 1000);
   EXPECT_EQ(a.AllocateRaw(64, 1), nullptr);
   a.DeallocateRaw(p, 600);
   void* r = a.AllocateRaw(64, 600);  // room again once freed
   ASSERT_NE(r, nullptr);
-  AllocatorStats stats = a.GetStats();
+  AllocatorStats stats = a.Stats();
   EXPECT_EQ(stats.num_allocs, 3);
   EXPECT_EQ(stats.bytes_in_use, 1000);
   EXPECT_EQ(stats.peak_bytes_in_use, 1000);
@@ -90,7 +90,7 @@ TEST(TrackingAllocatorTest, RefusesPastTheLimitWithoutAskingTheBase) {
   EXPECT_EQ(stats.bytes_limit, 1000);
   a.DeallocateRaw(q, 400);
   a.DeallocateRaw(r, 600);
-  EXPECT_EQ(a.GetStats().bytes_in_use, 0);
+  EXPECT_EQ(a.Stats().bytes_in_use, 0);
   EXPECT_EQ(base.outstanding.load(), 0);
 }
 
@@ -100,10 +100,10 @@ TEST(TrackingAllocatorTest, NoLimitAndPeakReset) {
   void* p = a.AllocateRaw(64, int64_t{1} << 40);  // no limit: fake memory
   ASSERT_NE(p, nullptr);
   a.DeallocateRaw(p, int64_t{1} << 40);
-  EXPECT_EQ(a.GetStats().peak_bytes_in_use, int64_t{1} << 40);
+  EXPECT_EQ(a.Stats().peak_bytes_in_use, int64_t{1} << 40);
   void* q = a.AllocateRaw(64, 10);
   a.ResetPeak();
-  EXPECT_EQ(a.GetStats().peak_bytes_in_use, 10);
+  EXPECT_EQ(a.Stats().peak_bytes_in_use, 10);
   a.DeallocateRaw(q, 10);
 }
 
@@ -113,7 +113,7 @@ TEST(TrackingAllocatorTest, BaseFailureCountsNothing) {
   TrackingAllocator a(&base, "t", 1000);
   EXPECT_EQ(a.AllocateRaw(64, 100), nullptr);
   EXPECT_EQ(base.calls.load(), 1);
-  AllocatorStats stats = a.GetStats();
+  AllocatorStats stats = a.Stats();
   EXPECT_EQ(stats.bytes_in_use, 0);
   EXPECT_EQ(stats.num_allocs, 0);
   EXPECT_EQ(stats.peak_bytes_in_use, 0);
@@ -131,8 +131,8 @@ TEST(TrackingAllocatorTest, HugeRequestsAreRefusedNotWrapped) {
     EXPECT_EQ(unlimited.AllocateRaw(64, n), nullptr) << n;
   }
   EXPECT_EQ(base.calls.load(), 0);
-  EXPECT_EQ(limited.GetStats().bytes_in_use, 0);
-  EXPECT_EQ(unlimited.GetStats().bytes_in_use, 0);
+  EXPECT_EQ(limited.Stats().bytes_in_use, 0);
+  EXPECT_EQ(unlimited.Stats().bytes_in_use, 0);
 }
 
 TEST(TrackingAllocatorTest, ConcurrentRequestsNeverOvershootTheLimit) {
@@ -156,9 +156,9 @@ TEST(TrackingAllocatorTest, ConcurrentRequestsNeverOvershootTheLimit) {
   }
   for (auto& th : threads) th.join();
   EXPECT_LE(base.max_outstanding.load(), kLimit);
-  EXPECT_LE(a.GetStats().peak_bytes_in_use, kLimit);
-  EXPECT_EQ(a.GetStats().bytes_in_use, 0);
-  EXPECT_EQ(a.GetStats().num_allocs + refused.load(), 8 * 2000);
+  EXPECT_LE(a.Stats().peak_bytes_in_use, kLimit);
+  EXPECT_EQ(a.Stats().bytes_in_use, 0);
+  EXPECT_EQ(a.Stats().num_allocs + refused.load(), 8 * 2000);
 }
 
 
@@ -171,6 +171,34 @@ TEST(CpuDeviceTest, EachDeviceHasItsOwnIncarnation) {
     seen.insert(device->incarnation());
   }
   EXPECT_EQ(seen.size(), 8u);
+}
+
+}  // namespace
+}  // namespace graphrun
+
+namespace graphrun {
+namespace {
+
+// Statistics are the Allocator interface's: a CPU device's counts pass
+// through it, the plain host allocator keeps none.
+TEST(CpuDeviceTest, AllocatorStatisticsThroughTheAllocatorInterface) {
+  auto device = NewCpuDevice("/job:localhost/replica:0/task:0", 0, {});
+  Allocator* a = device->allocator();
+  auto t = Tensor::Allocate(a, DT_FLOAT, TensorShape({250}));
+  ASSERT_TRUE(t.ok());
+  std::optional<AllocatorStats> stats = a->GetStats();
+  ASSERT_TRUE(stats.has_value());
+  EXPECT_EQ(stats->bytes_in_use, 1000);
+  EXPECT_EQ(device->allocator_stats().bytes_in_use, 1000);
+  EXPECT_TRUE(a->ResetPeak());
+  EXPECT_FALSE(HostAllocator()->GetStats().has_value());
+  EXPECT_FALSE(HostAllocator()->ResetPeak());
+  // CPUs keep every tensor in host memory: one allocator whatever is asked.
+  AllocatorAttributes host;
+  host.on_host = true;
+  EXPECT_EQ(device->GetAllocator(host), a);
+  EXPECT_EQ(device->device_context(), nullptr);
+  EXPECT_TRUE(device->Sync().ok());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "placer/device_set.h"
 #include "placer/placer.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_availability.h"
 #include "runtime/plan_builder.h"
 #include "runtime/plan_cache.h"
 #include "runtime/rendezvous_mgr.h"
@@ -76,7 +77,7 @@ class DirectSession : public Session {
       devices_.push_back(NewCpuDevice(options.device_prefix, i, cpu));
     }
     cost_model_ = std::make_unique<placer::CostModel>();
-    availability_ = placer::RegistryAvailability();
+    availability_ = RegistryAvailability();
     const int inter = options.inter_op_threads > 0 ? options.inter_op_threads : cores;
     inter_op_pool_ = std::make_unique<Eigen::ThreadPool>(inter, options.allow_thread_spinning);
     rendezvous_mgr_ = std::make_unique<RendezvousMgr>(devices());

@@ -9,30 +9,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "runtime/copy_tensor.h"
 
 namespace graphrun {
 namespace {
 
 std::atomic<RecvWaitingHook> recv_waiting_hook{nullptr};
-
-std::string EndName(const Rendezvous::Args& args) {
-  return args.device == nullptr ? std::string("the client") : args.device->name();
-}
-
-// OK when the value can be handed over by reference: both ends in host
-// memory.
-absl::Status CheckMemorySpaces(absl::string_view key, const Rendezvous::Args& send,
-                               const Rendezvous::Args& recv) {
-  if (Rendezvous::InHostMemory(send) && Rendezvous::InHostMemory(recv)) {
-    return absl::OkStatus();
-  }
-  return absl::UnimplementedError(absl::StrCat(
-      "rendezvous key '", key, "': a local rendezvous hands over host-memory tensors only, but ",
-      EndName(send), " sends ",
-      Rendezvous::InHostMemory(send) ? "from host memory" : "from device memory", " and ",
-      EndName(recv), " receives ",
-      Rendezvous::InHostMemory(recv) ? "into host memory" : "into device memory"));
-}
 
 // OK unless `key` names a device of `incarnations` with another
 // incarnation; InvalidArgument for a key that does not parse.
@@ -88,13 +70,7 @@ class LocalRendezvous : public Rendezvous {
       recv_args = it->second.args;
       table_.erase(it);
     }
-    // A transfer that cannot be made fails at the Recv, which reports it.
-    const absl::Status s = CheckMemorySpaces(key, args, recv_args);
-    if (!s.ok()) {
-      waiter(s, args, recv_args, Tensor(), false);
-      return absl::OkStatus();
-    }
-    waiter(absl::OkStatus(), args, recv_args, value, is_dead);
+    Deliver(key, args, recv_args, value, is_dead, std::move(waiter));
     return absl::OkStatus();
   }
 
@@ -120,11 +96,8 @@ class LocalRendezvous : public Rendezvous {
               absl::StrCat("rendezvous key '", key, "' was received twice in one step"));
         } else {
           send_args = it->second.args;
-          status = CheckMemorySpaces(key, send_args, args);
-          if (status.ok()) {
-            value = std::move(it->second.value);
-            is_dead = it->second.is_dead;
-          }
+          value = std::move(it->second.value);
+          is_dead = it->second.is_dead;
           table_.erase(it);
         }
       }
@@ -137,7 +110,11 @@ class LocalRendezvous : public Rendezvous {
       }
       return;
     }
-    done(status, send_args, args, value, is_dead);
+    if (!status.ok()) {
+      done(status, send_args, args, value, is_dead);
+      return;
+    }
+    Deliver(key, send_args, args, value, is_dead, std::move(done));
   }
 
   void StartAbort(const absl::Status& status) override {
@@ -158,6 +135,22 @@ class LocalRendezvous : public Rendezvous {
   }
 
  private:
+  // Hands `value` to the receiver: by reference within one memory space,
+  // else copied into the receiver's (a transfer that cannot be made fails
+  // at the Recv, which reports it). A dead value carries nothing to copy.
+  static void Deliver(absl::string_view key, const Args& send_args, const Args& recv_args,
+                      const Tensor& value, bool is_dead, DoneCallback done) {
+    if (is_dead || SameMemorySpace(send_args, recv_args)) {
+      done(absl::OkStatus(), send_args, recv_args, value, is_dead);
+      return;
+    }
+    CopyTensorBetweenEnds(key, send_args, recv_args, value,
+                          [send_args, recv_args, done = std::move(done)](
+                              const absl::Status& s, const Tensor& copied) {
+                            done(s, send_args, recv_args, copied, false);
+                          });
+  }
+
   struct Item {
     bool has_value = false;
     // The sender's Args with a value, the receiver's with a waiter.

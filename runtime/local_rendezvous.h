@@ -1,14 +1,13 @@
 // LocalRendezvous: the Rendezvous of one step inside one process.
 //
 // A table from key to either a sent value waiting for its Recv, or a Recv
-// waiting for its value. Both ends must be in host memory
-// (Rendezvous::InHostMemory: CPU devices, the client, _HostSend/_HostRecv
-// on other devices); tensors are then handed over by reference (the buffer
-// is shared, never copied), so a transfer between two CPU devices of one
-// process costs a hash lookup and a callback. A transfer with an end in a
-// device's own memory fails at the Recv with Unimplemented naming both
-// devices: copying between memory spaces is for the rendezvous of those
-// devices. Made with the incarnations of the worker's devices, it refuses a
+// waiting for its value. When both ends keep the tensor in one memory space
+// (host memory: CPU devices, the client, _HostSend/_HostRecv on other
+// devices; or one GPU's own) it is handed over by reference (the buffer is
+// shared, never copied), so a transfer between two CPU devices of one
+// process costs a hash lookup and a callback. Otherwise it is copied into
+// the receiver's memory on the devices' streams (runtime/copy_tensor.h),
+// and the Recv's callback runs when the copy is done. Made with the incarnations of the worker's devices, it refuses a
 // key whose sending device is one of them but whose incarnation is not the
 // live device's (FailedPrecondition naming the device: the key was made for
 // an earlier instance, a restarted worker's); keys naming other devices

@@ -233,9 +233,11 @@ TEST(LocalRendezvousTest, HostMemoryEndsShareTheBufferAndSeeEachOther) {
   }
 }
 
-// An end in a device's own memory is not this rendezvous's to serve: the
-// Recv fails with Unimplemented naming both devices, in either order.
-TEST(LocalRendezvousTest, DeviceMemoryEndIsRefusedNamingTheDevices) {
+// An end in a device's own memory is copied through the device's context;
+// a device that claims memory of its own but has none to copy with fails
+// the Recv with Unimplemented naming both devices, in either order. (The
+// copies themselves: runtime/gpu/gpu_device_test.cc.)
+TEST(LocalRendezvousTest, DeviceMemoryEndWithoutAContextIsRefusedNamingTheDevices) {
   NamedDevice cpu0("/job:localhost/replica:0/task:0/device:CPU:0", kDeviceCpu);
   NamedDevice gpu0("/job:localhost/replica:0/task:0/device:GPU:0", kDeviceGpu);
   for (bool gpu_sends : {true, false}) {

@@ -15,6 +15,7 @@
 #include "placer/gpu_select.h"
 #include "runtime/gpu/gpu_info_source.h"
 #include "placer/placer.h"
+#include "runtime/kernel_availability.h"
 
 namespace graphrun {
 namespace {
@@ -74,11 +75,11 @@ absl::StatusOr<PlacedGraph> LoadAndPlace(const PlaceCommandArgs& args) {
   // A described cluster may have device types this build has no kernels
   // for (GPU in a CPU-only build): plan as if every op ran there, except
   // the ops named CPU-only.
-  placer::RegistryAvailabilityOptions avail_options;
+  RegistryAvailabilityOptions avail_options;
   avail_options.assume_unbuilt_types_run_everything = true;
   avail_options.cpu_only_ops = args.cpu_only_ops;
   std::unique_ptr<placer::KernelAvailability> avail =
-      placer::RegistryAvailability(avail_options);
+      RegistryAvailability(avail_options);
   placer::PlacerOptions options;
   options.allow_soft_placement = args.allow_soft_placement;
   options.respect_memory = args.respect_memory;

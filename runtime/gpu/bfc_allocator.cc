@@ -272,16 +272,30 @@ size_t BfcAllocator::LargestFreeChunk() const {
   return 0;
 }
 
-BfcAllocatorStats BfcAllocator::GetStats() const {
+BfcAllocatorStats BfcAllocator::BfcStats() const {
   absl::MutexLock lock(&mu_);
   BfcAllocatorStats stats = stats_;
   stats.largest_free_chunk = static_cast<int64_t>(LargestFreeChunk());
   return stats;
 }
 
-void BfcAllocator::ResetPeak() {
+std::optional<AllocatorStats> BfcAllocator::GetStats() const {
+  const BfcAllocatorStats b = BfcStats();
+  AllocatorStats s;
+  s.num_allocs = b.num_allocs;
+  s.bytes_in_use = b.bytes_in_use;
+  s.peak_bytes_in_use = b.peak_bytes_in_use;
+  s.largest_alloc_size = b.largest_alloc_size;
+  s.bytes_limit = b.bytes_limit;
+  s.bytes_reserved = b.bytes_reserved;
+  s.largest_free_block = b.largest_free_chunk;
+  return s;
+}
+
+bool BfcAllocator::ResetPeak() {
   absl::MutexLock lock(&mu_);
   stats_.peak_bytes_in_use = stats_.bytes_in_use;
+  return true;
 }
 
 std::optional<BfcFailedRequest> BfcAllocator::LastFailure() const {

@@ -103,10 +103,13 @@ class BfcAllocator : public Allocator {
   // anything else aborts.
   void DeallocateRaw(void* ptr, size_t num_bytes) override;
 
-  BfcAllocatorStats GetStats() const;
+  BfcAllocatorStats BfcStats() const;
+  // The common statistics (in use, peak, limit, reserved, largest free
+  // chunk), as every allocator gives them.
+  std::optional<AllocatorStats> GetStats() const override;
   // Sets the peak bytes in use to the current use, so a step can measure
   // its own peak.
-  void ResetPeak();
+  bool ResetPeak() override;
   // The last request that got nullptr for want of memory, if any.
   std::optional<BfcFailedRequest> LastFailure() const;
 

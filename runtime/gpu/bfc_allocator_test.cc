@@ -156,7 +156,7 @@ TEST(BfcAllocatorTest, UnsupportedAlignmentIsRefusedNotCountedAsOom) {
   EXPECT_EQ(allocator->AllocateRaw(0, 64), nullptr);
   EXPECT_EQ(allocator->AllocateRaw(3, 64), nullptr);
   EXPECT_EQ(allocator->AllocateRaw(512, 64), nullptr);
-  EXPECT_EQ(allocator->GetStats().num_failed_allocs, 0);
+  EXPECT_EQ(allocator->BfcStats().num_failed_allocs, 0);
   EXPECT_FALSE(allocator->LastFailure().has_value());
   EXPECT_TRUE(memory.asked.empty());
 }
@@ -204,17 +204,17 @@ TEST(BfcAllocatorTest, SplitsAndCoalescesNeighbours) {
   EXPECT_EQ(Addr(b), Addr(a) + 4 * kUnit);
   EXPECT_EQ(Addr(c), Addr(b) + 8 * kUnit);
   EXPECT_EQ(Addr(d), Addr(c) + 12 * kUnit);
-  EXPECT_EQ(allocator->GetStats().largest_free_chunk, 0);
-  EXPECT_EQ(allocator->GetStats().bytes_in_use, static_cast<int64_t>(kMiB));
+  EXPECT_EQ(allocator->BfcStats().largest_free_chunk, 0);
+  EXPECT_EQ(allocator->BfcStats().bytes_in_use, static_cast<int64_t>(kMiB));
 
   allocator->DeallocateRaw(b, 2000);
-  EXPECT_EQ(allocator->GetStats().largest_free_chunk, 8 * 256);
+  EXPECT_EQ(allocator->BfcStats().largest_free_chunk, 8 * 256);
   allocator->DeallocateRaw(a, 1000);  // merges with b on its right
-  EXPECT_EQ(allocator->GetStats().largest_free_chunk, 12 * 256);
+  EXPECT_EQ(allocator->BfcStats().largest_free_chunk, 12 * 256);
   allocator->DeallocateRaw(c, 3000);  // merges with a+b on its left
-  EXPECT_EQ(allocator->GetStats().largest_free_chunk, 24 * 256);
+  EXPECT_EQ(allocator->BfcStats().largest_free_chunk, 24 * 256);
   allocator->DeallocateRaw(d, rest);  // both sides: the whole region
-  const BfcAllocatorStats stats = allocator->GetStats();
+  const BfcAllocatorStats stats = allocator->BfcStats();
   EXPECT_EQ(stats.largest_free_chunk, static_cast<int64_t>(kMiB));
   EXPECT_EQ(stats.bytes_in_use, 0);
   EXPECT_EQ(stats.num_regions, 1);
@@ -249,12 +249,12 @@ TEST(BfcAllocatorTest, FragmentationFailsAndSaysWhy) {
             "OOM when allocating output 0 of node 'conv1' (Conv2D) on "
             "GPU_0_bfc: " +
                 expected);
-  EXPECT_EQ(allocator->GetStats().num_failed_allocs, 1);
+  EXPECT_EQ(allocator->BfcStats().num_failed_allocs, 1);
   EXPECT_EQ(memory.asked.size(), 1u);  // the region, nothing more
 
   // Freeing the chunk between the two free ones makes 768 KiB in one piece.
   allocator->DeallocateRaw(q[1], 256 * kKiB);
-  EXPECT_EQ(allocator->GetStats().largest_free_chunk,
+  EXPECT_EQ(allocator->BfcStats().largest_free_chunk,
             static_cast<int64_t>(768 * kKiB));
   EXPECT_EQ(allocator->AllocateRaw(256, 300 * kKiB), q[0]);
 }
@@ -262,12 +262,12 @@ TEST(BfcAllocatorTest, FragmentationFailsAndSaysWhy) {
 TEST(BfcAllocatorTest, WithoutGrowthTheFirstRequestReservesTheLimit) {
   FakeDeviceMemory memory(64 * kMiB, FakeDeviceMemory::Backing::kNone);
   auto allocator = MakeAllocator(&memory, 64 * kMiB, /*allow_growth=*/false);
-  EXPECT_EQ(allocator->GetStats().bytes_reserved, 0);
+  EXPECT_EQ(allocator->BfcStats().bytes_reserved, 0);
   std::vector<void*> live;
   for (int i = 0; i < 50; ++i)
     live.push_back(allocator->AllocateRaw(256, kMiB));
   EXPECT_EQ(memory.asked, std::vector<size_t>{64 * kMiB});
-  const BfcAllocatorStats stats = allocator->GetStats();
+  const BfcAllocatorStats stats = allocator->BfcStats();
   EXPECT_EQ(stats.bytes_reserved, static_cast<int64_t>(64 * kMiB));
   EXPECT_EQ(stats.num_regions, 1);
   EXPECT_EQ(stats.bytes_limit, static_cast<int64_t>(64 * kMiB));
@@ -282,19 +282,19 @@ TEST(BfcAllocatorTest, GrowthDoublesRegionsAndStaysUnderTheLimit) {
   auto allocator = MakeAllocator(&memory, 64 * kMiB, /*allow_growth=*/true);
   ASSERT_NE(allocator->AllocateRaw(256, kMiB), nullptr);  // region of 2 MiB
   ASSERT_NE(allocator->AllocateRaw(256, kMiB), nullptr);  // fills it
-  EXPECT_EQ(allocator->GetStats().bytes_reserved,
+  EXPECT_EQ(allocator->BfcStats().bytes_reserved,
             static_cast<int64_t>(2 * kMiB));
   ASSERT_NE(allocator->AllocateRaw(256, kMiB), nullptr);      // region of 4
   ASSERT_NE(allocator->AllocateRaw(256, 3 * kMiB), nullptr);  // fills it
   ASSERT_NE(allocator->AllocateRaw(256, kMiB), nullptr);      // region of 8
-  EXPECT_EQ(allocator->GetStats().bytes_reserved,
+  EXPECT_EQ(allocator->BfcStats().bytes_reserved,
             static_cast<int64_t>(14 * kMiB));
   // 20 MiB needs more than the planned 16: the region doubles to 32, and
   // the one after stays planned at 32.
   ASSERT_NE(allocator->AllocateRaw(256, 20 * kMiB), nullptr);
   EXPECT_EQ(memory.asked,
             (std::vector<size_t>{2 * kMiB, 4 * kMiB, 8 * kMiB, 32 * kMiB}));
-  EXPECT_EQ(allocator->GetStats().bytes_reserved,
+  EXPECT_EQ(allocator->BfcStats().bytes_reserved,
             static_cast<int64_t>(46 * kMiB));
   // 7 and 12 MiB are free in two regions, 18 MiB unreserved: 20 fits
   // nowhere, and no region is wholly free to give back.
@@ -303,7 +303,7 @@ TEST(BfcAllocatorTest, GrowthDoublesRegionsAndStaysUnderTheLimit) {
   // 16 MiB: the planned 32 is capped to the 18 left under the limit.
   ASSERT_NE(allocator->AllocateRaw(256, 16 * kMiB), nullptr);
   EXPECT_EQ(memory.asked.back(), 18 * kMiB);
-  const BfcAllocatorStats stats = allocator->GetStats();
+  const BfcAllocatorStats stats = allocator->BfcStats();
   EXPECT_EQ(stats.bytes_reserved, static_cast<int64_t>(64 * kMiB));
   EXPECT_EQ(stats.peak_bytes_reserved, static_cast<int64_t>(64 * kMiB));
   EXPECT_EQ(stats.num_regions, 5);
@@ -329,16 +329,16 @@ TEST(BfcAllocatorTest, GivesBackFreeRegionsToMakeRoomForABiggerOne) {
       ASSERT_NE(p, nullptr);
       allocator.DeallocateRaw(p, mib * kMiB);
     }
-    EXPECT_EQ(allocator.GetStats().bytes_reserved,
+    EXPECT_EQ(allocator.BfcStats().bytes_reserved,
               static_cast<int64_t>(14 * kMiB));
     void* p = allocator.AllocateRaw(256, 12 * kMiB);
     if (release) {
       ASSERT_NE(p, nullptr);
       EXPECT_EQ(memory.free_calls, 3);
       EXPECT_EQ(memory.asked.back(), 16 * kMiB);
-      EXPECT_EQ(allocator.GetStats().bytes_reserved,
+      EXPECT_EQ(allocator.BfcStats().bytes_reserved,
                 static_cast<int64_t>(16 * kMiB));
-      EXPECT_EQ(allocator.GetStats().num_regions, 1);
+      EXPECT_EQ(allocator.BfcStats().num_regions, 1);
       allocator.DeallocateRaw(p, 12 * kMiB);
     } else {
       EXPECT_EQ(p, nullptr);
@@ -363,7 +363,7 @@ TEST(BfcAllocatorTest, BacksOffWhenTheDeviceHasLessThanTheLimit) {
   }
   ASSERT_EQ(memory.granted.size(), 1u);
   EXPECT_LE(memory.granted[0], 10 * kMiB);
-  EXPECT_EQ(allocator->GetStats().bytes_reserved,
+  EXPECT_EQ(allocator->BfcStats().bytes_reserved,
             static_cast<int64_t>(memory.granted[0]));
 }
 
@@ -373,7 +373,7 @@ TEST(BfcAllocatorTest, BacksOffDownToExactlyWhatIsNeeded) {
   ASSERT_NE(allocator->AllocateRaw(256, kMiB - 100), nullptr);
   EXPECT_EQ(memory.asked.back(), kMiB);
   EXPECT_EQ(memory.granted, std::vector<size_t>{kMiB});
-  EXPECT_EQ(allocator->GetStats().largest_free_chunk, 0);
+  EXPECT_EQ(allocator->BfcStats().largest_free_chunk, 0);
 }
 
 TEST(BfcAllocatorTest, DeviceWithNoMemoryFailsCleanly) {
@@ -396,7 +396,7 @@ TEST(BfcAllocatorTest, MisalignedRegionIsGivenBack) {
   auto allocator = MakeAllocator(&memory, kMiB, /*allow_growth=*/false);
   EXPECT_EQ(allocator->AllocateRaw(256, 4096), nullptr);
   EXPECT_EQ(memory.outstanding, 0u);
-  EXPECT_EQ(allocator->GetStats().bytes_reserved, 0);
+  EXPECT_EQ(allocator->BfcStats().bytes_reserved, 0);
 }
 
 TEST(BfcAllocatorTest, OutOfMemoryThenFreeThenSuccess) {
@@ -407,8 +407,8 @@ TEST(BfcAllocatorTest, OutOfMemoryThenFreeThenSuccess) {
   EXPECT_EQ(allocator->AllocateRaw(256, 512 * kKiB), nullptr);
   allocator->DeallocateRaw(big, 768 * kKiB);
   EXPECT_NE(allocator->AllocateRaw(256, 512 * kKiB), nullptr);
-  EXPECT_EQ(allocator->GetStats().num_failed_allocs, 1);
-  EXPECT_EQ(allocator->GetStats().num_allocs, 2);
+  EXPECT_EQ(allocator->BfcStats().num_failed_allocs, 1);
+  EXPECT_EQ(allocator->BfcStats().num_allocs, 2);
 }
 
 TEST(BfcAllocatorTest, StatsThroughASequence) {
@@ -417,27 +417,27 @@ TEST(BfcAllocatorTest, StatsThroughASequence) {
   void* a = allocator->AllocateRaw(64, 100);   // 256
   void* b = allocator->AllocateRaw(64, 1000);  // 1024
   void* c = allocator->AllocateRaw(64, 5000);  // 5120
-  BfcAllocatorStats s = allocator->GetStats();
+  BfcAllocatorStats s = allocator->BfcStats();
   EXPECT_EQ(s.num_allocs, 3);
   EXPECT_EQ(s.bytes_in_use, 6400);
   EXPECT_EQ(s.peak_bytes_in_use, 6400);
   EXPECT_EQ(s.largest_alloc_size, 5120);
   EXPECT_EQ(s.largest_free_chunk, static_cast<int64_t>(kMiB) - 6400);
   allocator->DeallocateRaw(b, 1000);
-  s = allocator->GetStats();
+  s = allocator->BfcStats();
   EXPECT_EQ(s.bytes_in_use, 5376);
   EXPECT_EQ(s.peak_bytes_in_use, 6400);
   void* z = allocator->AllocateRaw(64, 0);  // 256, in b's old place
   EXPECT_EQ(z, b);
-  s = allocator->GetStats();
+  s = allocator->BfcStats();
   EXPECT_EQ(s.bytes_in_use, 5632);
   EXPECT_EQ(s.peak_bytes_in_use, 6400);
   allocator->ResetPeak();
-  EXPECT_EQ(allocator->GetStats().peak_bytes_in_use, 5632);
+  EXPECT_EQ(allocator->BfcStats().peak_bytes_in_use, 5632);
   void* d = allocator->AllocateRaw(64, 256);
-  EXPECT_EQ(allocator->GetStats().peak_bytes_in_use, 5888);
+  EXPECT_EQ(allocator->BfcStats().peak_bytes_in_use, 5888);
   for (void* p : {a, c, z, d}) allocator->DeallocateRaw(p, 0);
-  s = allocator->GetStats();
+  s = allocator->BfcStats();
   EXPECT_EQ(s.num_allocs, 5);
   EXPECT_EQ(s.num_failed_allocs, 0);
   EXPECT_EQ(s.bytes_in_use, 0);
@@ -454,10 +454,10 @@ TEST(BfcAllocatorTest, ZeroByteRequestsGetDistinctChunks) {
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   EXPECT_NE(a, b);
-  EXPECT_EQ(allocator->GetStats().bytes_in_use, 512);
+  EXPECT_EQ(allocator->BfcStats().bytes_in_use, 512);
   allocator->DeallocateRaw(a, 0);
   allocator->DeallocateRaw(b, 0);
-  EXPECT_EQ(allocator->GetStats().bytes_in_use, 0);
+  EXPECT_EQ(allocator->BfcStats().bytes_in_use, 0);
 }
 
 TEST(BfcAllocatorTest, HugeRequestsFailWithoutOverflow) {
@@ -468,7 +468,7 @@ TEST(BfcAllocatorTest, HugeRequestsFailWithoutOverflow) {
     EXPECT_EQ(allocator->AllocateRaw(256, bytes), nullptr) << bytes;
   }
   EXPECT_TRUE(memory.asked.empty());  // refused before asking the device
-  EXPECT_EQ(allocator->GetStats().num_failed_allocs, 5);
+  EXPECT_EQ(allocator->BfcStats().num_failed_allocs, 5);
   EXPECT_EQ(allocator->LastFailure()->description,
             "asked 8.00 EiB, largest free chunk 0 B, in use 0 B of 1.00 MiB "
             "limit, reserved 0 B");
@@ -480,7 +480,7 @@ TEST(BfcAllocatorTest, HugeRequestUnderAHugeLimitLeavesGrowthAlone) {
   const size_t max = std::numeric_limits<size_t>::max();
   const size_t most = size_t{1} << 60;  // limits past it are taken as it
   auto allocator = MakeAllocator(&memory, max, /*allow_growth=*/true);
-  EXPECT_EQ(allocator->GetStats().bytes_limit, static_cast<int64_t>(most));
+  EXPECT_EQ(allocator->BfcStats().bytes_limit, static_cast<int64_t>(most));
   EXPECT_EQ(allocator->AllocateRaw(256, most - 300), nullptr);
   // The planned region doubles up to the limit, then backs off to what the
   // request needs: most - 300 rounded up.
@@ -552,7 +552,7 @@ TEST(BfcAllocatorTest, RandomizedAgainstAModelOfTheRegion) {
         cursor = offset + chunk.size;
       }
       if (cursor < limit) consider(cursor, limit);
-      ASSERT_EQ(allocator->GetStats().largest_free_chunk,
+      ASSERT_EQ(allocator->BfcStats().largest_free_chunk,
                 static_cast<int64_t>(largest_gap));
 
       void* p = allocator->AllocateRaw(64, asked);
@@ -580,14 +580,14 @@ TEST(BfcAllocatorTest, RandomizedAgainstAModelOfTheRegion) {
       in_use -= static_cast<int64_t>(it->second.size);
       live.erase(it);
     }
-    ASSERT_EQ(allocator->GetStats().bytes_in_use, in_use);
+    ASSERT_EQ(allocator->BfcStats().bytes_in_use, in_use);
   }
   EXPECT_GT(failures, 0);  // the run reached the limit
   EXPECT_EQ(memory.asked.size(), 1u);
   for (const auto& [offset, chunk] : live) {
     allocator->DeallocateRaw(reinterpret_cast<void*>(base + offset), 0);
   }
-  EXPECT_EQ(allocator->GetStats().largest_free_chunk,
+  EXPECT_EQ(allocator->BfcStats().largest_free_chunk,
             static_cast<int64_t>(limit));
 }
 
@@ -635,7 +635,7 @@ TEST(BfcAllocatorTest, RandomizedWithGrowthStaysConsistent) {
       in_use -= static_cast<int64_t>(it->second);
       live.erase(it);
     }
-    const BfcAllocatorStats stats = allocator->GetStats();
+    const BfcAllocatorStats stats = allocator->BfcStats();
     ASSERT_EQ(stats.bytes_in_use, in_use);
     ASSERT_EQ(static_cast<size_t>(stats.bytes_reserved), memory.outstanding);
     ASSERT_LE(memory.outstanding, limit);
@@ -645,7 +645,7 @@ TEST(BfcAllocatorTest, RandomizedWithGrowthStaysConsistent) {
   for (const auto& [addr, size] : live) {
     allocator->DeallocateRaw(reinterpret_cast<void*>(addr), size);
   }
-  EXPECT_EQ(allocator->GetStats().bytes_in_use, 0);
+  EXPECT_EQ(allocator->BfcStats().bytes_in_use, 0);
   allocator.reset();
   EXPECT_EQ(memory.outstanding, 0u);
 }
@@ -701,7 +701,7 @@ TEST(BfcAllocatorTest, ConcurrentAllocateAndFree) {
     EXPECT_EQ(corrupted[t], 0) << "thread " << t;
     total += successes[t];
   }
-  const BfcAllocatorStats stats = allocator->GetStats();
+  const BfcAllocatorStats stats = allocator->BfcStats();
   EXPECT_EQ(stats.num_allocs, total);
   EXPECT_EQ(stats.bytes_in_use, 0);
   EXPECT_EQ(stats.largest_free_chunk, static_cast<int64_t>(limit));

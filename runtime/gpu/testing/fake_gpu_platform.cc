@@ -1,0 +1,286 @@
+#include "runtime/gpu/testing/fake_gpu_platform.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+
+namespace graphrun {
+
+class FakeGpuEvent : public GpuEvent {
+ public:
+  absl::Mutex mu;
+  int64_t recorded ABSL_GUARDED_BY(mu) = 0;  // points marked so far
+  int64_t passed ABSL_GUARDED_BY(mu) = 0;    // the last point passed
+};
+
+// One thread runs the queue in order. Each operation gets the stream's
+// first error so far: work is skipped after an error, events are still
+// marked (no other stream waits forever), callbacks get the error.
+class FakeGpuStream : public GpuStream {
+ public:
+  using Op = std::function<absl::Status(const absl::Status& stream_error)>;
+
+  explicit FakeGpuStream(FakeGpuPlatform* platform)
+      : platform_(platform), thread_([this] { Loop(); }) {}
+  ~FakeGpuStream() override {
+    {
+      absl::MutexLock lock(&mu_);
+      stop_ = true;
+    }
+    thread_.join();
+  }
+
+  // The stream itself, as a GpuStream* (FakeGpuPlatform::Enqueue takes it).
+  void* native() const override {
+    return static_cast<GpuStream*>(const_cast<FakeGpuStream*>(this));
+  }
+
+  absl::Status MemcpyHostToDevice(void* dst, const void* src, size_t bytes) override {
+    return Copy("host to device", dst, true, src, false, bytes, &platform_->h2d_);
+  }
+  absl::Status MemcpyDeviceToHost(void* dst, const void* src, size_t bytes) override {
+    return Copy("device to host", dst, false, src, true, bytes, &platform_->d2h_);
+  }
+  absl::Status MemcpyDeviceToDevice(void* dst, const void* src, size_t bytes) override {
+    return Copy("device to device", dst, true, src, true, bytes, &platform_->d2d_);
+  }
+  absl::Status Record(GpuEvent* event) override {
+    auto* e = static_cast<FakeGpuEvent*>(event);
+    int64_t point;
+    {
+      absl::MutexLock lock(&e->mu);
+      point = ++e->recorded;
+    }
+    Push([e, point](const absl::Status&) {
+      absl::MutexLock lock(&e->mu);
+      if (e->passed < point) e->passed = point;
+      return absl::OkStatus();
+    });
+    return absl::OkStatus();
+  }
+  absl::Status Wait(GpuEvent* event) override {
+    auto* e = static_cast<FakeGpuEvent*>(event);
+    int64_t point;
+    {
+      absl::MutexLock lock(&e->mu);
+      point = e->recorded;
+    }
+    Push([e, point](const absl::Status&) {
+      absl::MutexLock lock(&e->mu);
+      const auto passed = [e, point]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return e->passed >= point;
+      };
+      e->mu.Await(absl::Condition(&passed));
+      return absl::OkStatus();
+    });
+    return absl::OkStatus();
+  }
+  absl::Status ThenCall(std::function<void(const absl::Status&)> fn) override {
+    Push([fn = std::move(fn)](const absl::Status& error) {
+      fn(error);
+      return absl::OkStatus();
+    });
+    return absl::OkStatus();
+  }
+  absl::Status Synchronize() override {
+    absl::Notification done;
+    absl::Status result;
+    Push([&](const absl::Status& error) {
+      result = error;
+      done.Notify();
+      return absl::OkStatus();
+    });
+    done.WaitForNotification();
+    return result;
+  }
+
+  // Work as a kernel launch: skipped after an error, its own error sticks.
+  void PushWork(std::function<absl::Status()> work) {
+    Push([work = std::move(work)](const absl::Status& error) {
+      if (!error.ok()) return absl::OkStatus();
+      return work();
+    });
+  }
+
+ private:
+  absl::Status Copy(const char* kind, void* dst, bool dst_device, const void* src,
+                    bool src_device, size_t bytes, std::atomic<int64_t>* counter) {
+    FakeGpuPlatform* platform = platform_;
+    PushWork([=]() {
+      absl::Status s = platform->TakeInjectedFailure();
+      if (s.ok()) s = platform->CheckCopy(kind, dst, dst_device, src, src_device, bytes);
+      if (!s.ok()) return s;
+      if (bytes > 0) std::memcpy(dst, src, bytes);
+      counter->fetch_add(1);
+      return absl::OkStatus();
+    });
+    return absl::OkStatus();
+  }
+
+  void Push(Op op) {
+    absl::MutexLock lock(&mu_);
+    queue_.push_back(std::move(op));
+  }
+
+  void Loop() {
+    while (true) {
+      Op op;
+      absl::Status error;
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(
+            +[](FakeGpuStream* s) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+              return s->stop_ || !s->queue_.empty();
+            },
+            this));
+        if (queue_.empty()) return;  // stopping, and everything ran
+        op = std::move(queue_.front());
+        queue_.pop_front();
+        error = error_;
+      }
+      const absl::Status s = op(error);
+      if (!s.ok()) {
+        absl::MutexLock lock(&mu_);
+        if (error_.ok()) error_ = s;
+      }
+    }
+  }
+
+  FakeGpuPlatform* const platform_;
+  absl::Mutex mu_;
+  std::deque<Op> queue_ ABSL_GUARDED_BY(mu_);
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: starts once the rest is made
+};
+
+FakeGpuPlatform::FakeGpuPlatform(FakeGpuOptions options) : options_(std::move(options)) {}
+
+FakeGpuPlatform::~FakeGpuPlatform() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [p, size] : device_blocks_) std::free(reinterpret_cast<void*>(p));
+  for (auto& [p, size] : pinned_blocks_) std::free(reinterpret_cast<void*>(p));
+}
+
+std::string FakeGpuPlatform::description() const {
+  return absl::StrCat("device: ", options_.ordinal, ", name: ", options_.name,
+                      ", pci bus id: 0000:00:00.0, compute capability: 9.0");
+}
+
+absl::StatusOr<int64_t> FakeGpuPlatform::free_memory() const {
+  absl::MutexLock lock(&mu_);
+  return options_.total_memory - options_.used_by_others - device_in_use_;
+}
+
+void* FakeGpuPlatform::AllocateDevice(size_t bytes) {
+  absl::MutexLock lock(&mu_);
+  if (static_cast<int64_t>(bytes) >
+      options_.total_memory - options_.used_by_others - device_in_use_) {
+    return nullptr;
+  }
+  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  if (p == nullptr) return nullptr;
+  device_blocks_[reinterpret_cast<uintptr_t>(p)] = bytes;
+  device_in_use_ += static_cast<int64_t>(bytes);
+  return p;
+}
+
+void FakeGpuPlatform::FreeDevice(void* ptr) {
+  absl::MutexLock lock(&mu_);
+  auto it = device_blocks_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == device_blocks_.end()) std::abort();  // not ours: a real GPU would fault
+  device_in_use_ -= static_cast<int64_t>(it->second);
+  device_blocks_.erase(it);
+  std::free(ptr);
+}
+
+void* FakeGpuPlatform::AllocatePinnedHost(size_t bytes) {
+  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  if (p == nullptr) return nullptr;
+  absl::MutexLock lock(&mu_);
+  pinned_blocks_[reinterpret_cast<uintptr_t>(p)] = bytes;
+  pinned_in_use_ += static_cast<int64_t>(bytes);
+  return p;
+}
+
+void FakeGpuPlatform::FreePinnedHost(void* ptr) {
+  absl::MutexLock lock(&mu_);
+  auto it = pinned_blocks_.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == pinned_blocks_.end()) std::abort();
+  pinned_in_use_ -= static_cast<int64_t>(it->second);
+  pinned_blocks_.erase(it);
+  std::free(ptr);
+}
+
+absl::StatusOr<std::unique_ptr<GpuStream>> FakeGpuPlatform::NewStream() {
+  return std::unique_ptr<GpuStream>(new FakeGpuStream(this));
+}
+
+absl::StatusOr<std::unique_ptr<GpuEvent>> FakeGpuPlatform::NewEvent() {
+  return std::unique_ptr<GpuEvent>(new FakeGpuEvent());
+}
+
+bool FakeGpuPlatform::IsDeviceMemory(const void* ptr, size_t bytes) const {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  absl::MutexLock lock(&mu_);
+  auto it = device_blocks_.upper_bound(p);
+  if (it == device_blocks_.begin()) return false;
+  --it;
+  return p >= it->first && p + bytes <= it->first + it->second;
+}
+
+bool FakeGpuPlatform::IsPinnedHost(const void* ptr) const {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  absl::MutexLock lock(&mu_);
+  auto it = pinned_blocks_.upper_bound(p);
+  if (it == pinned_blocks_.begin()) return false;
+  --it;
+  return p >= it->first && p < it->first + it->second;
+}
+
+int64_t FakeGpuPlatform::device_bytes_in_use() const {
+  absl::MutexLock lock(&mu_);
+  return device_in_use_;
+}
+
+int64_t FakeGpuPlatform::pinned_bytes_in_use() const {
+  absl::MutexLock lock(&mu_);
+  return pinned_in_use_;
+}
+
+void FakeGpuPlatform::FailNextCopy(absl::Status status) {
+  absl::MutexLock lock(&mu_);
+  injected_ = std::move(status);
+}
+
+absl::Status FakeGpuPlatform::TakeInjectedFailure() {
+  absl::MutexLock lock(&mu_);
+  absl::Status s = std::move(injected_);
+  injected_ = absl::OkStatus();
+  return s;
+}
+
+absl::Status FakeGpuPlatform::CheckCopy(const char* kind, const void* dst, bool dst_device,
+                                        const void* src, bool src_device, size_t bytes) const {
+  if (bytes == 0) return absl::OkStatus();
+  auto check = [&](const void* p, bool device, const char* which) -> absl::Status {
+    if (IsDeviceMemory(p, bytes) == device) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "fake GPU ", options_.ordinal, ": ", kind, " copy of ", bytes, " bytes: the ", which,
+        device ? " is not device memory" : " is device memory"));
+  };
+  absl::Status s = check(dst, dst_device, "destination");
+  if (s.ok()) s = check(src, src_device, "source");
+  return s;
+}
+
+void FakeGpuPlatform::Enqueue(GpuStream* stream, std::function<absl::Status()> work) {
+  static_cast<FakeGpuStream*>(stream)->PushWork(std::move(work));
+}
+
+}  // namespace graphrun
