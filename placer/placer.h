@@ -48,6 +48,12 @@ class KernelAvailability {
                                  absl::string_view device_type) const {
     return false;
   }
+  // The same for output `output` (the partitioner then sends it with a
+  // _HostSend). Default: no.
+  virtual bool OutputInHostMemory(const Node& node, int output,
+                                  absl::string_view device_type) const {
+    return false;
+  }
 };
 
 // Functions decide (host_memory may be null): tests, and planning without

@@ -80,13 +80,18 @@ class DirectSession : public Session {
     availability_ = RegistryAvailability();
     const int inter = options.inter_op_threads > 0 ? options.inter_op_threads : cores;
     inter_op_pool_ = std::make_unique<Eigen::ThreadPool>(inter, options.allow_thread_spinning);
-    rendezvous_mgr_ = std::make_unique<RendezvousMgr>(devices());
   }
 
   // InvalidArgument when SessionOptions::device_prefix does not make
   // canonical device names.
   absl::Status Init(const GraphDef& graph) {
-    GR_ASSIGN_OR_RETURN(device_set_, DescribeCpuDevices(devices(), options_.device_prefix));
+    if (options_.make_gpu_devices) {
+      GR_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<Device>> gpus,
+                          options_.make_gpu_devices(options_.device_prefix));
+      for (auto& d : gpus) devices_.push_back(std::move(d));
+    }
+    rendezvous_mgr_ = std::make_unique<RendezvousMgr>(devices());
+    GR_ASSIGN_OR_RETURN(device_set_, DescribeDevices(devices(), options_.device_prefix));
     if (!options_.cost_profile.empty()) {
       GR_RETURN_IF_ERROR(cost_model_->LoadProfile(options_.cost_profile));
     }

@@ -33,12 +33,11 @@ class RegistryKernelAvailability : public KernelAvailability {
 
   bool InputInHostMemory(const Node& node, int input,
                          absl::string_view type) const override {
-    if (type == "CPU" || node.op_def() == nullptr) return false;
-    auto kernel = KernelRegistry::Global()->FindKernel(node.def(), node.op_def(), type);
-    if (!kernel.ok()) return false;
-    auto types = GetMemoryTypes(**kernel, node.def(), *node.op_def());
-    return types.ok() && input < static_cast<int>(types->input_on_host.size()) &&
-           types->input_on_host[input];
+    return InHostMemory(node, /*is_output=*/false, input, type);
+  }
+  bool OutputInHostMemory(const Node& node, int output,
+                          absl::string_view type) const override {
+    return InHostMemory(node, /*is_output=*/true, output, type);
   }
 
   std::string WhyNot(const Node& node, absl::string_view type) const override {
@@ -51,6 +50,17 @@ class RegistryKernelAvailability : public KernelAvailability {
   }
 
  private:
+  static bool InHostMemory(const Node& node, bool is_output, int index,
+                           absl::string_view type) {
+    if (type == "CPU" || node.op_def() == nullptr) return false;
+    auto kernel = KernelRegistry::Global()->FindKernel(node.def(), node.op_def(), type);
+    if (!kernel.ok()) return false;
+    auto types = GetMemoryTypes(**kernel, node.def(), *node.op_def());
+    if (!types.ok()) return false;
+    const std::vector<bool>& on_host = is_output ? types->output_on_host : types->input_on_host;
+    return index < static_cast<int>(on_host.size()) && on_host[static_cast<size_t>(index)];
+  }
+
   RegistryAvailabilityOptions options_;
 };
 

@@ -1,5 +1,6 @@
 #include "runtime/plan_builder.h"
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -40,18 +41,28 @@ absl::StatusOr<placer::DeviceName> ParseOwnDeviceName(const std::string& prefix,
 
 }  // namespace
 
-absl::StatusOr<placer::DeviceSet> DescribeCpuDevices(const std::vector<Device*>& devices,
-                                                     const std::string& device_prefix) {
+absl::StatusOr<placer::DeviceSet> DescribeDevices(const std::vector<Device*>& devices,
+                                                  const std::string& device_prefix) {
   placer::DeviceSet set;
   const int cores = NumSchedulableCpus();
-  const int n = static_cast<int>(devices.size());
+  int n = 0;
+  for (const Device* d : devices) n += d->device_type() == kDeviceCpu ? 1 : 0;
   // Each virtual CPU gets its share of the cores; tensors between them are
   // handed over, not copied, but a transfer still costs a few microseconds
   // of latency.
-  const double share = static_cast<double>(cores) / n;
+  const double share = static_cast<double>(cores) / std::max(n, 1);
   for (const Device* d : devices) {
     GR_RETURN_IF_ERROR(ParseOwnDeviceName(device_prefix, d->name()).status());
-    GR_ASSIGN_OR_RETURN(placer::DeviceInfo info, DescribeCpuDevice(d->name(), share));
+    if (d->device_type() == kDeviceCpu) {
+      GR_ASSIGN_OR_RETURN(placer::DeviceInfo info, DescribeCpuDevice(d->name(), share));
+      GR_RETURN_IF_ERROR(set.AddDevice(info));
+      continue;
+    }
+    // Other devices (GPUs): the type's model, their own memory limit; the
+    // links to them are the device set's defaults for the pair's class.
+    placer::DeviceInfo info = placer::DefaultDeviceInfo(d->device_type());
+    info.name = d->name();
+    if (d->memory_limit() > 0) info.memory_bytes = d->memory_limit();
     GR_RETURN_IF_ERROR(set.AddDevice(info));
   }
   placer::LinkRule cpu_link;
@@ -138,6 +149,17 @@ absl::StatusOr<PartitionedStep> PlaceAndPartition(const Graph& graph,
   };
   for (const auto& d : devices.devices()) popts.devices.push_back(d.name);
   popts.get_incarnation = options.incarnation;
+  if (const placer::KernelAvailability* kernels = options.placer.availability) {
+    // HostMemory arguments of non-CPU kernels travel as _HostSend/_HostRecv.
+    popts.host_memory = [&devices, kernels](const Node& node, bool is_output, int index,
+                                            const std::string& device) {
+      const int d = devices.Find(device);
+      if (d < 0) return false;
+      const std::string& type = devices.devices()[d].type;
+      return is_output ? kernels->OutputInHostMemory(node, index, type)
+                       : kernels->InputInHostMemory(node, index, type);
+    };
+  }
   GR_ASSIGN_OR_RETURN(step.partitions, Partition(graph, popts));
   return step;
 }

@@ -5,7 +5,7 @@
 // devices, so a master can place over remote ones. CreatePartitionExecutors
 // makes an Executor per partition on this process's devices.
 //
-//   GR_ASSIGN_OR_RETURN(placer::DeviceSet set, DescribeCpuDevices(devices, prefix));
+//   GR_ASSIGN_OR_RETURN(placer::DeviceSet set, DescribeDevices(devices, prefix));
 //   GR_ASSIGN_OR_RETURN(PartitionedStep step,
 //                       PlaceAndPartition(*step_graph.graph, set, cost_model, {}));
 //   GR_ASSIGN_OR_RETURN(auto parts, CreatePartitionExecutors(step.partitions, devices));
@@ -34,16 +34,18 @@
 
 namespace graphrun {
 
-// The placer's model of this process's virtual CPU devices (borrowed, named
-// `device_prefix` + "/device:CPU:i"): each gets its share of the host's
-// cores and memory bandwidth; tensors between them cost a few microseconds.
-// InvalidArgument when `device_prefix` is not a canonical
-// "/job:J/replica:R/task:T", so that the placer's names are the devices'.
-absl::StatusOr<placer::DeviceSet> DescribeCpuDevices(const std::vector<Device*>& devices,
-                                                     const std::string& device_prefix);
+// The placer's model of this process's devices (borrowed, named
+// `device_prefix` + "/device:CPU:i" or "/device:GPU:i"): each virtual CPU
+// gets its share of the host's cores and memory bandwidth, and tensors
+// between them cost a few microseconds; a GPU gets the device set's GPU
+// model with its own memory limit. InvalidArgument when `device_prefix` is
+// not a canonical "/job:J/replica:R/task:T", so that the placer's names are
+// the devices'.
+absl::StatusOr<placer::DeviceSet> DescribeDevices(const std::vector<Device*>& devices,
+                                                  const std::string& device_prefix);
 
 // The placer's model of one CPU device named `name` (canonical) whose
-// kernels use `cores` cores; as DescribeCpuDevices, for devices of another
+// kernels use `cores` cores; as DescribeDevices, for devices of another
 // process (a master describing its workers'). InvalidArgument for a name
 // that is not canonical.
 absl::StatusOr<placer::DeviceInfo> DescribeCpuDevice(const std::string& name, double cores);

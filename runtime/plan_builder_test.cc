@@ -23,7 +23,7 @@ class PlanBuilderTest : public ::testing::Test {
     cpu.intra_op_threads = 1;
     for (int i = 0; i < 2; ++i) owned_.push_back(NewCpuDevice(kPrefix, i, cpu));
     for (const auto& d : owned_) devices_.push_back(d.get());
-    auto set = DescribeCpuDevices(devices_, kPrefix);
+    auto set = DescribeDevices(devices_, kPrefix);
     ASSERT_TRUE(set.ok()) << set.status();
     set_ = std::move(set).value();
   }
@@ -70,7 +70,7 @@ TEST_F(PlanBuilderTest, DescribesCpuDevicesUnderTheirOwnNames) {
   EXPECT_GT(set_.devices()[1].peak_flops, 0);
   // Devices named under an incomplete prefix.
   std::unique_ptr<Device> partial = NewCpuDevice("/job:localhost", 0, CpuDeviceOptions());
-  auto bad = DescribeCpuDevices({partial.get()}, "/job:localhost");
+  auto bad = DescribeDevices({partial.get()}, "/job:localhost");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("SessionOptions.device_prefix '/job:localhost'"),
             std::string::npos)

@@ -18,6 +18,7 @@
 #ifndef GRAPHRUN_RUNTIME_SESSION_H_
 #define GRAPHRUN_RUNTIME_SESSION_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -74,6 +75,12 @@ struct SessionOptions {
   bool log_optimizations = false;
   // Device name prefix of this process.
   std::string device_prefix = "/job:localhost/replica:0/task:0";
+  // GPU devices for the session, made by the caller when the session is
+  // created (graphrun run's --gpus; a fake GPU in tests), named under
+  // `device_prefix`. Null: CPUs only.
+  std::function<absl::StatusOr<std::vector<std::unique_ptr<Device>>>(
+      const std::string& device_prefix)>
+      make_gpu_devices;
 };
 
 class Session {

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/array_movement.h"
+#include "kernels/cpu/forward_ops.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -20,27 +21,17 @@
 namespace graphrun {
 namespace array_kernels {
 namespace {
+using ::graphrun::ConstValue;
+using ::graphrun::ForwardableTypes;
 
 // Decodes `value` once; every step outputs the same buffer.
 class ConstOp : public OpKernel {
  public:
   explicit ConstOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     set_expensive(false);
-    const AttrValue* value = ctx->attrs().Find("value");
-    if (value == nullptr || value->value_case() != AttrValue::kTensor) {
-      ctx->SetStatus(
-          absl::InvalidArgumentError("Const needs a tensor attr 'value'"));
-      return;
-    }
-    absl::StatusOr<Tensor> t = Tensor::FromProto(value->tensor());
+    absl::StatusOr<Tensor> t = ConstValue(ctx);
     if (!t.ok()) {
       ctx->SetStatus(t.status());
-      return;
-    }
-    if (t->dtype() != ctx->output_types()[0]) {
-      ctx->SetStatus(absl::InvalidArgumentError(absl::StrCat(
-          "Type mismatch between value (", DataTypeString(t->dtype()),
-          ") and dtype (", DataTypeString(ctx->output_types()[0]), ")")));
       return;
     }
     tensor_ = *std::move(t);
@@ -289,18 +280,6 @@ class RangeOp : public OpKernel {
   }
 };
 
-// Kernels that only pass tensors on also pass list handles (DT_VARIANT) and
-// TensorArray handles (DT_RESOURCE), which loops carry.
-const std::vector<DataType>& ForwardableTypes() {
-  static const std::vector<DataType>* const types = [] {
-    auto* v = new std::vector<DataType>(AllTensorTypes());
-    v->push_back(DT_VARIANT);
-    v->push_back(DT_RESOURCE);
-    return v;
-  }();
-  return *types;
-}
-
 REGISTER_KERNEL(KernelDefBuilder("Const").Device(kDeviceCpu)
                     .TypeConstraint("dtype", AllTensorTypes()),
                 ConstOp);
@@ -375,4 +354,37 @@ REGISTER_KERNEL(KernelDefBuilder("Range").Device(kDeviceCpu)
 
 }  // namespace
 }  // namespace array_kernels
+
+// Kernels that only pass tensors on also pass list handles (DT_VARIANT) and
+// TensorArray handles (DT_RESOURCE), which loops carry.
+const std::vector<DataType>& ForwardableTypes() {
+  static const std::vector<DataType>* const types = [] {
+    auto* v = new std::vector<DataType>(array_kernels::AllTensorTypes());
+    v->push_back(DT_VARIANT);
+    v->push_back(DT_RESOURCE);
+    return v;
+  }();
+  return *types;
+}
+
+absl::StatusOr<Tensor> ConstValue(OpKernelConstruction* ctx) {
+  const AttrValue* value = ctx->attrs().Find("value");
+  if (value == nullptr || value->value_case() != AttrValue::kTensor) {
+    return absl::InvalidArgumentError("Const needs a tensor attr 'value'");
+  }
+  absl::StatusOr<Tensor> t = Tensor::FromProto(value->tensor());
+  if (!t.ok()) return t.status();
+  if (t->dtype() != ctx->output_types()[0]) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Type mismatch between value (", DataTypeString(t->dtype()), ") and dtype (",
+        DataTypeString(ctx->output_types()[0]), ")"));
+  }
+  return t;
+}
+
+OpKernel* NewForwardInputsOp(OpKernelConstruction* c) {
+  return new array_kernels::ForwardInputsOp(c);
+}
+OpKernel* NewNoOp(OpKernelConstruction* c) { return new array_kernels::NoOp(c); }
+
 }  // namespace graphrun

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/cpu/sendrecv_ops.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "kernels/rendezvous.h"
@@ -146,4 +147,8 @@ REGISTER_KERNEL(KernelDefBuilder("_Recv").Device(kDeviceCpu), RecvOp);
 REGISTER_KERNEL(KernelDefBuilder("_HostRecv").Device(kDeviceCpu), RecvOp);
 
 }  // namespace
+
+OpKernel* NewSendOp(OpKernelConstruction* c) { return new SendOp(c); }
+OpKernel* NewRecvOp(OpKernelConstruction* c) { return new RecvOp(c); }
+
 }  // namespace graphrun

@@ -1,0 +1,35 @@
+// Kernels that only move tensors, registered for GPUs: the same kernels as
+// on CPUs (the rendezvous copies between memory spaces; forwarding never
+// touches the bytes). _HostSend and _HostRecv keep their tensor in host
+// memory, as TensorFlow's.
+#include "kernels/cpu/forward_ops.h"
+#include "kernels/cpu/sendrecv_ops.h"
+#include "kernels/kernel_registry.h"
+
+namespace graphrun {
+namespace {
+
+using internal::KernelRegistrar;
+
+const KernelRegistrar kSend(KernelDefBuilder("_Send").Device(kDeviceGpu).Build(NewSendOp));
+const KernelRegistrar kRecv(KernelDefBuilder("_Recv").Device(kDeviceGpu).Build(NewRecvOp));
+const KernelRegistrar kHostSend(
+    KernelDefBuilder("_HostSend").Device(kDeviceGpu).HostMemory("tensor").Build(NewSendOp));
+const KernelRegistrar kHostRecv(
+    KernelDefBuilder("_HostRecv").Device(kDeviceGpu).HostMemory("tensor").Build(NewRecvOp));
+
+KernelRegistrar Forward(const char* op) {
+  return KernelRegistrar(KernelDefBuilder(op)
+                             .Device(kDeviceGpu)
+                             .TypeConstraint("T", ForwardableTypes())
+                             .Build(NewForwardInputsOp));
+}
+const KernelRegistrar kIdentity = Forward("Identity");
+const KernelRegistrar kIdentityN = Forward("IdentityN");
+const KernelRegistrar kStopGradient = Forward("StopGradient");
+const KernelRegistrar kPreventGradient = Forward("PreventGradient");
+const KernelRegistrar kSnapshot = Forward("Snapshot");
+const KernelRegistrar kNoOp(KernelDefBuilder("NoOp").Device(kDeviceGpu).Build(NewNoOp));
+
+}  // namespace
+}  // namespace graphrun
