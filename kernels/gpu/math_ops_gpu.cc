@@ -1,0 +1,262 @@
+// The arithmetic GPU kernels: each checks shapes on the host, allocates its
+// output in device memory and queues cuBLAS or a CUDA kernel on the
+// device's compute stream (gpu_launch.h); consumers on the GPU queue after
+// it, and copies out wait for it. Launching is cheap, so they run inline on
+// the executor's thread. An error names the op; the executor adds the node.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/device_context.h"
+#include "kernels/gpu/broadcast.h"
+#include "kernels/gpu/gpu_launch.h"
+#include "kernels/kernel_registry.h"
+
+namespace graphrun {
+namespace {
+
+void* Stream(OpKernelContext* ctx) {
+  DeviceContext* dc = ctx->device()->device_context();
+  return dc == nullptr ? nullptr : dc->compute_stream();
+}
+
+absl::StatusOr<gpu::ElementType> ElementTypeOf(DataType t) {
+  switch (t) {
+    case DT_FLOAT:
+      return gpu::ElementType::kFloat;
+    case DT_HALF:
+      return gpu::ElementType::kHalf;
+    case DT_BFLOAT16:
+      return gpu::ElementType::kBfloat16;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("no GPU kernel for ", DataTypeString(t)));
+  }
+}
+
+class GpuKernel : public OpKernel {
+ public:
+  explicit GpuKernel(OpKernelConstruction* c) : OpKernel(c) { set_expensive(false); }
+};
+
+// MatMul and BatchMatMul(V2): cuBLAS, float on TF32 tensor cores, half and
+// bfloat16 on tensor cores with float accumulation.
+class MatMulOp : public GpuKernel {
+ public:
+  explicit MatMulOp(OpKernelConstruction* c) : GpuKernel(c) {
+    batched_ = c->def().op() != "MatMul";
+    const char* ta = batched_ ? "adj_x" : "transpose_a";
+    const char* tb = batched_ ? "adj_y" : "transpose_b";
+    absl::Status s = c->GetAttr(ta, &transpose_a_);
+    if (s.ok()) s = c->GetAttr(tb, &transpose_b_);
+    if (!s.ok()) c->SetStatus(s);
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    const int ra = a.dims(), rb = b.dims();
+    OP_REQUIRES(ctx, ra >= 2 && rb >= 2 && (batched_ || (ra == 2 && rb == 2)),
+                absl::InvalidArgumentError(absl::StrCat(
+                    type_string(), " on GPU: inputs must be matrices", batched_ ? " or batches" : "",
+                    ", got ", a.shape().DebugString(), " and ", b.shape().DebugString())));
+    const int64_t m = a.dim_size(ra - (transpose_a_ ? 1 : 2));
+    const int64_t k = a.dim_size(ra - (transpose_a_ ? 2 : 1));
+    const int64_t kb = b.dim_size(rb - (transpose_b_ ? 1 : 2));
+    const int64_t n = b.dim_size(rb - (transpose_b_ ? 2 : 1));
+    OP_REQUIRES(ctx, k == kb,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "Matrix size-incompatible: In[0]: ", a.shape().DebugString(),
+                    ", In[1]: ", b.shape().DebugString())));
+    // Batches: equal, or one side a single matrix (stride 0).
+    int64_t batch_a = a.NumElements() / std::max<int64_t>(m * k, 1);
+    int64_t batch_b = b.NumElements() / std::max<int64_t>(k * n, 1);
+    TensorShape out_shape;
+    const Tensor& longer = ra >= rb ? a : b;
+    for (int i = 0; i < longer.dims() - 2; ++i) out_shape.AddDim(longer.dim_size(i));
+    if (batched_ && batch_a != batch_b) {
+      OP_REQUIRES(ctx, batch_a == 1 || batch_b == 1,
+                  absl::InvalidArgumentError(absl::StrCat(
+                      type_string(), " on GPU broadcasts a single matrix only; got ",
+                      a.shape().DebugString(), " and ", b.shape().DebugString())));
+      const Tensor& many = batch_a > batch_b ? a : b;
+      out_shape = TensorShape();
+      for (int i = 0; i < many.dims() - 2; ++i) out_shape.AddDim(many.dim_size(i));
+    }
+    out_shape.AddDim(m);
+    out_shape.AddDim(n);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    if (out->NumElements() == 0) return;
+    const int64_t batch = std::max(batch_a, batch_b);
+    absl::StatusOr<gpu::ElementType> type = ElementTypeOf(a.dtype());
+    OP_REQUIRES_OK(ctx, type.status());
+    OP_REQUIRES_OK(ctx, gpu::Gemm(Stream(ctx), *type, transpose_a_, transpose_b_, m, n, k,
+                                  a.raw_data(), b.raw_data(), out->raw_data(), batch,
+                                  batch_a == 1 ? 0 : m * k, batch_b == 1 ? 0 : k * n, m * n));
+  }
+
+ private:
+  bool batched_ = false;
+  bool transpose_a_ = false;
+  bool transpose_b_ = false;
+};
+
+template <gpu::UnaryOp kOp>
+class UnaryOp : public GpuKernel {
+ public:
+  using GpuKernel::GpuKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, x.shape(), &y));
+    OP_REQUIRES_OK(ctx, gpu::Unary(Stream(ctx), kOp, static_cast<const float*>(x.raw_data()),
+                                   static_cast<float*>(y->raw_data()), x.NumElements()));
+  }
+};
+
+template <gpu::BinaryOp kOp>
+class BinaryOp : public GpuKernel {
+ public:
+  using GpuKernel::GpuKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    absl::StatusOr<gpu::Broadcast> b = gpu::MakeBroadcast(x.shape(), y.shape());
+    OP_REQUIRES_OK(ctx, b.status());
+    Tensor* z = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, b->output, &z));
+    OP_REQUIRES_OK(ctx, gpu::Binary(Stream(ctx), kOp, static_cast<const float*>(x.raw_data()),
+                                    static_cast<const float*>(y.raw_data()),
+                                    static_cast<float*>(z->raw_data()), b->shape));
+  }
+};
+
+class BiasAddOp : public GpuKernel {
+ public:
+  explicit BiasAddOp(OpKernelConstruction* c) : GpuKernel(c) {
+    std::string format = "NHWC";
+    if (c->attrs().Find("data_format") != nullptr) {
+      absl::Status s = c->GetAttr("data_format", &format);
+      if (!s.ok()) c->SetStatus(s);
+    }
+    if (format != "NHWC") {
+      c->SetStatus(absl::UnimplementedError("BiasAdd on GPU takes data_format NHWC only"));
+    }
+  }
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& bias = ctx->input(1);
+    OP_REQUIRES(ctx, x.dims() >= 1 && bias.dims() == 1 &&
+                         bias.dim_size(0) == x.dim_size(x.dims() - 1),
+                absl::InvalidArgumentError(absl::StrCat(
+                    "Must provide as many biases as the last dimension of the input tensor: ",
+                    bias.shape().DebugString(), " vs. ", x.shape().DebugString())));
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, x.shape(), &y));
+    const int64_t cols = bias.dim_size(0);
+    OP_REQUIRES_OK(ctx, gpu::BiasAdd(Stream(ctx), static_cast<const float*>(x.raw_data()),
+                                     static_cast<const float*>(bias.raw_data()),
+                                     static_cast<float*>(y->raw_data()),
+                                     cols == 0 ? 0 : x.NumElements() / cols, cols));
+  }
+};
+
+class SoftmaxOp : public GpuKernel {
+ public:
+  explicit SoftmaxOp(OpKernelConstruction* c)
+      : GpuKernel(c), log_(c->def().op() == "LogSoftmax") {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    OP_REQUIRES(ctx, x.dims() >= 1,
+                absl::InvalidArgumentError("logits must have at least one dimension"));
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
+    const int64_t cols = x.dim_size(x.dims() - 1);
+    OP_REQUIRES_OK(ctx, gpu::Softmax(Stream(ctx), static_cast<const float*>(x.raw_data()),
+                                     static_cast<float*>(y->raw_data()),
+                                     cols == 0 ? 0 : x.NumElements() / cols, cols, log_));
+  }
+
+ private:
+  const bool log_;
+};
+
+class CastOp : public GpuKernel {
+ public:
+  explicit CastOp(OpKernelConstruction* c) : GpuKernel(c) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    absl::StatusOr<gpu::ElementType> from = ElementTypeOf(x.dtype());
+    OP_REQUIRES_OK(ctx, from.status());
+    absl::StatusOr<gpu::ElementType> to = ElementTypeOf(ctx->expected_output_dtype(0));
+    OP_REQUIRES_OK(ctx, to.status());
+    Tensor* y = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
+    OP_REQUIRES_OK(ctx, gpu::Cast(Stream(ctx), *from, *to, x.raw_data(), y->raw_data(),
+                                  x.NumElements()));
+  }
+};
+
+const std::vector<DataType> kGemmTypes = {DT_FLOAT, DT_HALF, DT_BFLOAT16};
+
+REGISTER_KERNEL(KernelDefBuilder("MatMul").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes),
+                MatMulOp);
+REGISTER_KERNEL(
+    KernelDefBuilder("BatchMatMul").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes),
+    MatMulOp);
+REGISTER_KERNEL(
+    KernelDefBuilder("BatchMatMulV2").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes),
+    MatMulOp);
+
+#define GR_GPU_UNARY(name, op)                                                      \
+  REGISTER_KERNEL(KernelDefBuilder(name).Device(kDeviceGpu).TypeConstraint<float>("T"), \
+                  UnaryOp<gpu::UnaryOp::op>)
+GR_GPU_UNARY("Neg", kNeg);
+GR_GPU_UNARY("Abs", kAbs);
+GR_GPU_UNARY("Square", kSquare);
+GR_GPU_UNARY("Sqrt", kSqrt);
+GR_GPU_UNARY("Rsqrt", kRsqrt);
+GR_GPU_UNARY("Exp", kExp);
+GR_GPU_UNARY("Log", kLog);
+GR_GPU_UNARY("Tanh", kTanh);
+GR_GPU_UNARY("Sigmoid", kSigmoid);
+GR_GPU_UNARY("Relu", kRelu);
+GR_GPU_UNARY("Relu6", kRelu6);
+GR_GPU_UNARY("Elu", kElu);
+GR_GPU_UNARY("Softplus", kSoftplus);
+GR_GPU_UNARY("Reciprocal", kReciprocal);
+GR_GPU_UNARY("Inv", kReciprocal);
+#undef GR_GPU_UNARY
+
+#define GR_GPU_BINARY(name, op)                                                     \
+  REGISTER_KERNEL(KernelDefBuilder(name).Device(kDeviceGpu).TypeConstraint<float>("T"), \
+                  BinaryOp<gpu::BinaryOp::op>)
+GR_GPU_BINARY("Add", kAdd);
+GR_GPU_BINARY("AddV2", kAdd);
+GR_GPU_BINARY("Sub", kSub);
+GR_GPU_BINARY("Mul", kMul);
+GR_GPU_BINARY("RealDiv", kDiv);
+GR_GPU_BINARY("Div", kDiv);
+GR_GPU_BINARY("Maximum", kMaximum);
+GR_GPU_BINARY("Minimum", kMinimum);
+GR_GPU_BINARY("SquaredDifference", kSquaredDifference);
+GR_GPU_BINARY("Pow", kPow);
+#undef GR_GPU_BINARY
+
+REGISTER_KERNEL(KernelDefBuilder("BiasAdd").Device(kDeviceGpu).TypeConstraint<float>("T"),
+                BiasAddOp);
+REGISTER_KERNEL(KernelDefBuilder("Softmax").Device(kDeviceGpu).TypeConstraint<float>("T"),
+                SoftmaxOp);
+REGISTER_KERNEL(KernelDefBuilder("LogSoftmax").Device(kDeviceGpu).TypeConstraint<float>("T"),
+                SoftmaxOp);
+REGISTER_KERNEL(KernelDefBuilder("Cast")
+                    .Device(kDeviceGpu)
+                    .TypeConstraint("SrcT", kGemmTypes)
+                    .TypeConstraint("DstT", kGemmTypes),
+                CastOp);
+
+}  // namespace
+}  // namespace graphrun
