@@ -151,4 +151,20 @@ err="$("$GRAPHRUN" run "$tmp/nokernel.pbtxt" --feed "x=$EXAMPLE_X" --fetch y 2>&
 check "unknown op fails at load" test $rc -eq 1
 check "unknown op named" grep -q "node 'y' (FancyOp): Op type not registered 'FancyOp'" <<<"$err"
 
+# GPUs: --gpus=none runs on CPU without a word; on a machine without a
+# usable GPU, auto says once that it runs on CPU, and a GPU asked for by
+# index is an error naming the request.
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --gpus=none 2>&1 >/dev/null)"
+check "gpus=none is silent" test -z "$err"
+if [ -e /dev/nvidiactl ]; then
+  echo "SKIP (GPU machine): the no-GPU messages of --gpus=auto and --gpus=0"
+else
+  err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs 2>&1 >/dev/null)"; rc=$?
+  check "auto without a GPU runs" test $rc -eq 0
+  check "auto without a GPU says so" grep -q "^graphrun: running on CPU (" <<<"$err"
+  err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --gpus=0 2>&1)"; rc=$?
+  check "an unusable GPU asked for fails" test $rc -eq 1
+  check "an unusable GPU asked for is named" grep -q 'gpus="0"' <<<"$err"
+fi
+
 finish

@@ -68,9 +68,11 @@ ABSL_FLAG(std::string, optimize, "default",
 ABSL_FLAG(bool, log_optimizations, false, "run: print what each optimizer pass changed");
 ABSL_FLAG(bool, respect_memory, true, "place: keep each device within its memory");
 ABSL_FLAG(std::string, gpus, "auto",
-          "place: GPUs to use on this machine: auto (idle ones), all, none, "
-          "or indices like 0,2 (CUDA_VISIBLE_DEVICES is honoured)");
-ABSL_FLAG(int, num_gpus, -1, "place: with --gpus=auto, how many (-1 = every idle one)");
+          "place, run: GPUs to use on this machine: auto (idle ones; run claims "
+          "them so another graphrun process takes others), all, none, or indices "
+          "like 0,2 (CUDA_VISIBLE_DEVICES is honoured)");
+ABSL_FLAG(int, num_gpus, -1,
+          "place, run: with --gpus=auto, how many (-1 = every idle one)");
 ABSL_FLAG(std::string, wire_compression, "",
           "partition, run: float32 edges between tasks travel as none, fp16 or bf16 "
           "(default: none for partition, fp16 for run over workers)");
@@ -327,6 +329,8 @@ int main(int argc, char** argv) {
     run.tls_key = absl::GetFlag(FLAGS_tls_key);
     run.tls_ca = absl::GetFlag(FLAGS_tls_ca);
     run.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout_s);
+    run.gpus = absl::GetFlag(FLAGS_gpus);
+    run.num_gpus = absl::GetFlag(FLAGS_num_gpus);
     const std::string wire = absl::GetFlag(FLAGS_wire_compression);
     if (!wire.empty()) run.wire_compression = wire;
     return graphrun::RunCommand(run);

@@ -19,6 +19,10 @@
 #include "graph/import.h"
 #include "graph/npy.h"
 #include "graph/status_macros.h"
+#include "placer/gpu_select.h"
+#include "runtime/gpu/gpu_device.h"
+#include "runtime/gpu/gpu_info_source.h"
+#include "runtime/gpu/gpu_platform.h"
 #include "runtime/session.h"
 #include "runtime/step_costs.h"
 #include "runtime/trace.h"
@@ -71,6 +75,54 @@ std::string Summary(const Tensor& t, int max_values = 12) {
 
 // A MasterSession over the workers of --cluster, or over --local_workers
 // started here (kept in *local until the run ends).
+// The GPUs this run uses: chosen as `graphrun place` chooses them (idle
+// ones first, CUDA_VISIBLE_DEVICES honoured) and claimed until the run ends,
+// so that another graphrun process on the host takes another GPU. With
+// --gpus=auto and no usable GPU, none, and `note` says once that the run is
+// on CPU; GPUs asked for by index that cannot be used are an error.
+struct RunGpus {
+  std::unique_ptr<placer::GpuClaims> claims;
+  std::vector<std::shared_ptr<GpuPlatform>> platforms;
+};
+
+absl::StatusOr<RunGpus> ChooseRunGpus(const RunCommandArgs& args, std::string* note) {
+  RunGpus out;
+  if (args.gpus == "none") return out;
+  placer::GpuSelectOptions select;
+  select.gpus = args.gpus;
+  select.num_gpus = args.num_gpus;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    select.has_cuda_visible_devices = true;
+    select.cuda_visible_devices = v;
+  }
+  out.claims = std::make_unique<placer::GpuClaims>();
+  std::unique_ptr<placer::GpuInfoSource> source = DefaultGpuInfoSource();
+  absl::StatusOr<placer::GpuChoice> choice =
+      placer::SelectGpus(select, source.get(), out.claims.get());
+  const bool automatic = args.gpus == "auto";
+  if (!choice.ok()) {
+    if (!automatic) return choice.status();
+    *note = absl::StrCat("graphrun: running on CPU (", choice.status().message(), ")");
+    return out;
+  }
+  for (int ordinal : choice->cuda_ordinals) {
+    absl::StatusOr<std::unique_ptr<GpuPlatform>> platform = NewCudaPlatform(ordinal);
+    if (!platform.ok()) {
+      if (!automatic) return platform.status();
+      *note = absl::StrCat("graphrun: running on CPU (", platform.status().message(), ")");
+      out.platforms.clear();
+      return out;
+    }
+    out.platforms.push_back(std::shared_ptr<GpuPlatform>(*std::move(platform)));
+  }
+  if (out.platforms.empty() && automatic) {
+    std::string why;
+    for (const std::string& r : choice->reasons) absl::StrAppend(&why, why.empty() ? "" : "; ", r);
+    *note = absl::StrCat("graphrun: running on CPU (", why.empty() ? "no GPU" : why, ")");
+  }
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
     const RunCommandArgs& args, const GraphDef& graph, const SessionOptions& options,
     std::unique_ptr<LocalWorkers>* local) {
@@ -165,6 +217,26 @@ int RunCommand(const RunCommandArgs& args) {
                                    : SessionOptions::Optimize::kNone;
   options.log_optimizations = args.log_optimizations;
   options.cost_profile = args.costs_file;
+  RunGpus gpus;
+  if (!distributed) {
+    std::string note;
+    absl::StatusOr<RunGpus> chosen = ChooseRunGpus(args, &note);
+    if (!chosen.ok()) return Fail(chosen.status());
+    gpus = *std::move(chosen);
+    if (!note.empty() && !args.quiet) std::fprintf(stderr, "%s\n", note.c_str());
+    if (!gpus.platforms.empty()) {
+      options.make_gpu_devices = [platforms = gpus.platforms](const std::string& prefix)
+          -> absl::StatusOr<std::vector<std::unique_ptr<Device>>> {
+        std::vector<std::unique_ptr<Device>> devices;
+        for (size_t i = 0; i < platforms.size(); ++i) {
+          GR_ASSIGN_OR_RETURN(std::unique_ptr<Device> d,
+                              NewGpuDevice(prefix, static_cast<int>(i), platforms[i], {}));
+          devices.push_back(std::move(d));
+        }
+        return devices;
+      };
+    }
+  }
   std::unique_ptr<LocalWorkers> local_workers;
   absl::StatusOr<std::unique_ptr<Session>> session;
   if (distributed) {

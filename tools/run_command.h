@@ -35,6 +35,10 @@ struct RunCommandArgs {
   std::string tls_cert, tls_key, tls_ca;
   std::string wire_compression = "fp16";  // none | fp16 | bf16
   int connect_timeout_s = 30;
+  // GPUs of this machine: auto (the idle ones), all, none, or indices like
+  // "0,2"; with auto, how many (-1: every idle one).
+  std::string gpus = "auto";
+  int num_gpus = -1;
 };
 
 // Returns the process exit status (0 ok, 1 failure); messages go to

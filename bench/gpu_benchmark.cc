@@ -1,0 +1,287 @@
+// GPU figures, side by side in one process (tools/gpu_check.sh runs this on
+// a GPU machine):
+//   - MatMul 4096^3 in float (TF32), half and bfloat16 through graphrun's
+//     kernel (OpKernel on a GpuDevice) and through cuBLAS called directly;
+//     TFLOP/s in the counters;
+//   - host time per GPU kernel node: a session step of a chain of Relu
+//     nodes on tiny tensors, per node;
+//   - host <-> GPU copies through the device context, GB/s;
+//   - the device allocator's allocate + free (BFC), which also runs on a
+//     fake GPU where there is none, and reserved / peak in a steady loop.
+// Without a GPU the GPU benchmarks stop with "no GPU visible".
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "graph/graph_io.h"
+#include "graph/op_registry.h"
+#include "graph/status_macros.h"
+#include "kernels/device_context.h"
+#include "kernels/kernel_registry.h"
+#include "runtime/gpu/cuda_probe.h"
+#include "runtime/gpu/gpu_device.h"
+#include "runtime/gpu/gpu_platform.h"
+#include "runtime/gpu/testing/fake_gpu_platform.h"
+#include "runtime/session.h"
+
+#if GRAPHRUN_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#endif
+
+namespace graphrun {
+namespace {
+
+constexpr char kPrefix[] = "/job:localhost/replica:0/task:0";
+
+// GPU 0 as a device, made once; null (with the reason) without a GPU.
+Device* Gpu(std::string* why) {
+  static std::string* reason = new std::string();
+  static Device* device = [] () -> Device* {
+    const GpuInventory inventory = QueryGpus();
+    if (inventory.gpus.empty()) {
+      *reason = "no GPU visible: " + inventory.why_none;
+      return nullptr;
+    }
+    absl::StatusOr<std::unique_ptr<GpuPlatform>> platform = NewCudaPlatform(0);
+    if (!platform.ok()) {
+      *reason = std::string(platform.status().message());
+      return nullptr;
+    }
+    absl::StatusOr<std::unique_ptr<Device>> d =
+        NewGpuDevice(kPrefix, 0, std::shared_ptr<GpuPlatform>(*std::move(platform)), {});
+    if (!d.ok()) {
+      *reason = std::string(d.status().message());
+      return nullptr;
+    }
+    return d->release();
+  }();
+  *why = *reason;
+  return device;
+}
+
+absl::Status Wait(const std::function<void(StatusCallback)>& start) {
+  absl::Notification done;
+  absl::Status status;
+  start([&](const absl::Status& s) {
+    status = s;
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return status;
+}
+
+DataType TypeArg(int64_t i) { return i == 0 ? DT_FLOAT : i == 1 ? DT_HALF : DT_BFLOAT16; }
+
+void BM_MatMulGraphrun(benchmark::State& state) {
+  std::string why;
+  Device* gpu = Gpu(&why);
+  if (gpu == nullptr) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  const int64_t n = state.range(1);
+  const DataType type = TypeArg(state.range(0));
+  NodeDef node;
+  node.set_name("mm");
+  node.set_op("MatMul");
+  (*node.mutable_attr())["T"].set_type(type);
+  (*node.mutable_attr())["transpose_a"].set_b(false);
+  (*node.mutable_attr())["transpose_b"].set_b(false);
+  const OpDef* op_def = *OpRegistry::Global()->LookUp("MatMul");
+  auto kernel = KernelRegistry::Global()->CreateKernel(gpu, node, op_def, {type, type}, {type});
+  if (!kernel.ok()) {
+    state.SkipWithError(std::string(kernel.status().message()).c_str());
+    return;
+  }
+  std::vector<Tensor> inputs = {
+      *Tensor::Allocate(gpu->allocator(), type, TensorShape({n, n})),
+      *Tensor::Allocate(gpu->allocator(), type, TensorShape({n, n}))};
+  OpKernelContext::Params params;
+  params.device = gpu;
+  params.op_kernel = kernel->get();
+  params.inputs = inputs.data();
+  params.num_inputs = 2;
+  for (auto _ : state) {
+    OpKernelContext ctx(&params);
+    (*kernel)->Compute(&ctx);
+    if (!ctx.status().ok()) {
+      state.SkipWithError(std::string(ctx.status().message()).c_str());
+      return;
+    }
+    if (!gpu->Sync().ok()) {
+      state.SkipWithError("GPU error");
+      return;
+    }
+  }
+  state.counters["TFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e12,
+                                                 benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_MatMulGraphrun)->ArgsProduct({{0, 1, 2}, {4096}})->UseRealTime()->Unit(benchmark::kMillisecond);
+
+#if GRAPHRUN_CUDA
+// The same product through cuBLAS directly, on a stream of its own.
+void BM_MatMulCublas(benchmark::State& state) {
+  std::string why;
+  if (Gpu(&why) == nullptr) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  const int64_t n = state.range(1);
+  const int t = static_cast<int>(state.range(0));
+  const cudaDataType_t data = t == 0 ? CUDA_R_32F : t == 1 ? CUDA_R_16F : CUDA_R_16BF;
+  const cublasComputeType_t compute = t == 0 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const size_t bytes = static_cast<size_t>(n * n) * (t == 0 ? 4 : 2);
+  cudaSetDevice(0);
+  void *a, *b, *c;
+  cudaMalloc(&a, bytes);
+  cudaMalloc(&b, bytes);
+  cudaMalloc(&c, bytes);
+  cublasHandle_t handle;
+  cublasCreate(&handle);
+  const float alpha = 1, beta = 0;
+  for (auto _ : state) {
+    cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, b, data, n, a, data, n,
+                 &beta, c, data, n, compute, CUBLAS_GEMM_DEFAULT);
+    cudaDeviceSynchronize();
+  }
+  state.counters["TFLOP/s"] = benchmark::Counter(2.0 * n * n * n * state.iterations() / 1e12,
+                                                 benchmark::Counter::kIsRate);
+  cublasDestroy(handle);
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+}
+BENCHMARK(BM_MatMulCublas)->ArgsProduct({{0, 1, 2}, {4096}})->UseRealTime()->Unit(benchmark::kMillisecond);
+#endif
+
+// A session step of `n` chained Relu nodes on a 16-float tensor on the GPU:
+// time per node is the host's cost of one GPU kernel node.
+void BM_GpuKernelNodeHostTime(benchmark::State& state) {
+  std::string why;
+  if (Gpu(&why) == nullptr) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  const int n = static_cast<int>(state.range(0));
+  std::string text =
+      "node { name: 'x' op: 'Placeholder' device: '/device:CPU:0' attr { key: 'dtype' value { "
+      "type: DT_FLOAT } } }\n";
+  std::string prev = "x";
+  for (int i = 0; i < n; ++i) {
+    const std::string name = absl::StrCat("r", i);
+    absl::StrAppend(&text, "node { name: '", name, "' op: 'Relu' input: '", prev,
+                    "' device: '/device:GPU:0' attr { key: 'T' value { type: DT_FLOAT } } }\n");
+    prev = name;
+  }
+  for (char& ch : text) {
+    if (ch == '\'') ch = '"';
+  }
+  SessionOptions options;
+  options.optimize = SessionOptions::Optimize::kNone;
+  options.make_gpu_devices = [](const std::string& prefix)
+      -> absl::StatusOr<std::vector<std::unique_ptr<Device>>> {
+    GR_ASSIGN_OR_RETURN(std::unique_ptr<GpuPlatform> p, NewCudaPlatform(0));
+    GR_ASSIGN_OR_RETURN(std::unique_ptr<Device> d,
+                        NewGpuDevice(prefix, 0, std::shared_ptr<GpuPlatform>(std::move(p)), {}));
+    std::vector<std::unique_ptr<Device>> out;
+    out.push_back(std::move(d));
+    return out;
+  };
+  auto session = Session::Create(*ParseGraphDef(text, GraphFormat::kText), options);
+  if (!session.ok()) {
+    state.SkipWithError(std::string(session.status().message()).c_str());
+    return;
+  }
+  const Tensor x = Tensor::FromVector<float>(std::vector<float>(16, 1.0f));
+  std::vector<Tensor> out;
+  for (auto _ : state) {
+    absl::Status s = (*session)->Run({{"x", x}}, {prev}, {}, &out);
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      return;
+    }
+  }
+  // Seconds per node (the goal is at most 3 us).
+  state.counters["s_per_node"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * n,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_GpuKernelNodeHostTime)->Arg(1000)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// Host <-> GPU through the device context; arg 0: 0 host to device, 1 device
+// to host; arg 1: MiB; arg 2: pinned host memory (1) or pageable (0).
+void BM_Copy(benchmark::State& state) {
+  std::string why;
+  Device* gpu = Gpu(&why);
+  if (gpu == nullptr) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  const bool to_device = state.range(0) == 0;
+  const int64_t floats = state.range(1) << 18;
+  AllocatorAttributes host_attr;
+  host_attr.on_host = true;
+  Allocator* host_alloc = state.range(2) ? gpu->GetAllocator(host_attr) : HostAllocator();
+  Tensor host = *Tensor::Allocate(host_alloc, DT_FLOAT, TensorShape({floats}));
+  Tensor device = *Tensor::Allocate(gpu->allocator(), DT_FLOAT, TensorShape({floats}));
+  DeviceContext* ctx = gpu->device_context();
+  for (auto _ : state) {
+    absl::Status s = Wait([&](StatusCallback cb) {
+      if (to_device) {
+        ctx->CopyCpuTensorToDevice(host, &device, cb);
+      } else {
+        ctx->CopyDeviceTensorToCpu(device, &host, cb);
+      }
+    });
+    if (!s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      return;
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * floats * 4);
+}
+BENCHMARK(BM_Copy)->ArgsProduct({{0, 1}, {256}, {0, 1}})->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The device allocator's allocate + free of mixed sizes, in a steady loop;
+// reserved / peak in use in the counters. Runs on a fake GPU too (the BFC
+// allocator never touches the memory it manages).
+void BM_DeviceAllocator(benchmark::State& state) {
+  std::string why;
+  Device* gpu = state.range(0) == 1 ? Gpu(&why) : nullptr;
+  std::unique_ptr<Device> fake;
+  if (state.range(0) == 1 && gpu == nullptr) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  if (gpu == nullptr) {
+    fake = *NewGpuDevice(kPrefix, 0, std::make_shared<FakeGpuPlatform>(), {});
+    gpu = fake.get();
+  }
+  Allocator* a = gpu->allocator();
+  const size_t sizes[] = {256, 4096, 1 << 16, 1 << 20, 3 << 20, 777, 1 << 12, 1 << 18};
+  void* live[8] = {};
+  for (int i = 0; i < 8; ++i) live[i] = a->AllocateRaw(256, sizes[i]);
+  int i = 0;
+  for (auto _ : state) {
+    const int k = i++ & 7;
+    a->DeallocateRaw(live[k], sizes[k]);
+    live[k] = a->AllocateRaw(256, sizes[k]);
+    benchmark::DoNotOptimize(live[k]);
+  }
+  const AllocatorStats stats = a->GetStats().value_or(AllocatorStats());
+  state.counters["reserved_over_peak"] =
+      stats.peak_bytes_in_use > 0
+          ? static_cast<double>(stats.bytes_reserved) / static_cast<double>(stats.peak_bytes_in_use)
+          : 0;
+  for (int j = 0; j < 8; ++j) a->DeallocateRaw(live[j], sizes[j]);
+}
+// 0: a fake GPU (runs anywhere), 1: GPU 0.
+BENCHMARK(BM_DeviceAllocator)->Arg(0)->Arg(1);
+
+}  // namespace
+}  // namespace graphrun
