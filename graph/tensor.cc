@@ -148,10 +148,21 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
   t.shape_ = shape;
   t.buffer_ = TensorBuffer::Create(allocator, dtype, shape.num_elements(), init);
   if (t.buffer_ == nullptr) {
+    std::string state;
+    if (std::optional<AllocatorStats> stats = allocator->GetStats()) {
+      // What the allocator could still give: a device's BFC allocator may
+      // have the bytes in all but not in one piece.
+      state = absl::StrCat("; ", stats->bytes_in_use, " bytes in use");
+      if (stats->bytes_limit > 0) absl::StrAppend(&state, " of a ", stats->bytes_limit, " limit");
+      if (stats->bytes_reserved > 0) {
+        absl::StrAppend(&state, ", ", stats->bytes_reserved, " reserved, largest free chunk ",
+                        stats->largest_free_block, " bytes");
+      }
+    }
     return absl::ResourceExhaustedError(absl::StrCat(
         "out of memory allocating a ", DataTypeString(dtype), " tensor of shape ",
         shape.DebugString(), " (", t.TotalBytes(), " bytes) from ",
-        allocator->Name()));
+        allocator->Name(), state));
   }
   return t;
 }

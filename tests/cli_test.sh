@@ -156,6 +156,9 @@ check "unknown op named" grep -q "node 'y' (FancyOp): Op type not registered 'Fa
 # index is an error naming the request.
 err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --gpus=none 2>&1 >/dev/null)"
 check "gpus=none is silent" test -z "$err"
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --gpu_memory_fraction=1.5 2>&1)"; rc=$?
+check "bad memory fraction fails" test $rc -eq 1
+check "bad memory fraction named" grep -q "gpu_memory_fraction must be in \[0, 1\], not 1.5" <<<"$err"
 if [ -e /dev/nvidiactl ]; then
   echo "SKIP (GPU machine): the no-GPU messages of --gpus=auto and --gpus=0"
 else

@@ -73,6 +73,12 @@ ABSL_FLAG(std::string, gpus, "auto",
           "like 0,2 (CUDA_VISIBLE_DEVICES is honoured)");
 ABSL_FLAG(int, num_gpus, -1,
           "place, run: with --gpus=auto, how many (-1 = every idle one)");
+ABSL_FLAG(double, gpu_memory_fraction, 0,
+          "run: share of each GPU's memory graphrun may take (TensorFlow's "
+          "per_process_gpu_memory_fraction); 0: what is free, less a reserve");
+ABSL_FLAG(bool, gpu_allow_growth, true,
+          "run: take GPU memory as tensors need it (false: the whole share at once, "
+          "TensorFlow's default)");
 ABSL_FLAG(std::string, wire_compression, "",
           "partition, run: float32 edges between tasks travel as none, fp16 or bf16 "
           "(default: none for partition, fp16 for run over workers)");
@@ -112,9 +118,12 @@ Usage:
                [--out DIR] [--steps N] [--trace trace.json] [--cpu_devices N]
                [--log_device_placement] [--costs F] [--save_costs F]
                [--optimize=default|none] [--log_optimizations]
+               [--gpus=auto|all|none|0,2] [--gpu_memory_fraction=F]
+               [--gpu_allow_growth=false]
                                          run the graph; --feed, --fetch and
                                          --target repeat; fetched tensors are
-                                         printed and written to DIR as .npy
+                                         printed and written to DIR as .npy;
+                                         the idle GPUs are taken by default
   graphrun place GRAPH [--devices=cluster.json] [--costs=profile.json]
                [--explain] [--dot=placed.dot]
                                          place the graph with the cost model:
@@ -330,6 +339,8 @@ int main(int argc, char** argv) {
     run.tls_ca = absl::GetFlag(FLAGS_tls_ca);
     run.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout_s);
     run.gpus = absl::GetFlag(FLAGS_gpus);
+    run.gpu_memory_fraction = absl::GetFlag(FLAGS_gpu_memory_fraction);
+    run.gpu_allow_growth = absl::GetFlag(FLAGS_gpu_allow_growth);
     run.num_gpus = absl::GetFlag(FLAGS_num_gpus);
     const std::string wire = absl::GetFlag(FLAGS_wire_compression);
     if (!wire.empty()) run.wire_compression = wire;

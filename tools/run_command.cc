@@ -217,6 +217,10 @@ int RunCommand(const RunCommandArgs& args) {
                                    : SessionOptions::Optimize::kNone;
   options.log_optimizations = args.log_optimizations;
   options.cost_profile = args.costs_file;
+  if (args.gpu_memory_fraction < 0 || args.gpu_memory_fraction > 1) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--gpu_memory_fraction must be in [0, 1], not ", args.gpu_memory_fraction)));
+  }
   RunGpus gpus;
   if (!distributed) {
     std::string note;
@@ -225,12 +229,17 @@ int RunCommand(const RunCommandArgs& args) {
     gpus = *std::move(chosen);
     if (!note.empty() && !args.quiet) std::fprintf(stderr, "%s\n", note.c_str());
     if (!gpus.platforms.empty()) {
-      options.make_gpu_devices = [platforms = gpus.platforms](const std::string& prefix)
+      GpuDeviceOptions gpu_options;
+      gpu_options.memory_fraction = args.gpu_memory_fraction;
+      gpu_options.allow_growth = args.gpu_allow_growth;
+      options.make_gpu_devices = [platforms = gpus.platforms,
+                                  gpu_options](const std::string& prefix)
           -> absl::StatusOr<std::vector<std::unique_ptr<Device>>> {
         std::vector<std::unique_ptr<Device>> devices;
         for (size_t i = 0; i < platforms.size(); ++i) {
-          GR_ASSIGN_OR_RETURN(std::unique_ptr<Device> d,
-                              NewGpuDevice(prefix, static_cast<int>(i), platforms[i], {}));
+          GR_ASSIGN_OR_RETURN(
+              std::unique_ptr<Device> d,
+              NewGpuDevice(prefix, static_cast<int>(i), platforms[i], gpu_options));
           devices.push_back(std::move(d));
         }
         return devices;

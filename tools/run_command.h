@@ -39,6 +39,11 @@ struct RunCommandArgs {
   // "0,2"; with auto, how many (-1: every idle one).
   std::string gpus = "auto";
   int num_gpus = -1;
+  // TensorFlow's GPUOptions: the share of each GPU's memory graphrun may
+  // take (0: what is free, less a reserve), and whether it takes it as
+  // tensors need it (true) or at once.
+  double gpu_memory_fraction = 0;
+  bool gpu_allow_growth = true;
 };
 
 // Returns the process exit status (0 ok, 1 failure); messages go to

@@ -135,7 +135,12 @@ TEST(GpuDeviceTest, OutOfMemoryIsAnErrorNotACrash) {
   Gpu gpu(fake, options);
   absl::StatusOr<Tensor> big =
       Tensor::Allocate(gpu.device->allocator(), DT_FLOAT, TensorShape({int64_t{16} << 20}));
-  EXPECT_FALSE(big.ok());
+  ASSERT_FALSE(big.ok());
+  // The error names the allocator, the bytes asked and what is left.
+  EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(big.status().message().find("GPU_0_bfc"), std::string::npos) << big.status();
+  EXPECT_NE(big.status().message().find("(67108864 bytes)"), std::string::npos) << big.status();
+  EXPECT_NE(big.status().message().find("of a 33554432 limit"), std::string::npos) << big.status();
   Tensor fits = OnDevice(*gpu.device, TensorShape({int64_t{1} << 20}));
   EXPECT_TRUE(fits.IsInitialized());
 }
