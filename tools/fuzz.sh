@@ -3,12 +3,15 @@
 # UndefinedBehaviorSanitizer (signed overflow, shifts, float-to-int casts,
 # bad enum/bool loads...; every finding stops the run).
 #
-#   tools/fuzz.sh [SECONDS] [graphdef|placer|shapes]   (default 60, graphdef)
+#   tools/fuzz.sh [SECONDS] [graphdef|placer|shapes|wire]   (default 60, graphdef)
 #
 # graphdef: the GraphDef parsers and importer (//graph/fuzz:graphdef_fuzzer);
 # placer: device specs, cluster files, cost profiles and rendezvous keys
 # (//placer/fuzz:placer_inputs_fuzzer); shapes: shape functions on fuzzed
-# ops, placeholder shapes and int constants (//graph/fuzz:shape_fuzzer). Builds the target with clang in its
+# ops, placeholder shapes and int constants (//graph/fuzz:shape_fuzzer);
+# wire: RecvTensor responses read straight into tensors and the data
+# plane's headers, network input beside protobuf's parsers
+# (//distributed/fuzz:wire_fuzzer). Builds the target with clang in its
 # own Bazel output base (so the main gcc build cache is untouched), then
 # fuzzes from the committed corpus. New crashes land in fuzz-out/<target>/
 # (crash-*), with the input that triggered them; add fixed ones to the
@@ -21,7 +24,8 @@ case "$which" in
   graphdef) target=//graph/fuzz:graphdef_fuzzer; corpus=graph/fuzz/corpus ;;
   placer) target=//placer/fuzz:placer_inputs_fuzzer; corpus=placer/fuzz/corpus ;;
   shapes) target=//graph/fuzz:shape_fuzzer; corpus=graph/fuzz/shape_corpus ;;
-  *) echo "fuzz.sh: unknown target '$which' (graphdef, placer or shapes)" >&2; exit 2 ;;
+  wire) target=//distributed/fuzz:wire_fuzzer; corpus=distributed/fuzz/corpus ;;
+  *) echo "fuzz.sh: unknown target '$which' (graphdef, placer, shapes or wire)" >&2; exit 2 ;;
 esac
 
 if ! command -v clang >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "ok installed"; then
