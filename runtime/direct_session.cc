@@ -43,6 +43,32 @@ constexpr int64_t kMaxSessionThreads = 4096;
 
 // InvalidArgument for negative thread counts or more than
 // kMaxSessionThreads threads in all, naming the options.
+// A device's allocators: its own memory, and host memory when that is
+// another allocator (a GPU's pinned memory).
+std::vector<Allocator*> DeviceAllocators(const Device& device) {
+  std::vector<Allocator*> out = {device.allocator()};
+  AllocatorAttributes host;
+  host.on_host = true;
+  Allocator* h = device.GetAllocator(host);
+  if (h != nullptr && h != out[0]) out.push_back(h);
+  return out;
+}
+
+void AddAllocatorStats(const Device& device, DeviceStepStats* stats) {
+  for (Allocator* a : DeviceAllocators(device)) {
+    std::optional<AllocatorStats> s = a->GetStats();
+    if (!s.has_value()) continue;
+    AllocatorStepStats* out = stats->add_allocators();
+    out->set_allocator_name(a->Name());
+    out->set_bytes_in_use(s->bytes_in_use);
+    out->set_peak_bytes_in_use(s->peak_bytes_in_use);
+    out->set_bytes_reserved(s->bytes_reserved);
+    out->set_largest_free_chunk(s->largest_free_block);
+    out->set_bytes_limit(s->bytes_limit);
+    out->set_num_allocs(s->num_allocs);
+  }
+}
+
 absl::Status CheckThreadCounts(const SessionOptions& options) {
   if (options.inter_op_threads < 0 || options.intra_op_threads < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -175,6 +201,13 @@ class DirectSession : public Session {
     StepStatus step_status;
     std::atomic<int> remaining{static_cast<int>(num_parts)};
     absl::Notification all_done;
+    if (trace) {
+      // Each allocator's peak is then this step's (steps running at the
+      // same time share it).
+      for (const PartitionPlan& part : plan->partitions) {
+        for (Allocator* a : DeviceAllocators(*part.executor->device())) a->ResetPeak();
+      }
+    }
     for (size_t i = 0; i < num_parts; ++i) {
       const PartitionPlan& part = plan->partitions[i];
       Executor::Args part_args = args;
@@ -246,6 +279,9 @@ class DirectSession : public Session {
       (*outputs)[caller] = std::move(frame.retvals[i]);
     }
     if (trace) {
+      for (size_t i = 0; i < num_parts; ++i) {
+        AddAllocatorStats(*plan->partitions[i].executor->device(), &dev_stats[i]);
+      }
       for (auto& d : dev_stats) *metadata->mutable_step_stats()->add_dev_stats() = std::move(d);
     }
     if (metadata != nullptr) *metadata->mutable_placement() = plan->placement;

@@ -106,6 +106,19 @@ std::string StepStatsToChromeTrace(const StepStats& stats) {
       producers[n->node_name()] = {pid, lane, s.ts + s.dur};
       slices.push_back(std::move(s));
     }
+    // The device's memory at the end of the step: a counter track per
+    // allocator (MiB in use, peak, reserved).
+    double end_us = 0;
+    for (const NodeExecStats* n : nodes) {
+      end_us = std::max(end_us, (n->all_start_nanos() + n->all_end_rel_nanos() - origin) / 1000.0);
+    }
+    for (const AllocatorStepStats& a : dev.allocators()) {
+      constexpr double kMiB = 1 << 20;
+      events.push_back(absl::StrFormat(
+          R"({"ph":"C","cat":"Memory","name":%s,"pid":%d,"ts":%.3f,"args":{"in use MiB":%.3f,"peak MiB":%.3f,"reserved MiB":%.3f}})",
+          Json(absl::StrCat("memory ", a.allocator_name())), pid, end_us,
+          a.bytes_in_use() / kMiB, a.peak_bytes_in_use() / kMiB, a.bytes_reserved() / kMiB));
+    }
   }
   // Flow arrows for inputs produced on another device.
   int flow_id = 0;

@@ -14,6 +14,7 @@
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/testing/fake_gpu_platform.h"
 #include "runtime/session.h"
+#include "runtime/trace.h"
 
 namespace graphrun {
 namespace {
@@ -100,6 +101,38 @@ TEST(GpuSessionFakeTest, TheSessionHasTheGpuAndRunsPinnedNodesThere) {
   ASSERT_TRUE(s.session->Run({{"x", x}}, {"y", "xi", "n"}, {}, &out).ok());
   EXPECT_EQ(out[0].flat<float>()[3], 8.0f);
   EXPECT_EQ(s.platform->host_to_device_copies(), before + 1);  // x only
+}
+
+// A traced step reports each device's allocators (the GPU's BFC over its
+// memory, and its pinned host memory), and the Chrome trace draws them as
+// counters.
+TEST(GpuSessionFakeTest, TracedStepsReportDeviceMemory) {
+  FakeGpuSession s;
+  const Tensor x = Tensor::FromVector<float>(std::vector<float>(1024, 1.0f));
+  RunOptions run_options;
+  run_options.set_trace_level(RunOptions::FULL_TRACE);
+  RunMetadata metadata;
+  std::vector<Tensor> out;
+  const absl::Status ran = s.session->Run(run_options, {{"x", x}}, {"xi"}, {}, &out, &metadata);
+  ASSERT_TRUE(ran.ok()) << ran;
+  const AllocatorStepStats* gpu = nullptr;
+  const AllocatorStepStats* cpu = nullptr;
+  for (const DeviceStepStats& d : metadata.step_stats().dev_stats()) {
+    for (const AllocatorStepStats& a : d.allocators()) {
+      if (a.allocator_name() == "GPU_0_bfc") gpu = &a;
+      if (a.allocator_name() == "cpu") cpu = &a;
+    }
+  }
+  ASSERT_NE(gpu, nullptr) << metadata.step_stats().DebugString();
+  ASSERT_NE(cpu, nullptr) << metadata.step_stats().DebugString();
+  // x (4 KiB) was copied in: the step's peak on the GPU holds it, within
+  // the regions the allocator reserved.
+  EXPECT_GE(gpu->peak_bytes_in_use(), 4096);
+  EXPECT_GE(gpu->bytes_reserved(), gpu->peak_bytes_in_use());
+  EXPECT_GT(gpu->bytes_limit(), 0);
+  const std::string trace = StepStatsToChromeTrace(metadata.step_stats());
+  EXPECT_NE(trace.find(R"("ph":"C","cat":"Memory","name":"memory GPU_0_bfc")"), std::string::npos)
+      << trace;
 }
 
 TEST(GpuSessionFakeTest, AFailedCopyFailsTheStepNamingTheDevice) {
