@@ -60,5 +60,57 @@ absl::StatusOr<Broadcast> MakeBroadcast(const TensorShape& x, const TensorShape&
   return b;
 }
 
+absl::StatusOr<MatMulShape> MatMulShapes(const TensorShape& a, const TensorShape& b,
+                                         bool transpose_a, bool transpose_b, bool batched) {
+  const int ra = a.dims(), rb = b.dims();
+  if (ra < 2 || rb < 2 || (!batched && (ra != 2 || rb != 2))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        batched ? "In[0] and In[1] must have rank >= 2" : "In[0] and In[1] must be matrices",
+        ", got ", a.DebugString(), " and ", b.DebugString()));
+  }
+  MatMulShape s;
+  s.m = a.dim_size(ra - (transpose_a ? 1 : 2));
+  s.k = a.dim_size(ra - (transpose_a ? 2 : 1));
+  const int64_t kb = b.dim_size(rb - (transpose_b ? 1 : 2));
+  s.n = b.dim_size(rb - (transpose_b ? 2 : 1));
+  if (s.k != kb) {
+    return absl::InvalidArgumentError(absl::StrCat("Matrix size-incompatible: In[0]: ",
+                                                   a.DebugString(), ", In[1]: ", b.DebugString()));
+  }
+  // Batch dims, right-aligned.
+  const int rank = std::max(ra, rb) - 2;
+  std::vector<int64_t> ad(rank, 1), bd(rank, 1);
+  for (int i = 0; i < ra - 2; ++i) ad[rank - (ra - 2) + i] = a.dim_size(i);
+  for (int i = 0; i < rb - 2; ++i) bd[rank - (rb - 2) + i] = b.dim_size(i);
+  int64_t batch_a = 1, batch_b = 1;
+  for (int i = 0; i < rank; ++i) {
+    batch_a *= ad[i];
+    batch_b *= bd[i];
+  }
+  bool equal = true;
+  for (int i = 0; i < rank; ++i) {
+    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "In[0] and In[1] must have compatible batch dimensions: ", a.DebugString(), " vs. ",
+          b.DebugString()));
+    }
+    equal = equal && ad[i] == bd[i];
+  }
+  if (!equal && batch_a != 1 && batch_b != 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        "the GPU's batched matrix product broadcasts equal batches or a single matrix, not ",
+        a.DebugString(), " with ", b.DebugString()));
+  }
+  for (int i = 0; i < rank; ++i) s.output.AddDim(ad[i] == 1 ? bd[i] : ad[i]);
+  s.output.AddDim(s.m);
+  s.output.AddDim(s.n);
+  s.batch = 1;
+  for (int i = 0; i < rank; ++i) s.batch *= s.output.dim_size(i);
+  s.stride_a = batch_a == 1 ? 0 : s.m * s.k;
+  s.stride_b = batch_b == 1 ? 0 : s.k * s.n;
+  s.stride_c = s.m * s.n;
+  return s;
+}
+
 }  // namespace gpu
 }  // namespace graphrun

@@ -21,6 +21,22 @@ struct Broadcast {
 // even merged they need more than kMaxBroadcastDims dims.
 absl::StatusOr<Broadcast> MakeBroadcast(const TensorShape& x, const TensorShape& y);
 
+// A (batched) matrix product as cuBLAS runs it: C[batch, m, n] from
+// A[batch, m, k] (transposed: [batch, k, m]) and B[batch, k, n] ([batch, n,
+// k]), strides in elements (0 for a side that is a single matrix).
+struct MatMulShape {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  TensorShape output;
+};
+// MatMul (`batched` false: both rank 2) or BatchMatMul(V2): batch dims
+// broadcast as TensorFlow's BatchMatMulV2 (right-aligned, 1 stretches).
+// InvalidArgument as TensorFlow words it for bad shapes; Unimplemented for
+// broadcasts other than equal batches or one side a single matrix (the GPU
+// kernel's strided batches cannot express them).
+absl::StatusOr<MatMulShape> MatMulShapes(const TensorShape& a, const TensorShape& b,
+                                         bool transpose_a, bool transpose_b, bool batched);
+
 }  // namespace gpu
 }  // namespace graphrun
 

@@ -90,6 +90,60 @@ TEST(BroadcastTest, IncompatibleShapesAreRefused) {
   EXPECT_NE(b.status().message().find("at most 6"), std::string::npos) << b.status();
 }
 
+TEST(MatMulShapesTest, MatricesAndTransposes) {
+  absl::StatusOr<MatMulShape> s = MatMulShapes(Shape({3, 4}), Shape({5, 4}), false, true, false);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->m, 3);
+  EXPECT_EQ(s->n, 5);
+  EXPECT_EQ(s->k, 4);
+  EXPECT_EQ(s->batch, 1);
+  EXPECT_EQ(s->output, Shape({3, 5}));
+  s = MatMulShapes(Shape({3, 4}), Shape({3, 4}), false, false, false);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("Matrix size-incompatible"), std::string::npos);
+  s = MatMulShapes(Shape({2, 3, 4}), Shape({4, 5}), false, false, false);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);  // MatMul takes matrices
+}
+
+TEST(MatMulShapesTest, BatchesBroadcastAsBatchMatMulV2) {
+  // Equal batches, right-aligned against implicit 1s.
+  absl::StatusOr<MatMulShape> s =
+      MatMulShapes(Shape({2, 3, 4, 5}), Shape({2, 3, 5, 6}), false, false, true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->output, Shape({2, 3, 4, 6}));
+  EXPECT_EQ(s->batch, 6);
+  EXPECT_EQ(s->stride_a, 20);
+  EXPECT_EQ(s->stride_b, 30);
+  EXPECT_EQ(s->stride_c, 24);
+  // One side a single matrix (rank 2, or batch dims of 1): stride 0.
+  s = MatMulShapes(Shape({7, 4, 5}), Shape({1, 5, 6}), false, false, true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->output, Shape({7, 4, 6}));
+  EXPECT_EQ(s->stride_b, 0);
+  s = MatMulShapes(Shape({4, 5}), Shape({2, 3, 5, 6}), false, false, true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->output, Shape({2, 3, 4, 6}));
+  EXPECT_EQ(s->stride_a, 0);
+  // An empty batch gives an empty output, whichever side is the matrix.
+  s = MatMulShapes(Shape({0, 4, 5}), Shape({5, 6}), false, false, true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->output, Shape({0, 4, 6}));
+  EXPECT_EQ(s->output.num_elements(), 0);
+  // Same element count, different batch shapes: refused, as TensorFlow.
+  s = MatMulShapes(Shape({2, 3, 4, 5}), Shape({3, 2, 5, 6}), false, false, true);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  s = MatMulShapes(Shape({2, 3, 4, 5}), Shape({6, 5, 6}), false, false, true);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  // Broadcasts both ways: valid for TensorFlow, not for strided batches.
+  s = MatMulShapes(Shape({2, 1, 4, 5}), Shape({1, 3, 5, 6}), false, false, true);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kUnimplemented);
+  // k = 0: an output of zeros (the kernel fills it).
+  s = MatMulShapes(Shape({3, 0}), Shape({0, 2}), false, false, true);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->k, 0);
+  EXPECT_EQ(s->output, Shape({3, 2}));
+}
+
 }  // namespace
 }  // namespace gpu
 }  // namespace graphrun

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <type_traits>
 
 #include "kernels/gpu/gpu_launch.h"
@@ -45,12 +46,16 @@ absl::Status UseStreamDevice(cudaStream_t stream) {
   return FromCuda(err, "selecting the stream's GPU");
 }
 
-// One cuBLAS handle per stream, made on first use, kept for the process.
+// One cuBLAS handle per (GPU, stream), made on first use, kept for the
+// process: a stream made later at a freed stream's address on the same GPU
+// gets that handle (rebound to it), never another GPU's.
 absl::Status HandleFor(cudaStream_t stream, cublasHandle_t* handle) {
+  int device = 0;
+  cudaGetDevice(&device);
   static std::mutex mu;
-  static auto* handles = new std::map<cudaStream_t, cublasHandle_t>();
+  static auto* handles = new std::map<std::pair<int, cudaStream_t>, cublasHandle_t>();
   std::lock_guard<std::mutex> lock(mu);
-  auto it = handles->find(stream);
+  auto it = handles->find({device, stream});
   if (it != handles->end()) {
     *handle = it->second;
     return absl::OkStatus();
@@ -63,7 +68,7 @@ absl::Status HandleFor(cudaStream_t stream, cublasHandle_t* handle) {
     cublasDestroy(h);
     return s;
   }
-  (*handles)[stream] = h;
+  (*handles)[{device, stream}] = h;
   *handle = h;
   return absl::OkStatus();
 }
@@ -249,6 +254,14 @@ absl::Status CastFrom(cudaStream_t s, ElementType to, const void* in, void* out,
 absl::Status Gemm(void* stream, ElementType type, bool transpose_a, bool transpose_b, int64_t m,
                   int64_t n, int64_t k, const void* a, const void* b, void* c, int64_t batch,
                   int64_t stride_a, int64_t stride_b, int64_t stride_c, bool allow_tf32) {
+  constexpr int64_t kMaxInt = 2147483647;
+  if (m < 1 || n < 1 || k < 1 || batch < 1 || m > kMaxInt || n > kMaxInt || k > kMaxInt ||
+      batch > kMaxInt) {
+    return absl::InvalidArgumentError(
+        "a GEMM of m=" + std::to_string(m) + ", n=" + std::to_string(n) + ", k=" +
+        std::to_string(k) + ", batch=" + std::to_string(batch) +
+        " (each must be in [1, 2^31 - 1] for cuBLAS)");
+  }
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   absl::Status status = UseStreamDevice(s);
   if (!status.ok()) return status;
@@ -381,6 +394,14 @@ absl::Status ReduceRows(void* stream, const float* in, float* out, int64_t rows,
   if (rows > 2147483647) return absl::InvalidArgumentError("a reduction over too many rows");
   ReduceRowsKernel<<<static_cast<unsigned>(rows), kRowThreads, 0, s>>>(in, out, cols, mean);
   return Launched("a row reduction");
+}
+
+absl::Status Zero(void* stream, void* ptr, int64_t bytes) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  absl::Status status = UseStreamDevice(s);
+  if (!status.ok()) return status;
+  if (bytes == 0) return absl::OkStatus();
+  return FromCuda(cudaMemsetAsync(ptr, 0, static_cast<size_t>(bytes), s), "cudaMemsetAsync");
 }
 
 absl::Status Cast(void* stream, ElementType from, ElementType to, const void* in, void* out,

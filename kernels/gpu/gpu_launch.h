@@ -25,7 +25,8 @@ enum class ElementType { kFloat, kHalf, kBfloat16 };
 // (or [k,m] transposed), B [k,n] (or [n,k]). Half and bfloat16 multiply on
 // tensor cores and accumulate in float; float uses TF32 tensor cores when
 // `allow_tf32`, as TensorFlow does by default on Ampere and later.
-// `batch` > 1: that many matrices `stride_*` elements apart.
+// `batch` > 1: that many matrices `stride_*` elements apart. InvalidArgument
+// when a dimension passes what cuBLAS takes (2^31 - 1); m, n, k, batch >= 1.
 absl::Status Gemm(void* stream, ElementType type, bool transpose_a, bool transpose_b, int64_t m,
                   int64_t n, int64_t k, const void* a, const void* b, void* c, int64_t batch = 1,
                   int64_t stride_a = 0, int64_t stride_b = 0, int64_t stride_c = 0,
@@ -63,6 +64,9 @@ absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, in
 // Sum (or mean) over the last dim of [rows, cols] into out[rows], float.
 absl::Status ReduceRows(void* stream, const float* in, float* out, int64_t rows, int64_t cols,
                         bool mean);
+
+// `bytes` zero bytes at `ptr`.
+absl::Status Zero(void* stream, void* ptr, int64_t bytes);
 
 // float <-> half / bfloat16 (round to nearest even), and the same type.
 absl::Status Cast(void* stream, ElementType from, ElementType to, const void* in, void* out,

@@ -24,6 +24,7 @@ absl::Status BiasAdd(void*, const float*, const float*, float*, int64_t, int64_t
 }
 absl::Status Softmax(void*, const float*, float*, int64_t, int64_t, bool) { return NoCuda(); }
 absl::Status ReduceRows(void*, const float*, float*, int64_t, int64_t, bool) { return NoCuda(); }
+absl::Status Zero(void*, void*, int64_t) { return NoCuda(); }
 absl::Status Cast(void*, ElementType, ElementType, const void*, void*, int64_t) {
   return NoCuda();
 }

@@ -17,9 +17,15 @@
 namespace graphrun {
 namespace {
 
-void* Stream(OpKernelContext* ctx) {
+// The device's compute stream; an error on a device without one (the
+// legacy default stream would not be ordered with the copy streams).
+absl::StatusOr<void*> Stream(OpKernelContext* ctx) {
   DeviceContext* dc = ctx->device()->device_context();
-  return dc == nullptr ? nullptr : dc->compute_stream();
+  if (dc == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(ctx->device()->name(), " has no device context (no stream) for a GPU kernel"));
+  }
+  return dc->compute_stream();
 }
 
 absl::StatusOr<gpu::ElementType> ElementTypeOf(DataType t) {
@@ -57,45 +63,25 @@ class MatMulOp : public GpuKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    const int ra = a.dims(), rb = b.dims();
-    OP_REQUIRES(ctx, ra >= 2 && rb >= 2 && (batched_ || (ra == 2 && rb == 2)),
-                absl::InvalidArgumentError(absl::StrCat(
-                    type_string(), " on GPU: inputs must be matrices", batched_ ? " or batches" : "",
-                    ", got ", a.shape().DebugString(), " and ", b.shape().DebugString())));
-    const int64_t m = a.dim_size(ra - (transpose_a_ ? 1 : 2));
-    const int64_t k = a.dim_size(ra - (transpose_a_ ? 2 : 1));
-    const int64_t kb = b.dim_size(rb - (transpose_b_ ? 1 : 2));
-    const int64_t n = b.dim_size(rb - (transpose_b_ ? 2 : 1));
-    OP_REQUIRES(ctx, k == kb,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "Matrix size-incompatible: In[0]: ", a.shape().DebugString(),
-                    ", In[1]: ", b.shape().DebugString())));
-    // Batches: equal, or one side a single matrix (stride 0).
-    int64_t batch_a = a.NumElements() / std::max<int64_t>(m * k, 1);
-    int64_t batch_b = b.NumElements() / std::max<int64_t>(k * n, 1);
-    TensorShape out_shape;
-    const Tensor& longer = ra >= rb ? a : b;
-    for (int i = 0; i < longer.dims() - 2; ++i) out_shape.AddDim(longer.dim_size(i));
-    if (batched_ && batch_a != batch_b) {
-      OP_REQUIRES(ctx, batch_a == 1 || batch_b == 1,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      type_string(), " on GPU broadcasts a single matrix only; got ",
-                      a.shape().DebugString(), " and ", b.shape().DebugString())));
-      const Tensor& many = batch_a > batch_b ? a : b;
-      out_shape = TensorShape();
-      for (int i = 0; i < many.dims() - 2; ++i) out_shape.AddDim(many.dim_size(i));
-    }
-    out_shape.AddDim(m);
-    out_shape.AddDim(n);
+    absl::StatusOr<gpu::MatMulShape> shape =
+        gpu::MatMulShapes(a.shape(), b.shape(), transpose_a_, transpose_b_, batched_);
+    OP_REQUIRES_OK(ctx, shape.status());
     Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, out_shape, &out));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape->output, &out));
     if (out->NumElements() == 0) return;
-    const int64_t batch = std::max(batch_a, batch_b);
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    if (shape->k == 0) {  // sums of nothing
+      OP_REQUIRES_OK(ctx, gpu::Zero(*stream, out->raw_data(),
+                                    static_cast<int64_t>(out->TotalBytes())));
+      return;
+    }
     absl::StatusOr<gpu::ElementType> type = ElementTypeOf(a.dtype());
     OP_REQUIRES_OK(ctx, type.status());
-    OP_REQUIRES_OK(ctx, gpu::Gemm(Stream(ctx), *type, transpose_a_, transpose_b_, m, n, k,
-                                  a.raw_data(), b.raw_data(), out->raw_data(), batch,
-                                  batch_a == 1 ? 0 : m * k, batch_b == 1 ? 0 : k * n, m * n));
+    OP_REQUIRES_OK(ctx, gpu::Gemm(*stream, *type, transpose_a_, transpose_b_, shape->m, shape->n,
+                                  shape->k, a.raw_data(), b.raw_data(), out->raw_data(),
+                                  shape->batch, shape->stride_a, shape->stride_b,
+                                  shape->stride_c));
   }
 
  private:
@@ -112,7 +98,9 @@ class UnaryOp : public GpuKernel {
     const Tensor& x = ctx->input(0);
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, x.shape(), &y));
-    OP_REQUIRES_OK(ctx, gpu::Unary(Stream(ctx), kOp, static_cast<const float*>(x.raw_data()),
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    OP_REQUIRES_OK(ctx, gpu::Unary(*stream, kOp, static_cast<const float*>(x.raw_data()),
                                    static_cast<float*>(y->raw_data()), x.NumElements()));
   }
 };
@@ -128,7 +116,9 @@ class BinaryOp : public GpuKernel {
     OP_REQUIRES_OK(ctx, b.status());
     Tensor* z = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, b->output, &z));
-    OP_REQUIRES_OK(ctx, gpu::Binary(Stream(ctx), kOp, static_cast<const float*>(x.raw_data()),
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    OP_REQUIRES_OK(ctx, gpu::Binary(*stream, kOp, static_cast<const float*>(x.raw_data()),
                                     static_cast<const float*>(y.raw_data()),
                                     static_cast<float*>(z->raw_data()), b->shape));
   }
@@ -157,7 +147,9 @@ class BiasAddOp : public GpuKernel {
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, x.shape(), &y));
     const int64_t cols = bias.dim_size(0);
-    OP_REQUIRES_OK(ctx, gpu::BiasAdd(Stream(ctx), static_cast<const float*>(x.raw_data()),
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    OP_REQUIRES_OK(ctx, gpu::BiasAdd(*stream, static_cast<const float*>(x.raw_data()),
                                      static_cast<const float*>(bias.raw_data()),
                                      static_cast<float*>(y->raw_data()),
                                      cols == 0 ? 0 : x.NumElements() / cols, cols));
@@ -175,7 +167,9 @@ class SoftmaxOp : public GpuKernel {
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
     const int64_t cols = x.dim_size(x.dims() - 1);
-    OP_REQUIRES_OK(ctx, gpu::Softmax(Stream(ctx), static_cast<const float*>(x.raw_data()),
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    OP_REQUIRES_OK(ctx, gpu::Softmax(*stream, static_cast<const float*>(x.raw_data()),
                                      static_cast<float*>(y->raw_data()),
                                      cols == 0 ? 0 : x.NumElements() / cols, cols, log_));
   }
@@ -195,7 +189,9 @@ class CastOp : public GpuKernel {
     OP_REQUIRES_OK(ctx, to.status());
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
-    OP_REQUIRES_OK(ctx, gpu::Cast(Stream(ctx), *from, *to, x.raw_data(), y->raw_data(),
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    OP_REQUIRES_OK(ctx, gpu::Cast(*stream, *from, *to, x.raw_data(), y->raw_data(),
                                   x.NumElements()));
   }
 };

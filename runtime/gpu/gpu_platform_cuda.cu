@@ -2,6 +2,7 @@
 // toolkit (gpu_platform_cpu.cc otherwise).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -10,6 +11,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "runtime/gpu/gpu_platform.h"
 
@@ -39,72 +41,92 @@ absl::Status FromCuda(cudaError_t err, int ordinal, const char* what) {
 // Runs the callbacks of ThenCall once their events pass, from one thread per
 // GPU that asks cudaEventQuery: a failed stream then reaches its callbacks
 // with the error, where a host function queued on the stream would never
-// run. TensorFlow's EventMgr works the same way.
+// run. TensorFlow's EventMgr works the same way. Callbacks of one stream run
+// in the order they were queued. The thread owns the poller's state, so the
+// last reference to the platform may go from inside a callback (the thread
+// then detaches instead of joining itself).
 class EventPoller {
  public:
-  explicit EventPoller(int ordinal) : ordinal_(ordinal), thread_([this] { Loop(); }) {}
+  explicit EventPoller(int ordinal) : state_(std::make_shared<State>()) {
+    state_->ordinal = ordinal;
+    thread_ = std::thread([state = state_] { Loop(state.get()); });
+  }
   ~EventPoller() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->stop = true;
     }
-    cv_.notify_all();
-    thread_.join();
+    state_->cv.notify_all();
+    if (std::this_thread::get_id() == thread_.get_id()) {
+      thread_.detach();
+    } else {
+      thread_.join();
+    }
   }
 
-  void Add(cudaEvent_t event, std::function<void(const absl::Status&)> fn) {
+  void Add(cudaStream_t stream, cudaEvent_t event, std::function<void(const absl::Status&)> fn) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      pending_.push_back({event, std::move(fn)});
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->pending.push_back({stream, event, std::move(fn)});
     }
-    cv_.notify_all();
+    state_->cv.notify_all();
   }
 
  private:
   struct Pending {
+    cudaStream_t stream;
     cudaEvent_t event;
     std::function<void(const absl::Status&)> fn;
   };
+  struct State {
+    int ordinal = 0;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Pending> pending;
+    bool stop = false;
+  };
 
-  void Loop() {
-    cudaSetDevice(ordinal_);
-    std::unique_lock<std::mutex> lock(mu_);
+  static void Loop(State* state) {
+    cudaSetDevice(state->ordinal);
+    std::unique_lock<std::mutex> lock(state->mu);
     while (true) {
-      cv_.wait(lock, [this] { return stop_ || !pending_.empty(); });
-      if (pending_.empty() && stop_) return;
+      state->cv.wait(lock, [state] { return state->stop || !state->pending.empty(); });
+      if (state->pending.empty()) return;  // stopping, and every callback ran
       std::deque<Pending> ready;
       std::deque<Pending> waiting;
       std::vector<absl::Status> statuses;
-      for (Pending& p : pending_) {
-        const cudaError_t err = cudaEventQuery(p.event);
+      std::vector<cudaStream_t> blocked;  // streams with an earlier event not passed
+      for (Pending& p : state->pending) {
+        const bool behind =
+            std::find(blocked.begin(), blocked.end(), p.stream) != blocked.end();
+        const cudaError_t err = behind ? cudaErrorNotReady : cudaEventQuery(p.event);
         if (err == cudaErrorNotReady) {
+          if (!behind) blocked.push_back(p.stream);
           waiting.push_back(std::move(p));
           continue;
         }
-        statuses.push_back(FromCuda(err, ordinal_, "queued work"));
+        statuses.push_back(FromCuda(err, state->ordinal, "queued work"));
         if (err != cudaSuccess) cudaGetLastError();
         ready.push_back(std::move(p));
       }
-      pending_ = std::move(waiting);
+      state->pending = std::move(waiting);
       lock.unlock();
       for (size_t i = 0; i < ready.size(); ++i) {
         cudaEventDestroy(ready[i].event);
         ready[i].fn(statuses[i]);
       }
+      const bool progressed = !ready.empty();
+      ready.clear();  // the callbacks' captures go before the lock is taken again
       lock.lock();
-      if (ready.empty() && !pending_.empty()) {
+      if (!progressed && !state->pending.empty()) {
         // Nothing passed yet: look again shortly (or when more arrives).
-        cv_.wait_for(lock, std::chrono::microseconds(20));
+        state->cv.wait_for(lock, std::chrono::microseconds(20));
       }
     }
   }
 
-  const int ordinal_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Pending> pending_;
-  bool stop_ = false;
-  std::thread thread_;  // last: starts once the rest is made
+  std::shared_ptr<State> state_;
+  std::thread thread_;
 };
 
 class CudaEvent : public GpuEvent {
@@ -157,7 +179,7 @@ class CudaStream : public GpuStream {
       cudaEventDestroy(event);
       return FromCuda(err, ordinal_, "cudaEventRecord");
     }
-    poller_->Add(event, std::move(fn));
+    poller_->Add(stream_, event, std::move(fn));
     return absl::OkStatus();
   }
   absl::Status Synchronize() override {
