@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/graph_io.h"
 #include "graph/npy.h"
@@ -163,23 +164,40 @@ TEST(GpuConsistencyTest, EveryGpuKernelAgreesWithTheCpu) {
   }
 }
 
-TEST(GpuConsistencyTest, TensorFlowsMlpOnTheGpuMatchesTensorFlow) {
-  REQUIRE_GPU();
-  absl::StatusOr<GraphDef> graph = ReadGraphDefFile("tests/fixtures/mlp.pb");
+// `graph` (a TensorFlow fixture) with every node asked onto the GPU; soft
+// placement keeps the nodes without a GPU kernel on the CPU.
+void ExpectMatchesTensorFlowOnGpu(const std::string& name, const std::string& feed,
+                                  const std::string& fetch, double tol) {
+  absl::StatusOr<GraphDef> graph = ReadGraphDefFile("tests/fixtures/" + name + ".pb");
   ASSERT_TRUE(graph.ok()) << graph.status();
   for (NodeDef& n : *graph->mutable_node()) n.set_device("/device:GPU:0");
   absl::StatusOr<std::unique_ptr<Session>> s = Session::Create(*graph, WithGpu(true));
   ASSERT_TRUE(s.ok()) << s.status();
-  absl::StatusOr<Tensor> x = ReadNpyFile("tests/fixtures/mlp.x_0.npy");
-  absl::StatusOr<Tensor> want = ReadNpyFile("tests/fixtures/mlp.probs_0.npy");
-  ASSERT_TRUE(x.ok() && want.ok());
+  const std::string stem = "tests/fixtures/" + name + ".";
+  absl::StatusOr<Tensor> x = ReadNpyFile(stem + feed + "_0.npy");
+  absl::StatusOr<Tensor> want = ReadNpyFile(stem + fetch + "_0.npy");
+  ASSERT_TRUE(x.ok() && want.ok()) << name;
   std::vector<Tensor> out;
-  absl::Status status = (*s)->Run({{"x:0", *x}}, {"probs:0"}, {}, &out);
-  ASSERT_TRUE(status.ok()) << status;
+  RunOptions run_options;
+  RunMetadata metadata;
+  absl::Status status = (*s)->Run(run_options, {{feed + ":0", *x}}, {fetch + ":0"}, {}, &out,
+                                  &metadata);
+  ASSERT_TRUE(status.ok()) << name << ": " << status;
+  bool used_gpu = false;
+  for (const std::string& d : metadata.placement().devices()) {
+    used_gpu |= absl::EndsWith(d, "GPU:0");
+  }
+  EXPECT_TRUE(used_gpu) << name << ": nothing ran on the GPU";
   ASSERT_EQ(out[0].NumElements(), want->NumElements());
   for (int64_t i = 0; i < want->NumElements(); ++i) {
-    EXPECT_NEAR(out[0].flat<float>()[i], want->flat<float>()[i], 2e-3) << i;  // TF32 GEMMs
+    EXPECT_NEAR(out[0].flat<float>()[i], want->flat<float>()[i], tol) << name << " " << i;
   }
+}
+
+TEST(GpuConsistencyTest, TensorFlowsModelsOnTheGpuMatchTensorFlow) {
+  REQUIRE_GPU();
+  ExpectMatchesTensorFlowOnGpu("mlp", "x", "probs", 2e-3);  // TF32 GEMMs
+  ExpectMatchesTensorFlowOnGpu("cnn", "images", "log_probs", 5e-3);
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ pack() {
       is_provided "$lib" || cp -Ln "$lib" "$PACK_DIR/lib/" 2>/dev/null || true
     done
   done
-  cp tests/fixtures/mlp* "$PACK_DIR/root/tests/fixtures/"
+  cp tests/fixtures/mlp* tests/fixtures/cnn* "$PACK_DIR/root/tests/fixtures/"
   cp examples/mlp.pbtxt examples/mlp_x.npy "$PACK_DIR/root/examples/"
   strip --strip-unneeded "$PACK_DIR"/lib/*.so* 2>/dev/null || true
   printf '%s\n' "${TESTS[@]}" > "$PACK_DIR/tests.txt"
