@@ -51,8 +51,8 @@ absl::StatusOr<std::shared_ptr<Tensor>> AllocateLike(Allocator* allocator, const
   return std::make_shared<Tensor>(*std::move(t));
 }
 
-// Host memory of the receiving end: its device's host allocator (pinned
-// memory on a GPU), the plain host allocator for the client.
+// Host memory of an end: its device's host allocator (pinned memory on a
+// GPU), the plain host allocator for the client.
 Allocator* HostMemoryOf(const Rendezvous::Args& end) {
   if (end.device == nullptr) return HostAllocator();
   AllocatorAttributes host;
@@ -87,9 +87,12 @@ void CopyTensorBetweenEnds(absl::string_view key, const Rendezvous::Args& send,
   const bool recv_host = Rendezvous::InHostMemory(recv);
 
   if (!send_host && recv_host) {  // device -> host
+    // Into the sending device's host memory (pinned on a GPU): a copy into
+    // pageable memory would hold the calling thread until the device's
+    // queued work is done.
     absl::StatusOr<DeviceContext*> ctx = ContextOf(send);
     absl::StatusOr<std::shared_ptr<Tensor>> dst =
-        ctx.ok() ? AllocateLike(HostMemoryOf(recv), value)
+        ctx.ok() ? AllocateLike(HostMemoryOf(send), value)
                  : absl::StatusOr<std::shared_ptr<Tensor>>(ctx.status());
     if (!dst.ok()) {
       done(WithContext(dst.status(), what), Tensor());

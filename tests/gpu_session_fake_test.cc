@@ -80,8 +80,10 @@ TEST(GpuSessionFakeTest, TheSessionHasTheGpuAndRunsPinnedNodesThere) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(out[0].flat<float>()[i], want[i]) << i;
   for (int i = 0; i < 4; ++i) EXPECT_EQ(out[1].flat<float>()[i], x.flat<float>()[i]) << i;
   EXPECT_EQ(out[2].flat<int32_t>()[1], 7);
-  // Every fetched value is in host memory.
+  // Every fetched value is in host memory; what came off the GPU landed in
+  // its pinned memory (a copy into pageable memory would block a thread).
   for (const Tensor& t : out) EXPECT_FALSE(s.platform->IsDeviceMemory(t.raw_data()));
+  EXPECT_TRUE(s.platform->IsPinnedHost(out[1].raw_data()));
 
   // x went in; c went in once, when its kernel was made; xi and ci came out
   // to the CPU (y's inputs), xi once more for the fetch or shared with it.
