@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -96,10 +97,26 @@ class GpuDeviceContext : public DeviceContext {
 
   void* compute_stream() const override { return compute_->native(); }
 
+  // A source in pageable memory is first copied into pinned memory here:
+  // the GPU's copy from pageable memory would hold this thread until the
+  // copy stream (which waits for the compute stream) got to it.
   void CopyCpuTensorToDevice(const Tensor& cpu, Tensor* device_tensor,
                              StatusCallback done) override {
+    if (pinned_ != nullptr && cpu.buffer_allocator() != pinned_ && cpu.TotalBytes() > 0 &&
+        cpu.TotalBytes() == device_tensor->TotalBytes()) {
+      absl::StatusOr<Tensor> staging = Tensor::Allocate(pinned_, cpu.dtype(), cpu.shape(),
+                                                        TensorBuffer::Init::kUninitialized);
+      if (staging.ok()) {
+        std::memcpy(staging->raw_data(), cpu.raw_data(), cpu.TotalBytes());
+        Copy(h2d_.get(), "host to device", *staging, device_tensor, std::move(done));
+        return;
+      }
+      // No pinned memory left: the GPU copies from pageable memory itself.
+    }
     Copy(h2d_.get(), "host to device", cpu, device_tensor, std::move(done));
   }
+  // The device's pinned host allocator, once it is made.
+  void set_pinned(Allocator* pinned) { pinned_ = pinned; }
   void CopyDeviceTensorToCpu(const Tensor& device_tensor, Tensor* cpu,
                              StatusCallback done) override {
     Copy(d2h_.get(), "device to host", device_tensor, cpu, std::move(done));
@@ -172,6 +189,7 @@ class GpuDeviceContext : public DeviceContext {
   const std::string device_;
   GpuPlatform* const platform_;
   const std::unique_ptr<GpuStream> compute_, h2d_, d2h_, d2d_;
+  Allocator* pinned_ = nullptr;
 };
 
 class GpuDevice : public Device {
@@ -270,6 +288,7 @@ absl::StatusOr<std::unique_ptr<Device>> NewGpuDevice(const std::string& name_pre
   host_options.allow_growth = true;
   auto* device_allocator = new SharedBfc(platform, /*pinned_host=*/false, device_options);
   auto* host_allocator = new SharedBfc(platform, /*pinned_host=*/true, host_options);
+  context->set_pinned(host_allocator);
   return std::unique_ptr<Device>(new GpuDevice(name, std::move(platform), limit,
                                                device_allocator, host_allocator,
                                                std::move(context)));

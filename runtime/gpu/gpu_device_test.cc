@@ -161,6 +161,9 @@ TEST(GpuDeviceTest, CopiesRoundTripThroughDeviceMemory) {
   EXPECT_EQ(gpu.platform->host_to_device_copies(), 1);
   EXPECT_EQ(gpu.platform->device_to_device_copies(), 1);
   EXPECT_EQ(gpu.platform->device_to_host_copies(), 1);
+  // The pageable source went through pinned memory, so the copy never held
+  // the calling thread.
+  EXPECT_EQ(gpu.platform->host_to_device_copies_from_pinned(), 1);
 
   // A copy into a tensor of another size is refused before it is queued.
   Tensor small(DT_FLOAT, TensorShape({3}));

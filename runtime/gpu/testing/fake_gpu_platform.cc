@@ -117,6 +117,9 @@ class FakeGpuStream : public GpuStream {
       if (!s.ok()) return s;
       if (bytes > 0) std::memcpy(dst, src, bytes);
       counter->fetch_add(1);
+      if (!src_device && dst_device && platform->IsPinnedHost(src)) {
+        platform->h2d_pinned_.fetch_add(1);
+      }
       return absl::OkStatus();
     });
     return absl::OkStatus();

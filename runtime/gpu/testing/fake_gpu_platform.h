@@ -58,6 +58,8 @@ class FakeGpuPlatform : public GpuPlatform {
   int64_t host_to_device_copies() const { return h2d_.load(); }
   int64_t device_to_host_copies() const { return d2h_.load(); }
   int64_t device_to_device_copies() const { return d2d_.load(); }
+  // Host-to-device copies whose source was pinned host memory.
+  int64_t host_to_device_copies_from_pinned() const { return h2d_pinned_.load(); }
   // The next copy to run (on any stream) fails with `status` instead.
   void FailNextCopy(absl::Status status);
   // Queues `work` on `stream` (a stream of this platform) as a kernel
@@ -79,7 +81,7 @@ class FakeGpuPlatform : public GpuPlatform {
   int64_t device_in_use_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t pinned_in_use_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status injected_ ABSL_GUARDED_BY(mu_);
-  std::atomic<int64_t> h2d_{0}, d2h_{0}, d2d_{0};
+  std::atomic<int64_t> h2d_{0}, d2h_{0}, d2d_{0}, h2d_pinned_{0};
 };
 
 }  // namespace graphrun
