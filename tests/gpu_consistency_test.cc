@@ -115,6 +115,11 @@ TEST(GpuConsistencyTest, EveryGpuKernelAgreesWithTheCpu) {
        3e-3},
       {"BatchMatMulV2", {TensorShape({3, 20, 30}), TensorShape({3, 30, 10})}, -1, 1,
        "attr { key: 'adj_x' value { b: false } } attr { key: 'adj_y' value { b: false } }", 3e-3},
+      {"_FusedMatMul", {TensorShape({64, 96}), TensorShape({96, 80}), TensorShape({80})}, -1, 1,
+       "attr { key: 'transpose_a' value { b: false } } attr { key: 'transpose_b' value { b: "
+       "false } } attr { key: 'num_args' value { i: 1 } } attr { key: 'fused_ops' value { list "
+       "{ s: 'BiasAdd' s: 'Relu' } } } attr { key: 'epsilon' value { f: 0.0001 } }",
+       3e-3},
       {"BiasAdd", {m, v}},
       {"Softmax", {m}},
       {"LogSoftmax", {m}},
@@ -167,11 +172,14 @@ TEST(GpuConsistencyTest, EveryGpuKernelAgreesWithTheCpu) {
 // `graph` (a TensorFlow fixture) with every node asked onto the GPU; soft
 // placement keeps the nodes without a GPU kernel on the CPU.
 void ExpectMatchesTensorFlowOnGpu(const std::string& name, const std::string& feed,
-                                  const std::string& fetch, double tol) {
+                                  const std::string& fetch, double tol, bool optimize = false) {
   absl::StatusOr<GraphDef> graph = ReadGraphDefFile("tests/fixtures/" + name + ".pb");
   ASSERT_TRUE(graph.ok()) << graph.status();
   for (NodeDef& n : *graph->mutable_node()) n.set_device("/device:GPU:0");
-  absl::StatusOr<std::unique_ptr<Session>> s = Session::Create(*graph, WithGpu(true));
+  SessionOptions options = WithGpu(true);
+  // With the optimizer, MatMul + BiasAdd + Relu run as _FusedMatMul.
+  if (optimize) options.optimize = SessionOptions::Optimize::kDefault;
+  absl::StatusOr<std::unique_ptr<Session>> s = Session::Create(*graph, options);
   ASSERT_TRUE(s.ok()) << s.status();
   const std::string stem = "tests/fixtures/" + name + ".";
   absl::StatusOr<Tensor> x = ReadNpyFile(stem + feed + "_0.npy");
@@ -197,6 +205,7 @@ void ExpectMatchesTensorFlowOnGpu(const std::string& name, const std::string& fe
 TEST(GpuConsistencyTest, TensorFlowsModelsOnTheGpuMatchTensorFlow) {
   REQUIRE_GPU();
   ExpectMatchesTensorFlowOnGpu("mlp", "x", "probs", 2e-3);  // TF32 GEMMs
+  ExpectMatchesTensorFlowOnGpu("mlp", "x", "probs", 2e-3, /*optimize=*/true);
   ExpectMatchesTensorFlowOnGpu("cnn", "images", "log_probs", 5e-3);
 }
 

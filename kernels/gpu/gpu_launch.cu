@@ -155,6 +155,25 @@ __global__ void BiasAddKernel(const float* in, const float* bias, float* out, in
   }
 }
 
+__global__ void BiasActivationKernel(float* x, const float* bias, int64_t rows, int64_t cols,
+                                     Activation act, float alpha) {
+  const int64_t n = rows * cols;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    float v = x[i] + bias[i % cols];
+    switch (act) {
+      case Activation::kNone: break;
+      case Activation::kRelu: v = v > 0.0f ? v : 0.0f; break;
+      case Activation::kRelu6: v = fminf(fmaxf(v, 0.0f), 6.0f); break;
+      case Activation::kElu: v = v > 0.0f ? v : expm1f(v); break;
+      case Activation::kLeakyRelu: v = v > 0.0f ? v : v * alpha; break;
+      case Activation::kTanh: v = tanhf(v); break;
+      case Activation::kSigmoid: v = 1.0f / (1.0f + expf(-v)); break;
+    }
+    x[i] = v;
+  }
+}
+
 // One block per row: the row's max, then the sum of exponentials, each a
 // block reduction in shared memory.
 constexpr int kRowThreads = 256;
@@ -372,6 +391,18 @@ absl::Status BiasAdd(void* stream, const float* in, const float* bias, float* ou
   const int threads = 256;
   BiasAddKernel<<<Blocks(rows * cols, threads), threads, 0, s>>>(in, bias, out, rows, cols);
   return Launched("BiasAdd");
+}
+
+absl::Status BiasActivation(void* stream, float* x, const float* bias, int64_t rows,
+                            int64_t cols, Activation act, float leakyrelu_alpha) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  absl::Status status = UseStreamDevice(s);
+  if (!status.ok()) return status;
+  if (rows * cols == 0) return absl::OkStatus();
+  const int threads = 256;
+  BiasActivationKernel<<<Blocks(rows * cols, threads), threads, 0, s>>>(x, bias, rows, cols, act,
+                                                                        leakyrelu_alpha);
+  return Launched("a bias + activation epilogue");
 }
 
 absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, int64_t cols,

@@ -57,6 +57,11 @@ absl::Status Binary(void* stream, BinaryOp op, const float* x, const float* y, f
 absl::Status BiasAdd(void* stream, const float* in, const float* bias, float* out, int64_t rows,
                      int64_t cols);
 
+// The epilogue of _FusedMatMul: in place, x[r, c] = act(x[r, c] + bias[c]).
+enum class Activation { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kTanh, kSigmoid };
+absl::Status BiasActivation(void* stream, float* x, const float* bias, int64_t rows,
+                            int64_t cols, Activation act, float leakyrelu_alpha);
+
 // Softmax (or LogSoftmax) over the last dim of [rows, cols], float.
 absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, int64_t cols,
                      bool log);

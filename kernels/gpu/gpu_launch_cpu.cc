@@ -22,6 +22,9 @@ absl::Status Binary(void*, BinaryOp, const float*, const float*, float*, const B
 absl::Status BiasAdd(void*, const float*, const float*, float*, int64_t, int64_t) {
   return NoCuda();
 }
+absl::Status BiasActivation(void*, float*, const float*, int64_t, int64_t, Activation, float) {
+  return NoCuda();
+}
 absl::Status Softmax(void*, const float*, float*, int64_t, int64_t, bool) { return NoCuda(); }
 absl::Status ReduceRows(void*, const float*, float*, int64_t, int64_t, bool) { return NoCuda(); }
 absl::Status Zero(void*, void*, int64_t) { return NoCuda(); }

@@ -90,6 +90,89 @@ class MatMulOp : public GpuKernel {
   bool transpose_b_ = false;
 };
 
+// _FusedMatMul (float), as the graph optimizer makes it: cuBLAS, then the
+// bias and activation in one pass over the product. Fusions this kernel
+// does not know fail when the kernel is made, naming them.
+class FusedMatMulOp : public GpuKernel {
+ public:
+  explicit FusedMatMulOp(OpKernelConstruction* c) : GpuKernel(c) {
+    std::vector<std::string> fused_ops;
+    int64_t num_args = 0;
+    absl::Status s = c->GetAttr("transpose_a", &transpose_a_);
+    if (s.ok()) s = c->GetAttr("transpose_b", &transpose_b_);
+    if (s.ok()) s = c->GetAttr("fused_ops", &fused_ops);
+    if (s.ok()) s = c->GetAttr("num_args", &num_args);
+    if (s.ok() && c->attrs().Find("leakyrelu_alpha") != nullptr) {
+      s = c->GetAttr("leakyrelu_alpha", &alpha_);
+    }
+    if (!s.ok()) {
+      c->SetStatus(s);
+      return;
+    }
+    bool known = num_args == 1 && !fused_ops.empty() && fused_ops[0] == "BiasAdd" &&
+                 fused_ops.size() <= 2;
+    if (known && fused_ops.size() == 2) {
+      const std::string& a = fused_ops[1];
+      if (a == "Relu") {
+        act_ = gpu::Activation::kRelu;
+      } else if (a == "Relu6") {
+        act_ = gpu::Activation::kRelu6;
+      } else if (a == "Elu") {
+        act_ = gpu::Activation::kElu;
+      } else if (a == "LeakyRelu") {
+        act_ = gpu::Activation::kLeakyRelu;
+      } else if (a == "Tanh") {
+        act_ = gpu::Activation::kTanh;
+      } else if (a == "Sigmoid") {
+        act_ = gpu::Activation::kSigmoid;
+      } else {
+        known = false;
+      }
+    }
+    if (!known) {
+      std::string ops;
+      for (const std::string& o : fused_ops) absl::StrAppend(&ops, ops.empty() ? "" : ",", o);
+      c->SetStatus(absl::UnimplementedError(absl::StrCat(
+          "_FusedMatMul on GPU fuses BiasAdd and an optional activation, not [", ops, "]")));
+    }
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    const Tensor& bias = ctx->input(2);
+    absl::StatusOr<gpu::MatMulShape> shape =
+        gpu::MatMulShapes(a.shape(), b.shape(), transpose_a_, transpose_b_, false);
+    OP_REQUIRES_OK(ctx, shape.status());
+    OP_REQUIRES(ctx, bias.dims() == 1 && bias.dim_size(0) == shape->n,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "_FusedMatMul: the bias must be [", shape->n, "], got ",
+                    bias.shape().DebugString())));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape->output, &out));
+    if (out->NumElements() == 0) return;
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    if (shape->k == 0) {
+      OP_REQUIRES_OK(ctx, gpu::Zero(*stream, out->raw_data(),
+                                    static_cast<int64_t>(out->TotalBytes())));
+    } else {
+      OP_REQUIRES_OK(ctx, gpu::Gemm(*stream, gpu::ElementType::kFloat, transpose_a_,
+                                    transpose_b_, shape->m, shape->n, shape->k, a.raw_data(),
+                                    b.raw_data(), out->raw_data()));
+    }
+    OP_REQUIRES_OK(ctx, gpu::BiasActivation(*stream, static_cast<float*>(out->raw_data()),
+                                            static_cast<const float*>(bias.raw_data()),
+                                            shape->m, shape->n, act_, alpha_));
+  }
+
+ private:
+  bool transpose_a_ = false;
+  bool transpose_b_ = false;
+  gpu::Activation act_ = gpu::Activation::kNone;
+  float alpha_ = 0.2f;
+};
+
 template <gpu::UnaryOp kOp>
 class UnaryOp : public GpuKernel {
  public:
@@ -206,6 +289,9 @@ REGISTER_KERNEL(
 REGISTER_KERNEL(
     KernelDefBuilder("BatchMatMulV2").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes),
     MatMulOp);
+
+REGISTER_KERNEL(KernelDefBuilder("_FusedMatMul").Device(kDeviceGpu).TypeConstraint<float>("T"),
+                FusedMatMulOp);
 
 #define GR_GPU_UNARY(name, op)                                                      \
   REGISTER_KERNEL(KernelDefBuilder(name).Device(kDeviceGpu).TypeConstraint<float>("T"), \
