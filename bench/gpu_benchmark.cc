@@ -64,17 +64,6 @@ Device* Gpu(std::string* why) {
   return device;
 }
 
-absl::Status Wait(const std::function<void(StatusCallback)>& start) {
-  absl::Notification done;
-  absl::Status status;
-  start([&](const absl::Status& s) {
-    status = s;
-    done.Notify();
-  });
-  done.WaitForNotification();
-  return status;
-}
-
 DataType TypeArg(int64_t i) { return i == 0 ? DT_FLOAT : i == 1 ? DT_HALF : DT_BFLOAT16; }
 
 void BM_MatMulGraphrun(benchmark::State& state) {
@@ -183,15 +172,12 @@ void BM_GpuKernelNodeHostTime(benchmark::State& state) {
   }
   SessionOptions options;
   options.optimize = SessionOptions::Optimize::kNone;
-  options.make_gpu_devices = [](const std::string& prefix)
-      -> absl::StatusOr<std::vector<std::unique_ptr<Device>>> {
-    GR_ASSIGN_OR_RETURN(std::unique_ptr<GpuPlatform> p, NewCudaPlatform(0));
-    GR_ASSIGN_OR_RETURN(std::unique_ptr<Device> d,
-                        NewGpuDevice(prefix, 0, std::shared_ptr<GpuPlatform>(std::move(p)), {}));
-    std::vector<std::unique_ptr<Device>> out;
-    out.push_back(std::move(d));
-    return out;
-  };
+  absl::StatusOr<std::unique_ptr<GpuPlatform>> platform = NewCudaPlatform(0);
+  if (!platform.ok()) {
+    state.SkipWithError(std::string(platform.status().message()).c_str());
+    return;
+  }
+  options.make_gpu_devices = GpuDevicesOn({std::shared_ptr<GpuPlatform>(*std::move(platform))});
   auto session = Session::Create(*ParseGraphDef(text, GraphFormat::kText), options);
   if (!session.ok()) {
     state.SkipWithError(std::string(session.status().message()).c_str());
@@ -231,7 +217,7 @@ void BM_Copy(benchmark::State& state) {
   Tensor device = *Tensor::Allocate(gpu->allocator(), DT_FLOAT, TensorShape({floats}));
   DeviceContext* ctx = gpu->device_context();
   for (auto _ : state) {
-    absl::Status s = Wait([&](StatusCallback cb) {
+    absl::Status s = WaitFor([&](StatusCallback cb) {
       if (to_device) {
         ctx->CopyCpuTensorToDevice(host, &device, cb);
       } else {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "distributed/data_plane_wire.h"
 #include "distributed/wire_codec.h"
+#include "graph/allocator.h"
 #include "graph/check.h"
 #include "graph/status_macros.h"
 
@@ -515,6 +516,23 @@ absl::Status DataPlaneClient::Fetch(const DataPlaneTicket& ticket,
   }
   Release(address, std::move(c));
   return absl::OkStatus();
+}
+
+absl::StatusOr<Tensor> DataPlaneClient::FetchTensor(const DataPlaneTicket& ticket,
+                                                    WireEncoding encoding, DataType dtype,
+                                                    const TensorShapeProto& shape_proto,
+                                                    absl::Duration stall_timeout,
+                                                    int64_t* fp16_saturated) {
+  GR_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(shape_proto));
+  if (DataTypeSize(dtype) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a ", DataTypeString(dtype), " tensor offered on the data plane"));
+  }
+  GR_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(HostAllocator(), dtype, shape,
+                                                 TensorBuffer::Init::kUninitialized));
+  GR_RETURN_IF_ERROR(Fetch(ticket, encoding, static_cast<char*>(t.raw_data()),
+                           static_cast<int64_t>(t.TotalBytes()), stall_timeout, fp16_saturated));
+  return t;
 }
 
 std::string DataPlaneClient::ReceivePayload(PeerConnection& c,

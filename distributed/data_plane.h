@@ -52,6 +52,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "distributed/protos/worker.pb.h"
+#include "graph/tensor.h"
 
 namespace graphrun {
 namespace data_plane_internal {
@@ -175,6 +176,14 @@ class DataPlaneClient {
                      char* dst, int64_t dst_bytes,
                      absl::Duration stall_timeout = absl::Seconds(5),
                      int64_t* fp16_saturated = nullptr);
+
+  // Fetch into a new host tensor of `dtype` and `shape` (what the ticket's
+  // sender said it offers); InvalidArgument for a dtype without fixed-size
+  // elements or a shape that does not decode.
+  absl::StatusOr<Tensor> FetchTensor(const DataPlaneTicket& ticket, WireEncoding encoding,
+                                     DataType dtype, const TensorShapeProto& shape,
+                                     absl::Duration stall_timeout = absl::Seconds(5),
+                                     int64_t* fp16_saturated = nullptr);
 
   // Connections opened since construction (for tests of connection reuse).
   int64_t connections_opened() const {

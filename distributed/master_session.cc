@@ -15,7 +15,6 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "distributed/data_plane.h"
-#include "graph/allocator.h"
 #include "graph/import.h"
 #include "graph/status_macros.h"
 #include "placer/cost_model.h"
@@ -550,19 +549,13 @@ class MasterSession : public Session {
   // last call; does not wait. Step 0: only those.
   // A large fetch: its bytes pulled from the task's data plane.
   absl::StatusOr<Tensor> PullFetch(const NamedTensor& fetch, const std::string& task) {
-    const TensorProto& meta = fetch.tensor();
-    GR_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(meta.tensor_shape()));
-    if (DataTypeSize(meta.dtype()) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          task, " offered a ", DataTypeString(meta.dtype()), " fetch on the data plane"));
+    absl::StatusOr<Tensor> t =
+        data_plane_.FetchTensor(fetch.data_plane(), WIRE_ENCODING_NONE, fetch.tensor().dtype(),
+                                fetch.tensor().tensor_shape(), kFetchStallTimeout);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(),
+                          absl::StrCat("from ", task, ": ", t.status().message()));
     }
-    GR_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(HostAllocator(), meta.dtype(), shape,
-                                                   TensorBuffer::Init::kUninitialized));
-    absl::Status s = data_plane_.Fetch(fetch.data_plane(), WIRE_ENCODING_NONE,
-                                       static_cast<char*>(t.raw_data()),
-                                       static_cast<int64_t>(t.TotalBytes()), kFetchStallTimeout,
-                                       nullptr);
-    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("from ", task, ": ", s.message()));
     return t;
   }
 

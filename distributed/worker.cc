@@ -328,18 +328,10 @@ class WorkerRendezvous : public Rendezvous,
 
   absl::StatusOr<Tensor> Pull(const Call& call, const std::string& task) {
     const RecvTensorResponse& r = call.reply.meta;
-    GR_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::FromProto(r.shape()));
-    if (DataTypeSize(r.dtype()) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "task ", task, " offered a ", DataTypeString(r.dtype()), " tensor on the data plane"));
-    }
-    GR_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(HostAllocator(), r.dtype(), shape,
-                                                   TensorBuffer::Init::kUninitialized));
     int64_t saturated = 0;
-    absl::Status s = worker_->data_plane_client_->Fetch(
-        r.data_plane(), r.encoding(), static_cast<char*>(t.raw_data()),
-        static_cast<int64_t>(t.TotalBytes()), absl::Seconds(5), &saturated);
-    if (!s.ok()) return PeerError(s, task, call.request.rendezvous_key());
+    absl::StatusOr<Tensor> t = worker_->data_plane_client_->FetchTensor(
+        r.data_plane(), r.encoding(), r.dtype(), r.shape(), absl::Seconds(5), &saturated);
+    if (!t.ok()) return PeerError(t.status(), task, call.request.rendezvous_key());
     step_->fp16_saturated.fetch_add(saturated, std::memory_order_relaxed);
     return t;
   }

@@ -15,6 +15,7 @@
 #include <functional>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
 #include "graph/tensor.h"
 
 namespace graphrun {
@@ -42,6 +43,20 @@ class DeviceContext {
   // finished (its first error, if any).
   virtual void ThenExecute(StatusCallback done) = 0;
 };
+
+// Calls `start` with a callback and blocks until the callback has run; its
+// status. For callers off a step's path: a kernel's constructor, tests,
+// benchmarks.
+inline absl::Status WaitFor(const std::function<void(StatusCallback)>& start) {
+  absl::Notification done;
+  absl::Status status;
+  start([&](const absl::Status& s) {
+    status = s;
+    done.Notify();
+  });
+  done.WaitForNotification();
+  return status;
+}
 
 }  // namespace graphrun
 

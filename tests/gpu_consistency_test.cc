@@ -38,19 +38,14 @@ SessionOptions WithGpu(bool soft) {
   SessionOptions options;
   options.allow_soft_placement = soft;
   options.optimize = SessionOptions::Optimize::kNone;
-  options.make_gpu_devices = [](const std::string& prefix)
-      -> absl::StatusOr<std::vector<std::unique_ptr<Device>>> {
-    absl::StatusOr<std::unique_ptr<GpuPlatform>> platform = NewCudaPlatform(0);
-    if (!platform.ok()) return platform.status();
+  absl::StatusOr<std::unique_ptr<GpuPlatform>> platform = NewCudaPlatform(0);
+  EXPECT_TRUE(platform.ok()) << platform.status();
+  if (platform.ok()) {
     GpuDeviceOptions o;
     o.memory_limit = int64_t{2} << 30;
-    absl::StatusOr<std::unique_ptr<Device>> d =
-        NewGpuDevice(prefix, 0, std::shared_ptr<GpuPlatform>(*std::move(platform)), o);
-    if (!d.ok()) return d.status();
-    std::vector<std::unique_ptr<Device>> out;
-    out.push_back(*std::move(d));
-    return out;
-  };
+    options.make_gpu_devices =
+        GpuDevicesOn({std::shared_ptr<GpuPlatform>(*std::move(platform))}, o);
+  }
   return options;
 }
 

@@ -43,14 +43,7 @@ struct FakeGpuSession {
   FakeGpuSession() {
     platform = std::make_shared<FakeGpuPlatform>();
     SessionOptions options;
-    options.make_gpu_devices = [p = platform](const std::string& prefix)
-        -> absl::StatusOr<std::vector<std::unique_ptr<Device>>> {
-      absl::StatusOr<std::unique_ptr<Device>> gpu = NewGpuDevice(prefix, 0, p, {});
-      if (!gpu.ok()) return gpu.status();
-      std::vector<std::unique_ptr<Device>> out;
-      out.push_back(*std::move(gpu));
-      return out;
-    };
+    options.make_gpu_devices = GpuDevicesOn({platform});
     auto graph = ParseGraphDef(kGraph, GraphFormat::kText);
     EXPECT_TRUE(graph.ok()) << graph.status();
     auto made = Session::Create(*graph, options);

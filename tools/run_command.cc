@@ -232,18 +232,7 @@ int RunCommand(const RunCommandArgs& args) {
       GpuDeviceOptions gpu_options;
       gpu_options.memory_fraction = args.gpu_memory_fraction;
       gpu_options.allow_growth = args.gpu_allow_growth;
-      options.make_gpu_devices = [platforms = gpus.platforms,
-                                  gpu_options](const std::string& prefix)
-          -> absl::StatusOr<std::vector<std::unique_ptr<Device>>> {
-        std::vector<std::unique_ptr<Device>> devices;
-        for (size_t i = 0; i < platforms.size(); ++i) {
-          GR_ASSIGN_OR_RETURN(
-              std::unique_ptr<Device> d,
-              NewGpuDevice(prefix, static_cast<int>(i), platforms[i], gpu_options));
-          devices.push_back(std::move(d));
-        }
-        return devices;
-      };
+      options.make_gpu_devices = GpuDevicesOn(gpus.platforms, gpu_options);
     }
   }
   std::unique_ptr<LocalWorkers> local_workers;

@@ -386,5 +386,6 @@ OpKernel* NewForwardInputsOp(OpKernelConstruction* c) {
   return new array_kernels::ForwardInputsOp(c);
 }
 OpKernel* NewNoOp(OpKernelConstruction* c) { return new array_kernels::NoOp(c); }
+OpKernel* NewHostConstOp(OpKernelConstruction* c) { return new array_kernels::ConstOp(c); }
 
 }  // namespace graphrun

@@ -21,6 +21,8 @@ OpKernel* NewNoOp(OpKernelConstruction* c);
 // What forwarding kernels accept: every tensor type, and the list
 // (DT_VARIANT) and TensorArray (DT_RESOURCE) handles loops carry.
 const std::vector<DataType>& ForwardableTypes();
+// Const with its value in host memory: the CPU's, and a GPU's int32 Const.
+OpKernel* NewHostConstOp(OpKernelConstruction* c);
 // A Const node's value (its "value" attr) in host memory; InvalidArgument
 // when missing, undecodable, or not of the node's dtype.
 absl::StatusOr<Tensor> ConstValue(OpKernelConstruction* ctx);

@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "kernels/cpu/forward_ops.h"
 #include "kernels/device_context.h"
 #include "kernels/kernel_registry.h"
@@ -39,13 +38,9 @@ class GpuConstOp : public OpKernel {
     }
     // Kernels are made once per plan, off the step's path: waiting here
     // costs a step nothing.
-    absl::Notification copied;
-    absl::Status status;
-    context->CopyCpuTensorToDevice(*host, &*on_device, [&](const absl::Status& s) {
-      status = s;
-      copied.Notify();
+    const absl::Status status = WaitFor([&](StatusCallback done) {
+      context->CopyCpuTensorToDevice(*host, &*on_device, std::move(done));
     });
-    copied.WaitForNotification();
     if (!status.ok()) {
       c->SetStatus(status);
       return;
@@ -58,33 +53,16 @@ class GpuConstOp : public OpKernel {
   Tensor tensor_;
 };
 
-class HostConstOp : public OpKernel {
- public:
-  explicit HostConstOp(OpKernelConstruction* c) : OpKernel(c) {
-    set_expensive(false);
-    absl::StatusOr<Tensor> host = ConstValue(c);
-    if (!host.ok()) {
-      c->SetStatus(host.status());
-      return;
-    }
-    tensor_ = *std::move(host);
-  }
-  void Compute(OpKernelContext* ctx) override { ctx->set_output(0, tensor_); }
-
- private:
-  Tensor tensor_;
-};
-
 REGISTER_KERNEL(KernelDefBuilder("Const")
                     .Device(kDeviceGpu)
                     .TypeConstraint("dtype", {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16, DT_INT64,
                                               DT_INT8, DT_UINT8, DT_INT16, DT_BOOL}),
                 GpuConstOp);
-REGISTER_KERNEL(KernelDefBuilder("Const")
-                    .Device(kDeviceGpu)
-                    .TypeConstraint<int32_t>("dtype")
-                    .HostMemory("output"),
-                HostConstOp);
+const internal::KernelRegistrar kHostConst(KernelDefBuilder("Const")
+                                               .Device(kDeviceGpu)
+                                               .TypeConstraint<int32_t>("dtype")
+                                               .HostMemory("output")
+                                               .Build(NewHostConstOp));
 
 }  // namespace
 }  // namespace graphrun

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
 #include "kernels/device_context.h"
 #include "kernels/gpu/broadcast.h"
 #include "kernels/gpu/gpu_launch.h"
@@ -52,7 +53,7 @@ class GpuKernel : public OpKernel {
 class MatMulOp : public GpuKernel {
  public:
   explicit MatMulOp(OpKernelConstruction* c) : GpuKernel(c) {
-    batched_ = c->def().op() != "MatMul";
+    batched_ = c->def().op() == "BatchMatMul" || c->def().op() == "BatchMatMulV2";
     const char* ta = batched_ ? "adj_x" : "transpose_a";
     const char* tb = batched_ ? "adj_y" : "transpose_b";
     absl::Status s = c->GetAttr(ta, &transpose_a_);
@@ -61,27 +62,37 @@ class MatMulOp : public GpuKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
+    Product product;
+    OP_REQUIRES_OK(ctx, Multiply(ctx, &product).status());
+  }
+
+ protected:
+  struct Product {
+    gpu::MatMulShape shape;
+    Tensor* out = nullptr;
+    void* stream = nullptr;
+  };
+  // Allocates output 0 and queues the product into it; false when the
+  // output is empty (nothing queued).
+  absl::StatusOr<bool> Multiply(OpKernelContext* ctx, Product* p) {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    absl::StatusOr<gpu::MatMulShape> shape =
-        gpu::MatMulShapes(a.shape(), b.shape(), transpose_a_, transpose_b_, batched_);
-    OP_REQUIRES_OK(ctx, shape.status());
-    Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape->output, &out));
-    if (out->NumElements() == 0) return;
-    absl::StatusOr<void*> stream = Stream(ctx);
-    OP_REQUIRES_OK(ctx, stream.status());
-    if (shape->k == 0) {  // sums of nothing
-      OP_REQUIRES_OK(ctx, gpu::Zero(*stream, out->raw_data(),
-                                    static_cast<int64_t>(out->TotalBytes())));
-      return;
+    GR_ASSIGN_OR_RETURN(p->shape, gpu::MatMulShapes(a.shape(), b.shape(), transpose_a_,
+                                                    transpose_b_, batched_));
+    const gpu::MatMulShape& shape = p->shape;
+    GR_RETURN_IF_ERROR(ctx->allocate_output(0, shape.output, &p->out));
+    if (p->out->NumElements() == 0) return false;
+    GR_ASSIGN_OR_RETURN(p->stream, Stream(ctx));
+    if (shape.k == 0) {  // sums of nothing
+      GR_RETURN_IF_ERROR(gpu::Zero(p->stream, p->out->raw_data(),
+                                   static_cast<int64_t>(p->out->TotalBytes())));
+      return true;
     }
-    absl::StatusOr<gpu::ElementType> type = ElementTypeOf(a.dtype());
-    OP_REQUIRES_OK(ctx, type.status());
-    OP_REQUIRES_OK(ctx, gpu::Gemm(*stream, *type, transpose_a_, transpose_b_, shape->m, shape->n,
-                                  shape->k, a.raw_data(), b.raw_data(), out->raw_data(),
-                                  shape->batch, shape->stride_a, shape->stride_b,
-                                  shape->stride_c));
+    GR_ASSIGN_OR_RETURN(gpu::ElementType type, ElementTypeOf(a.dtype()));
+    GR_RETURN_IF_ERROR(gpu::Gemm(p->stream, type, transpose_a_, transpose_b_, shape.m, shape.n,
+                                 shape.k, a.raw_data(), b.raw_data(), p->out->raw_data(),
+                                 shape.batch, shape.stride_a, shape.stride_b, shape.stride_c));
+    return true;
   }
 
  private:
@@ -90,17 +101,15 @@ class MatMulOp : public GpuKernel {
   bool transpose_b_ = false;
 };
 
-// _FusedMatMul (float), as the graph optimizer makes it: cuBLAS, then the
-// bias and activation in one pass over the product. Fusions this kernel
-// does not know fail when the kernel is made, naming them.
-class FusedMatMulOp : public GpuKernel {
+// _FusedMatMul (float), as the graph optimizer makes it: the product, then
+// the bias and activation in one pass over it. Fusions this kernel does not
+// know fail when the kernel is made, naming them.
+class FusedMatMulOp : public MatMulOp {
  public:
-  explicit FusedMatMulOp(OpKernelConstruction* c) : GpuKernel(c) {
+  explicit FusedMatMulOp(OpKernelConstruction* c) : MatMulOp(c) {
     std::vector<std::string> fused_ops;
     int64_t num_args = 0;
-    absl::Status s = c->GetAttr("transpose_a", &transpose_a_);
-    if (s.ok()) s = c->GetAttr("transpose_b", &transpose_b_);
-    if (s.ok()) s = c->GetAttr("fused_ops", &fused_ops);
+    absl::Status s = c->GetAttr("fused_ops", &fused_ops);
     if (s.ok()) s = c->GetAttr("num_args", &num_args);
     if (s.ok() && c->attrs().Find("leakyrelu_alpha") != nullptr) {
       s = c->GetAttr("leakyrelu_alpha", &alpha_);
@@ -138,37 +147,21 @@ class FusedMatMulOp : public GpuKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& a = ctx->input(0);
-    const Tensor& b = ctx->input(1);
     const Tensor& bias = ctx->input(2);
-    absl::StatusOr<gpu::MatMulShape> shape =
-        gpu::MatMulShapes(a.shape(), b.shape(), transpose_a_, transpose_b_, false);
-    OP_REQUIRES_OK(ctx, shape.status());
-    OP_REQUIRES(ctx, bias.dims() == 1 && bias.dim_size(0) == shape->n,
+    Product p;
+    absl::StatusOr<bool> queued = Multiply(ctx, &p);
+    OP_REQUIRES_OK(ctx, queued.status());
+    if (!*queued) return;
+    OP_REQUIRES(ctx, bias.dims() == 1 && bias.dim_size(0) == p.shape.n,
                 absl::InvalidArgumentError(absl::StrCat(
-                    "_FusedMatMul: the bias must be [", shape->n, "], got ",
+                    "_FusedMatMul: the bias must be [", p.shape.n, "], got ",
                     bias.shape().DebugString())));
-    Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape->output, &out));
-    if (out->NumElements() == 0) return;
-    absl::StatusOr<void*> stream = Stream(ctx);
-    OP_REQUIRES_OK(ctx, stream.status());
-    if (shape->k == 0) {
-      OP_REQUIRES_OK(ctx, gpu::Zero(*stream, out->raw_data(),
-                                    static_cast<int64_t>(out->TotalBytes())));
-    } else {
-      OP_REQUIRES_OK(ctx, gpu::Gemm(*stream, gpu::ElementType::kFloat, transpose_a_,
-                                    transpose_b_, shape->m, shape->n, shape->k, a.raw_data(),
-                                    b.raw_data(), out->raw_data()));
-    }
-    OP_REQUIRES_OK(ctx, gpu::BiasActivation(*stream, static_cast<float*>(out->raw_data()),
+    OP_REQUIRES_OK(ctx, gpu::BiasActivation(p.stream, static_cast<float*>(p.out->raw_data()),
                                             static_cast<const float*>(bias.raw_data()),
-                                            shape->m, shape->n, act_, alpha_));
+                                            p.shape.m, p.shape.n, act_, alpha_));
   }
 
  private:
-  bool transpose_a_ = false;
-  bool transpose_b_ = false;
   gpu::Activation act_ = gpu::Activation::kNone;
   float alpha_ = 0.2f;
 };

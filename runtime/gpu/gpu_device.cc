@@ -294,4 +294,18 @@ absl::StatusOr<std::unique_ptr<Device>> NewGpuDevice(const std::string& name_pre
                                                std::move(context)));
 }
 
+std::function<absl::StatusOr<std::vector<std::unique_ptr<Device>>>(const std::string& prefix)>
+GpuDevicesOn(std::vector<std::shared_ptr<GpuPlatform>> platforms, GpuDeviceOptions options) {
+  return [platforms = std::move(platforms), options](const std::string& prefix)
+             -> absl::StatusOr<std::vector<std::unique_ptr<Device>>> {
+    std::vector<std::unique_ptr<Device>> devices;
+    for (size_t i = 0; i < platforms.size(); ++i) {
+      GR_ASSIGN_OR_RETURN(std::unique_ptr<Device> d,
+                          NewGpuDevice(prefix, static_cast<int>(i), platforms[i], options));
+      devices.push_back(std::move(d));
+    }
+    return devices;
+  };
+}
+
 }  // namespace graphrun

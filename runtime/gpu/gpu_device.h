@@ -15,8 +15,10 @@
 #define GRAPHRUN_RUNTIME_GPU_GPU_DEVICE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "runtime/device.h"
@@ -44,6 +46,11 @@ struct GpuDeviceOptions {
 absl::StatusOr<std::unique_ptr<Device>> NewGpuDevice(const std::string& name_prefix, int index,
                                                      std::shared_ptr<GpuPlatform> platform,
                                                      const GpuDeviceOptions& options);
+
+// What SessionOptions::make_gpu_devices wants: /device:GPU:i on
+// platforms[i], each with `options`.
+std::function<absl::StatusOr<std::vector<std::unique_ptr<Device>>>(const std::string& prefix)>
+GpuDevicesOn(std::vector<std::shared_ptr<GpuPlatform>> platforms, GpuDeviceOptions options = {});
 
 // The bytes NewGpuDevice gives a GPU with `total` bytes of which `free` are
 // free now.

@@ -35,17 +35,6 @@ struct Gpu {
   std::unique_ptr<Device> device;
 };
 
-absl::Status Await(const std::function<void(StatusCallback)>& start) {
-  absl::Notification done;
-  absl::Status status;
-  start([&](const absl::Status& s) {
-    status = s;
-    done.Notify();
-  });
-  done.WaitForNotification();
-  return status;
-}
-
 Tensor Iota(int n, float base = 0) {
   std::vector<float> v(n);
   for (int i = 0; i < n; ++i) v[i] = base + static_cast<float>(i);
@@ -151,11 +140,11 @@ TEST(GpuDeviceTest, CopiesRoundTripThroughDeviceMemory) {
   Tensor d1 = OnDevice(*gpu.device, host.shape());
   Tensor d2 = OnDevice(*gpu.device, host.shape());
   Tensor back(DT_FLOAT, host.shape());
-  ASSERT_TRUE(Await([&](StatusCallback cb) { gpu.ctx()->CopyCpuTensorToDevice(host, &d1, cb); })
+  ASSERT_TRUE(WaitFor([&](StatusCallback cb) { gpu.ctx()->CopyCpuTensorToDevice(host, &d1, cb); })
                   .ok());
-  ASSERT_TRUE(Await([&](StatusCallback cb) { gpu.ctx()->CopyTensorInSameDevice(d1, &d2, cb); })
+  ASSERT_TRUE(WaitFor([&](StatusCallback cb) { gpu.ctx()->CopyTensorInSameDevice(d1, &d2, cb); })
                   .ok());
-  ASSERT_TRUE(Await([&](StatusCallback cb) { gpu.ctx()->CopyDeviceTensorToCpu(d2, &back, cb); })
+  ASSERT_TRUE(WaitFor([&](StatusCallback cb) { gpu.ctx()->CopyDeviceTensorToCpu(d2, &back, cb); })
                   .ok());
   EXPECT_EQ(std::memcmp(back.raw_data(), host.raw_data(), host.TotalBytes()), 0);
   EXPECT_EQ(gpu.platform->host_to_device_copies(), 1);
@@ -168,7 +157,7 @@ TEST(GpuDeviceTest, CopiesRoundTripThroughDeviceMemory) {
   // A copy into a tensor of another size is refused before it is queued.
   Tensor small(DT_FLOAT, TensorShape({3}));
   const absl::Status s =
-      Await([&](StatusCallback cb) { gpu.ctx()->CopyDeviceTensorToCpu(d2, &small, cb); });
+      WaitFor([&](StatusCallback cb) { gpu.ctx()->CopyDeviceTensorToCpu(d2, &small, cb); });
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_EQ(gpu.platform->device_to_host_copies(), 1);
 }
@@ -208,7 +197,7 @@ TEST(GpuDeviceTest, CopiesWaitForTheComputeStream) {
     ran = true;
     return absl::OkStatus();
   });
-  ASSERT_TRUE(Await([&](StatusCallback cb) { gpu.ctx()->ThenExecute(cb); }).ok());
+  ASSERT_TRUE(WaitFor([&](StatusCallback cb) { gpu.ctx()->ThenExecute(cb); }).ok());
   EXPECT_TRUE(ran);
 }
 
@@ -216,7 +205,7 @@ TEST(GpuDeviceTest, AFailedCopyReachesItsCallbackNamingTheDevice) {
   Gpu gpu;
   Tensor d = OnDevice(*gpu.device, TensorShape({16}));
   gpu.platform->FailNextCopy(absl::InternalError("an illegal address was encountered"));
-  const absl::Status s = Await(
+  const absl::Status s = WaitFor(
       [&](StatusCallback cb) { gpu.ctx()->CopyCpuTensorToDevice(Iota(16), &d, cb); });
   EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
   EXPECT_NE(s.message().find("device:GPU:0"), std::string::npos) << s;
@@ -226,7 +215,7 @@ TEST(GpuDeviceTest, AFailedCopyReachesItsCallbackNamingTheDevice) {
   // process.
   Tensor not_device(DT_FLOAT, TensorShape({16}));
   Tensor host(DT_FLOAT, TensorShape({16}));
-  const absl::Status bad = Await(
+  const absl::Status bad = WaitFor(
       [&](StatusCallback cb) { gpu.ctx()->CopyDeviceTensorToCpu(not_device, &host, cb); });
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument) << bad;
   EXPECT_NE(bad.message().find("not device memory"), std::string::npos) << bad;
@@ -343,7 +332,7 @@ TEST(GpuDeviceTest, TwoGpusExchangeThroughHostMemory) {
   const Tensor value = Iota(100, 9);
   Tensor d = OnDevice(*a.device, value.shape());
   ASSERT_TRUE(
-      Await([&](StatusCallback cb) { a.ctx()->CopyCpuTensorToDevice(value, &d, cb); }).ok());
+      WaitFor([&](StatusCallback cb) { a.ctx()->CopyCpuTensorToDevice(value, &d, cb); }).ok());
   auto r = NewLocalRendezvous();
   ASSERT_TRUE(r->Send("k", on_a, d, false).ok());
   absl::Notification got;
@@ -358,7 +347,7 @@ TEST(GpuDeviceTest, TwoGpusExchangeThroughHostMemory) {
   ASSERT_TRUE(b.platform->IsDeviceMemory(on_device_b.raw_data(), on_device_b.TotalBytes()));
   Tensor host(DT_FLOAT, value.shape());
   ASSERT_TRUE(
-      Await([&](StatusCallback cb) { b.ctx()->CopyDeviceTensorToCpu(on_device_b, &host, cb); })
+      WaitFor([&](StatusCallback cb) { b.ctx()->CopyDeviceTensorToCpu(on_device_b, &host, cb); })
           .ok());
   EXPECT_EQ(std::memcmp(host.raw_data(), value.raw_data(), value.TotalBytes()), 0);
 }
