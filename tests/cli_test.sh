@@ -159,6 +159,9 @@ check "gpus=none is silent" test -z "$err"
 err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --gpu_memory_fraction=1.5 2>&1)"; rc=$?
 check "bad memory fraction fails" test $rc -eq 1
 check "bad memory fraction named" grep -q "gpu_memory_fraction must be in \[0, 1\], not 1.5" <<<"$err"
+err="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --num_gpus=-5 2>&1)"; rc=$?
+check "bad GPU count fails, GPU or not" test $rc -eq 1
+check "bad GPU count named" grep -q "num_gpus=-5" <<<"$err"
 if [ -e /dev/nvidiactl ]; then
   echo "SKIP (GPU machine): the no-GPU messages of --gpus=auto and --gpus=0"
 else

@@ -101,7 +101,11 @@ absl::StatusOr<RunGpus> ChooseRunGpus(const RunCommandArgs& args, std::string* n
       placer::SelectGpus(select, source.get(), out.claims.get());
   const bool automatic = args.gpus == "auto";
   if (!choice.ok()) {
-    if (!automatic) return choice.status();
+    // Only the lack of GPUs falls back to CPU; a bad --gpus/--num_gpus is
+    // an error whatever the mode.
+    if (!automatic || choice.status().code() != absl::StatusCode::kUnavailable) {
+      return choice.status();
+    }
     *note = absl::StrCat("graphrun: running on CPU (", choice.status().message(), ")");
     return out;
   }
