@@ -5,8 +5,10 @@
 //   eigen   graphrun's Conv2D kernel forced onto its im2col + Eigen GEMM path
 //           (GRAPHRUN_CONV2D_LIBRARY=eigen), through a one-node Session, on
 //           the CPU device's intra-op pool (one thread per core);
-//   graphrun  the same Session with the kernel's default choice (oneDNN for
-//           these shapes, one single-threaded piece per pool thread);
+//   graphrun  the same Session with the kernel's default choice (oneDNN,
+//           one single-threaded piece per pool thread; for a few output
+//           pixels, the filter streamed once by skinny_gemm.h);
+//   graphrun_onednn  the same, held to oneDNN (GRAPHRUN_CONV2D_LIBRARY=onednn);
 //   onednn  oneDNN's convolution_forward called directly (nhwc in and out,
 //           weights reordered once outside the timed loop; its OpenMP
 //           threads, one per core).
@@ -93,6 +95,18 @@ const ConvShape kShapes[] = {
     {"inceptionv3_3_1x7_160to160", 2, 3, 3, 160, 1, 7, 160, 1, true},
     {"xception_33_1x1_64to128", 2, 33, 33, 64, 1, 1, 128, 1, false},
     {"xception_5_1x1_728to728", 2, 5, 5, 728, 1, 1, 728, 1, false},
+    // Few output pixels: the last stages at the fixtures' sizes, where the
+    // cost is reading the filter (skinny_gemm.h), and pixel counts around
+    // kSkinnyMaxRows.
+    {"resnet50_1_1x1_1024to2048", 2, 1, 1, 1024, 1, 1, 2048, 1, false},
+    {"resnet50_1_1x1_2048to512", 2, 1, 1, 2048, 1, 1, 512, 1, false},
+    {"resnet50_1_3x3_512to512", 2, 1, 1, 512, 3, 3, 512, 1, true},
+    {"resnet50_2_3x3s2_256to256", 2, 2, 2, 256, 3, 3, 256, 2, true},
+    {"pixels4_1x1_1024to1024", 1, 2, 2, 1024, 1, 1, 1024, 1, false},
+    {"pixels8_1x1_1024to1024", 2, 2, 2, 1024, 1, 1, 1024, 1, false},
+    {"pixels12_1x1_1024to1024", 3, 2, 2, 1024, 1, 1, 1024, 1, false},
+    {"pixels16_1x1_1024to1024", 1, 4, 4, 1024, 1, 1, 1024, 1, false},
+    {"pixels32_1x1_1024to1024", 2, 4, 4, 1024, 1, 1, 1024, 1, false},
 };
 
 std::vector<float> RandomValues(int64_t n, unsigned seed) {
@@ -225,6 +239,11 @@ int RegisterAll() {
         ->UseRealTime();
     benchmark::RegisterBenchmark(absl::StrCat("Conv2D/", s.name, "/graphrun").c_str(),
                                  BM_Graphrun, s, "auto")
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(
+        absl::StrCat("Conv2D/", s.name, "/graphrun_onednn").c_str(), BM_Graphrun, s,
+        "onednn")
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
     benchmark::RegisterBenchmark(absl::StrCat("Conv2D/", s.name, "/onednn").c_str(),

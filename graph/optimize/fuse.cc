@@ -8,6 +8,10 @@
 //
 // with act one of Relu, Relu6, Elu, LeakyRelu, Tanh, Sigmoid, and the bias
 // also an Add/AddV2 of a 1-D float Const with one value per output channel.
+// A product read only by an activation (a bias-free layer, or one whose
+// batch norm folded to a zero shift) fuses with a zero bias:
+//
+//   act(Conv2D(x, w))                     -> _FusedConv2D(x, w, zeros)
 // float only; Conv2D in NHWC; nodes on the CPU or not pinned (the fused
 // kernels are CPU kernels). The fused node takes the name of the chain's
 // last node; the others must have no other consumer and not be preserved.
@@ -85,7 +89,7 @@ int64_t OutputChannels(const GraphView& view, const OptimizerOptions& options, i
 // head -> bias -> [activation], found from the bias node.
 struct Chain {
   int head = -1;
-  int bias = -1;
+  int bias = -1;  // -1: no bias node (a zero bias is made)
   int bias_pos = 1;  // the input of `bias` that is the bias vector
   int last = -1;     // the activation, or `bias`
   std::string activation;
@@ -147,11 +151,56 @@ bool MatchChain(const GraphView& view, const OptimizerOptions& options, int i, C
   return false;
 }
 
+// The chain act(head) whose activation is node `i`, with no bias between.
+bool MatchBiaslessChain(const GraphView& view, const OptimizerOptions& options, int i,
+                        Chain* chain) {
+  const NodeDef& act = view.node(i);
+  if (!IsFusableActivation(act.op()) || view.removed(i) || !FloatT(act) ||
+      !CpuOrUnpinned(act.device()) || view.num_data_inputs(i) != 1 ||
+      view.input(i, 0).index != 0) {
+    return false;
+  }
+  const int head = view.producer(i, 0);
+  const NodeDef& h = view.node(head);
+  const char* fused_op = FusedOpFor(h);
+  if (fused_op == nullptr || view.removed(head) || h.device() != act.device() ||
+      options.preserve.contains(h.name()) || view.consumers(head).size() != 1 ||
+      view.HasControlConsumers(head) || view.num_data_inputs(head) != 2 ||
+      OutputChannels(view, options, head) < 0) {
+    return false;
+  }
+  *chain = Chain();
+  chain->head = head;
+  chain->last = i;
+  chain->activation = act.op();
+  chain->fused_op = fused_op;
+  return true;
+}
+
+// A Const of `channels` zeros named after `base`, with the control inputs
+// of `like` (so it runs in the frame the layer's weights run in).
+NodeDef ZeroBias(const GraphView& view, const std::string& base, int64_t channels, int like) {
+  std::string name = base;
+  for (int k = 0; view.Find(name) >= 0; ++k) name = absl::StrCat(base, "_", k);
+  NodeDef n;
+  n.set_name(name);
+  n.set_op("Const");
+  (*n.mutable_attr())["dtype"].set_type(DT_FLOAT);
+  TensorProto* t = (*n.mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(DT_FLOAT);
+  t->mutable_tensor_shape()->add_dim()->set_size(channels);
+  for (int64_t c = 0; c < channels; ++c) t->add_float_val(0.f);
+  for (int pos = view.num_data_inputs(like); pos < view.num_inputs(like); ++pos) {
+    n.add_input(view.input(like, pos).ToString());
+  }
+  return n;
+}
+
 // The fused node computing `chain`: the head's data inputs and the bias,
 // then the control inputs of all the chain's nodes; the head's attrs that
 // the fused op has, and the fusion's.
 absl::StatusOr<NodeDef> FusedNode(const GraphView& view, const OptimizerOptions& options,
-                                  const Chain& chain) {
+                                  const Chain& chain, const std::string& bias_input) {
   GR_ASSIGN_OR_RETURN(const OpDef* op_def, options.registry->LookUp(chain.fused_op));
   const NodeDef& head = view.node(chain.head);
   const NodeDef& last = view.node(chain.last);
@@ -161,9 +210,10 @@ absl::StatusOr<NodeDef> FusedNode(const GraphView& view, const OptimizerOptions&
   fused.set_device(last.device());
   fused.add_input(view.input(chain.head, 0).ToString());
   fused.add_input(view.input(chain.head, 1).ToString());
-  fused.add_input(view.input(chain.bias, chain.bias_pos).ToString());
+  fused.add_input(bias_input);
   std::vector<std::string> controls;
   for (int node : {chain.head, chain.bias, chain.last}) {
+    if (node < 0) continue;
     for (int pos = view.num_data_inputs(node); pos < view.num_inputs(node); ++pos) {
       const std::string in = view.input(node, pos).ToString();
       if (std::find(controls.begin(), controls.end(), in) == controls.end()) {
@@ -194,15 +244,32 @@ absl::StatusOr<NodeDef> FusedNode(const GraphView& view, const OptimizerOptions&
 absl::Status FuseKernels(GraphDef* graph, const OptimizerOptions& options,
                          OptimizationReport::Pass* report) {
   GR_ASSIGN_OR_RETURN(GraphView view, GraphView::Create(graph));
-  for (int i = 0; i < view.num_nodes(); ++i) {
+  std::vector<NodeDef> added;
+  const int num_nodes = view.num_nodes();
+  for (int i = 0; i < num_nodes; ++i) {
     Chain chain;
-    if (!MatchChain(view, options, i, &chain)) continue;
-    GR_ASSIGN_OR_RETURN(NodeDef fused, FusedNode(view, options, chain));
+    std::string bias_input;
+    if (MatchChain(view, options, i, &chain)) {
+      bias_input = view.input(chain.bias, chain.bias_pos).ToString();
+    } else if (MatchBiaslessChain(view, options, i, &chain)) {
+      const int weights = view.producer(chain.head, 1);
+      // (Each head is fused once, so the names of `added` differ.)
+      added.push_back(ZeroBias(view, view.node(chain.head).name() + "/zero_bias",
+                               OutputChannels(view, options, chain.head), weights));
+      bias_input = added.back().name();
+    } else {
+      continue;
+    }
+    GR_ASSIGN_OR_RETURN(NodeDef fused, FusedNode(view, options, chain, bias_input));
     const NodeDef& head = view.node(chain.head);
-    const NodeDef& bias = view.node(chain.bias);
     if (report != nullptr) {
+      const std::string bias =
+          chain.bias >= 0
+              ? absl::StrCat(" + '", view.node(chain.bias).name(), "' (", view.node(chain.bias).op(),
+                             ")")
+              : std::string(" + a zero bias");
       report->changes.push_back(absl::StrCat(
-          "fused '", head.name(), "' (", head.op(), ") + '", bias.name(), "' (", bias.op(), ")",
+          "fused '", head.name(), "' (", head.op(), ")", bias,
           chain.activation.empty()
               ? ""
               : absl::StrCat(" + '", view.node(chain.last).name(), "' (", chain.activation, ")"),
@@ -212,13 +279,14 @@ absl::Status FuseKernels(GraphDef* graph, const OptimizerOptions& options,
     // consumers keep naming it). The view's bookkeeping of these nodes is
     // stale from here on, so they are marked and not visited again.
     for (int node : {chain.head, chain.bias}) {
-      if (node == chain.last) continue;
+      if (node < 0 || node == chain.last) continue;
       if (report != nullptr) report->merged_into[view.node(node).name()] = fused.name();
       view.MarkRemoved(node);
     }
     view.node(chain.last) = std::move(fused);
   }
   view.Compact();
+  for (NodeDef& n : added) *graph->add_node() = std::move(n);
   return absl::OkStatus();
 }
 

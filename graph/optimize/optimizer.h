@@ -24,6 +24,10 @@
 //   batch-norm folding a constant per-channel Mul and Add after Conv2D,
 //                      DepthwiseConv2dNative or MatMul (Keras' frozen
 //                      BatchNormalization) move into its weights and bias
+//   pad folding        a zero Pad of the spatial dims read by a VALID or
+//                      EXPLICIT NHWC Conv2D, _FusedConv2D or
+//                      DepthwiseConv2dNative becomes the convolution's
+//                      explicit padding (Keras' ZeroPadding2D)
 //   kernel fusion      MatMul or Conv2D (NHWC) + BiasAdd (or Add of a
 //                      per-channel constant) [+ Relu/Relu6/Elu/LeakyRelu/
 //                      Tanh/Sigmoid] on the CPU becomes TensorFlow's
@@ -102,6 +106,8 @@ absl::Status SimplifyArithmetic(GraphDef* graph, const OptimizerOptions& options
                                 OptimizationReport::Pass* report);
 absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
                             OptimizationReport::Pass* report);
+absl::Status FoldPads(GraphDef* graph, const OptimizerOptions& options,
+                      OptimizationReport::Pass* report);
 absl::Status FuseKernels(GraphDef* graph, const OptimizerOptions& options,
                          OptimizationReport::Pass* report);
 absl::Status EliminateCommonSubexpressions(GraphDef* graph, const OptimizerOptions& options,

@@ -384,6 +384,140 @@ TEST(KernelFusionTest, PreservedNodesAndOtherLayoutsDevicesAndTypesStay) {
   }
 }
 
+TEST(KernelFusionTest, AnActivationRightAfterTheProductFusesWithAZeroBias) {
+  // A bias-free convolution or dense layer (or one whose batch norm folded
+  // to a zero shift) read only by its activation.
+  GraphDef g = ParseTextGraph(
+      std::string(kPlaceholder) + FloatConst("w", {1, 1, 2, 3}, {1, 2, 3, 4, 5, 6}) +
+      FloatConst("wm", {2, 3}, {1, 2, 3, 4, 5, 6}) + Conv("conv", "x", "w") +
+      Unary("y", "Relu", "conv") + Binary("mm", "MatMul", "x", "wm") + Unary("y2", "Tanh", "mm") +
+      Conv("conv3", "x", "w") + Unary("y3", "Relu", "conv3") + Unary("y3b", "Sigmoid", "conv3"));
+  OptimizerOptions options;
+  options.preserve = {"x", "y", "y2", "y3", "y3b"};
+  OptimizationReport::Pass pass;
+  ASSERT_TRUE(FuseKernels(&g, options, &pass).ok());
+  const NodeDef* y = FindNode(g, "y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->op(), "_FusedConv2D");
+  EXPECT_EQ(FindNode(g, "conv"), nullptr);
+  ASSERT_EQ(NodeInputs(g, "y").size(), 3u);
+  EXPECT_EQ(NodeInputs(g, "y")[0], "x");
+  EXPECT_EQ(NodeInputs(g, "y")[1], "w");
+  EXPECT_EQ(ConstValues(g, NodeInputs(g, "y")[2]), (std::vector<float>{0, 0, 0}));
+  ASSERT_EQ(y->attr().at("fused_ops").list().s_size(), 2);
+  EXPECT_EQ(y->attr().at("fused_ops").list().s(0), "BiasAdd");
+  EXPECT_EQ(y->attr().at("fused_ops").list().s(1), "Relu");
+  EXPECT_EQ(FindNode(g, "y2")->op(), "_FusedMatMul");
+  EXPECT_EQ(ConstValues(g, NodeInputs(g, "y2")[2]), (std::vector<float>{0, 0, 0}));
+  // Two readers: the product stays.
+  EXPECT_EQ(FindNode(g, "conv3")->op(), "Conv2D");
+  EXPECT_EQ(FindNode(g, "y3")->op(), "Relu");
+  ASSERT_EQ(pass.changes.size(), 2u);
+  EXPECT_EQ(pass.changes[0],
+            "fused 'conv' (Conv2D) + a zero bias + 'y' (Relu) into _FusedConv2D 'y'");
+}
+
+// Pad(x, p) for x NHWC, with p a [4, 2] int32 Const named `name`_p.
+std::string PadNode(const std::string& name, const std::vector<int>& p, const std::string& op = "Pad",
+                    const std::string& value = "") {
+  std::string vals;
+  for (int v : p) vals += " int_val: " + std::to_string(v);
+  std::string out = "node { name: '" + name + "_p' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } }"
+                    " attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 4 } "
+                    "dim { size: 2 } }" + vals + " } } } }\n";
+  out += "node { name: '" + name + "' op: '" + op + "' input: 'x' input: '" + name + "_p' " +
+         (value.empty() ? "" : "input: '" + value + "' ") +
+         "attr { key: 'T' value { type: DT_FLOAT } } attr { key: 'Tpaddings' value { type: DT_INT32 } } }\n";
+  return out;
+}
+
+// A float NHWC convolution (VALID unless `padding` says otherwise).
+std::string ConvOn(const std::string& name, const std::string& op, const std::string& in,
+                   const std::string& padding = "'VALID'", const std::string& extra = "") {
+  return "node { name: '" + name + "' op: '" + op + "' input: '" + in + "' input: 'w' " + extra +
+         " attr { key: 'T' value { type: DT_FLOAT } }"
+         " attr { key: 'strides' value { list { i: [1, 1, 1, 1] } } }"
+         " attr { key: 'padding' value { s: " + padding + " } } }\n";
+}
+
+std::vector<int64_t> ExplicitPaddings(const GraphDef& g, const std::string& name) {
+  const NodeDef* n = FindNode(g, name);
+  if (n == nullptr || n->attr().count("explicit_paddings") == 0) return {};
+  const auto& l = n->attr().at("explicit_paddings").list();
+  return std::vector<int64_t>(l.i().begin(), l.i().end());
+}
+
+TEST(PadFoldingTest, AZeroSpatialPadBecomesTheConvolutionsExplicitPadding) {
+  GraphDef g = ParseTextGraph(
+      std::string(kPlaceholder) + FloatConst("w", {3, 3, 2, 2}, std::vector<float>(36, 1.f)) +
+      "node { name: 'gate' op: 'NoOp' }\n" +
+      PadNode("pad", {0, 0, 1, 2, 3, 0, 0, 0}) + ConvOn("conv", "Conv2D", "pad") +
+      ConvOn("dw", "DepthwiseConv2dNative", "pad") +
+      ConvOn("both", "Conv2D", "pad", "'EXPLICIT'",
+             "attr { key: 'explicit_paddings' value { list { i: [0, 0, 1, 1, 0, 1, 0, 0] } } }") +
+      Unary("pool", "MaxPool", "pad") +
+      ScalarConst("zero", 0) + PadNode("pad2", {0, 0, 1, 1, 1, 1, 0, 0}, "PadV2", "zero") +
+      ConvOn("conv2", "Conv2D", "pad2") + "node { name: 'gated' op: 'Pad' input: 'x' input: "
+      "'pad_p' input: '^gate' attr { key: 'T' value { type: DT_FLOAT } } }\n" +
+      ConvOn("conv3", "Conv2D", "gated"));
+  OptimizerOptions options;
+  options.preserve = {"x", "conv", "dw", "both", "pool", "conv2", "conv3"};
+  OptimizationReport::Pass pass;
+  ASSERT_TRUE(FoldPads(&g, options, &pass).ok());
+  EXPECT_EQ(NodeInputs(g, "conv"), (std::vector<std::string>{"x", "w"}));
+  EXPECT_EQ(FindNode(g, "conv")->attr().at("padding").s(), "EXPLICIT");
+  EXPECT_EQ(ExplicitPaddings(g, "conv"), (std::vector<int64_t>{0, 0, 1, 2, 3, 0, 0, 0}));
+  EXPECT_EQ(NodeInputs(g, "dw"), (std::vector<std::string>{"x", "w"}));
+  EXPECT_EQ(ExplicitPaddings(g, "dw"), (std::vector<int64_t>{0, 0, 1, 2, 3, 0, 0, 0}));
+  // Explicit padding of its own adds up.
+  EXPECT_EQ(ExplicitPaddings(g, "both"), (std::vector<int64_t>{0, 0, 2, 3, 3, 1, 0, 0}));
+  // MaxPool pads with -inf, not zeros: it keeps reading the Pad.
+  EXPECT_EQ(NodeInputs(g, "pool"), (std::vector<std::string>{"pad"}));
+  EXPECT_EQ(NodeInputs(g, "conv2"), (std::vector<std::string>{"x", "w"}));
+  // The Pad's control inputs move to the convolution.
+  EXPECT_EQ(NodeInputs(g, "conv3"), (std::vector<std::string>{"x", "w", "^gate"}));
+  EXPECT_EQ(pass.changes.size(), 5u);
+  EXPECT_EQ(pass.changes[0],
+            "folded 'pad' (Pad) into 'conv' (Conv2D) as explicit padding");
+  // Every reader of pad2 took it: it lives on in conv2.
+  EXPECT_EQ(pass.merged_into.at("pad2"), "conv2");
+  EXPECT_EQ(pass.merged_into.count("pad"), 0u);
+}
+
+TEST(PadFoldingTest, LeavesPadsThatAreNotZeroSpatialPaddingOfAConvolution) {
+  const std::string base = std::string(kPlaceholder) +
+                           FloatConst("w", {3, 3, 2, 2}, std::vector<float>(36, 1.f)) +
+                           ScalarConst("one", 1);
+  for (const std::string& graph : {
+           // pads the channels or the batch
+           PadNode("pad", {0, 0, 1, 1, 1, 1, 0, 1}) + ConvOn("conv", "Conv2D", "pad"),
+           PadNode("pad", {1, 0, 1, 1, 1, 1, 0, 0}) + ConvOn("conv", "Conv2D", "pad"),
+           // pads with ones
+           PadNode("pad", {0, 0, 1, 1, 1, 1, 0, 0}, "PadV2", "one") + ConvOn("conv", "Conv2D", "pad"),
+           // SAME padding computes its own pads; NCHW pads other dims
+           PadNode("pad", {0, 0, 1, 1, 1, 1, 0, 0}) + ConvOn("conv", "Conv2D", "pad", "'SAME'"),
+           PadNode("pad", {0, 0, 1, 1, 1, 1, 0, 0}) +
+               ConvOn("conv", "Conv2D", "pad", "'VALID'",
+                      "attr { key: 'data_format' value { s: 'NCHW' } }"),
+           // on a GPU; the padded tensor is the filter
+           PadNode("pad", {0, 0, 1, 1, 1, 1, 0, 0}) +
+               ConvOn("conv", "Conv2D", "pad", "'VALID'", "device: '/device:GPU:0'"),
+           PadNode("pad", {0, 0, 1, 1, 1, 1, 0, 0}) +
+               "node { name: 'conv' op: 'Conv2D' input: 'w' input: 'pad' attr { key: 'T' value "
+               "{ type: DT_FLOAT } } attr { key: 'strides' value { list { i: [1, 1, 1, 1] } } } "
+               "attr { key: 'padding' value { s: 'VALID' } } }\n",
+       }) {
+    GraphDef g = ParseTextGraph(base + graph);
+    const GraphDef before = g;
+    OptimizerOptions options;
+    options.preserve = {"x", "conv"};
+    OptimizationReport::Pass pass;
+    ASSERT_TRUE(FoldPads(&g, options, &pass).ok());
+    EXPECT_TRUE(pass.changes.empty()) << graph;
+    EXPECT_EQ(g.DebugString(), before.DebugString()) << graph;
+  }
+}
+
 TEST(IdentityRemovalTest, BypassesPlainIdentitiesOnly) {
   GraphDef g = ParseTextGraph(
       std::string(kPlaceholder) + Unary("id", "Identity", "x") + Unary("y", "Relu", "id") +

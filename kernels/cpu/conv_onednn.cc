@@ -71,7 +71,8 @@ struct Piece {
 };
 
 struct OneDnnConv2D::Cached {
-  OneDnnConvGeometry geometry;
+  OneDnnConvGeometry asked;     // the convolution as Run was given it
+  OneDnnConvGeometry geometry;  // as run: its filter cropped (CropToInput)
   int threads = 0;
   // The primitives add a bias and apply epilogue.activation (fused).
   bool fused = false;
@@ -129,6 +130,9 @@ constexpr int64_t kFewPixelsPerThread = 64;
 // Floating-point operations below which a piece is not worth a thread
 // (about 10 us of work here).
 constexpr double kMinFlopsPerPiece = 1e6;
+// Filter bytes below which a piece is not worth a thread (about 10 us of
+// reading from memory).
+constexpr double kMinFilterBytesPerPiece = 128 * 1024;
 
 // Splits `g` into at most `threads` pieces: by output channels (in
 // multiples of 16, one AVX-512 vector) when there are few output pixels
@@ -186,16 +190,43 @@ std::vector<Piece> Split(const OneDnnConvGeometry& g, int threads) {
   return pieces;
 }
 
+// Where a map is smaller than the window (a 3x3 over a 1x1 map, the last
+// stage of a CNN on small images), some of the filter's taps only ever
+// meet padding. Returns `g` with the filter cut to the taps that meet the
+// input, and the first row and column kept. Along one dimension tap k
+// meets input row o * stride - pad_before + k for some output row o; those
+// taps form the range [lo, hi] below, and the padding shrinks with them.
+OneDnnConvGeometry CropToInput(const OneDnnConvGeometry& g, int64_t* row0, int64_t* col0) {
+  OneDnnConvGeometry c = g;
+  auto crop = [](int64_t in, int64_t stride, int64_t out, int64_t* filter, int64_t* pad_before,
+                 int64_t* pad_after, int64_t* first) {
+    *first = 0;
+    const int64_t lo = std::max<int64_t>(0, *pad_before - (out - 1) * stride);
+    const int64_t hi = std::min<int64_t>(*filter - 1, in - 1 + *pad_before);
+    if (in <= 0 || out <= 0 || hi < lo || (lo == 0 && hi == *filter - 1)) return;
+    *first = lo;
+    *filter = hi - lo + 1;
+    *pad_before -= lo;
+    *pad_after = std::max<int64_t>(0, (out - 1) * stride + *filter - in - *pad_before);
+  };
+  crop(g.in_rows, g.stride_rows, g.out_rows, &c.filter_rows, &c.pad_top, &c.pad_bottom, row0);
+  crop(g.in_cols, g.stride_cols, g.out_cols, &c.filter_cols, &c.pad_left, &c.pad_right, col0);
+  return c;
+}
+
 absl::StatusOr<std::shared_ptr<const OneDnnConv2D::Cached>> Build(
-    const OneDnnConvGeometry& g, int threads, const Tensor& filter,
+    const OneDnnConvGeometry& asked, int threads, const Tensor& filter,
     const OneDnnConvBias* bias, const OneDnnConv2D::Cached* previous) {
   auto next = std::make_shared<OneDnnConv2D::Cached>();
+  int64_t row0 = 0, col0 = 0;
+  const OneDnnConvGeometry g = CropToInput(asked, &row0, &col0);
+  next->asked = asked;
   next->geometry = g;
   next->threads = threads;
   next->fused = bias != nullptr;
   if (bias != nullptr) next->epilogue = bias->epilogue;
   dnnl::engine& engine = Engine();
-  if (previous != nullptr && previous->geometry == g &&
+  if (previous != nullptr && previous->asked == asked &&
       previous->threads == threads && SameEpilogue(*previous, bias)) {
     next->pieces = previous->pieces;
   } else {
@@ -236,15 +267,15 @@ absl::StatusOr<std::shared_ptr<const OneDnnConv2D::Cached>> Build(
   for (Piece& p : next->pieces) {
     const OneDnnConvGeometry& pg = p.geometry;
     // TensorFlow's filter layout [rows, cols, in, out] is oneDNN's hwio;
-    // the piece's output channels of it.
+    // the piece's output channels of it, within the taps kept.
+    const int64_t tap = g.in_depth * g.out_depth;
     dnnl::memory user(
         dnnl::memory::desc(
             {pg.out_depth, pg.in_depth, pg.filter_rows, pg.filter_cols},
-            Dt::f32,
-            {1, g.out_depth, g.filter_cols * g.in_depth * g.out_depth,
-             g.in_depth * g.out_depth}),
+            Dt::f32, {1, g.out_depth, asked.filter_cols * tap, tap}),
         engine,
-        const_cast<float*>(filter.flat<float>().data()) + p.out_channel);
+        const_cast<float*>(filter.flat<float>().data()) +
+            (row0 * asked.filter_cols + col0) * tap + p.out_channel);
     const dnnl::memory::desc want = p.pd.weights_desc();
     size_t i = 0;
     while (i < next->weights.size() &&
@@ -341,18 +372,23 @@ absl::Status OneDnnConv2D::Run(const OneDnnConvGeometry& g,
                                const Eigen::ThreadPoolDevice& pool,
                                const OneDnnConvBias* bias) {
   // A piece on another thread costs a wake-up of some microseconds: a
-  // small convolution runs whole on the calling thread.
-  const double flops = 2.0 * g.batch * g.out_rows * g.out_cols * g.out_depth *
-                       g.in_depth * g.filter_rows * g.filter_cols;
-  const int threads = std::max(
-      1, std::min(pool.numThreads(),
-                  static_cast<int>(flops / kMinFlopsPerPiece)));
+  // small convolution runs whole on the calling thread. Small is counted
+  // in arithmetic and in filter bytes read (a few-pixel convolution is
+  // the reading of its filter), over the taps that run.
+  int64_t row0 = 0, col0 = 0;
+  const OneDnnConvGeometry run = CropToInput(g, &row0, &col0);
+  const double filter_values =
+      static_cast<double>(run.out_depth) * run.in_depth * run.filter_rows * run.filter_cols;
+  const double flops = 2.0 * run.batch * run.out_rows * run.out_cols * filter_values;
+  const double work = std::max(flops / kMinFlopsPerPiece,
+                               filter_values * sizeof(float) / kMinFilterBytesPerPiece);
+  const int threads = std::max(1, std::min<int>(pool.numThreads(), static_cast<int>(work)));
   std::shared_ptr<const Cached> cached;
   {
     absl::MutexLock lock(&mu_);
     cached = cached_;
   }
-  const bool hit = cached != nullptr && cached->geometry == g &&
+  const bool hit = cached != nullptr && cached->asked == g &&
                    cached->threads == threads && SameEpilogue(*cached, bias) &&
                    cached->filter.SharesBufferWith(filter) &&
                    cached->filter.flat<float>().data() ==

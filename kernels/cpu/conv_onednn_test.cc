@@ -1,5 +1,6 @@
-// Conv2D's oneDNN path (conv_onednn.h) and its Eigen path, forced with
-// GRAPHRUN_CONV2D_LIBRARY, against a direct convolution loop in double, on
+// Conv2D's paths: oneDNN (conv_onednn.h), Eigen, and the default choice
+// (with the skinny product of skinny_gemm.h for few output pixels), set
+// with GRAPHRUN_CONV2D_LIBRARY, against a direct convolution loop in double, on
 // the shapes of the Keras models (on a 4-thread device, so images are split
 // by rows too); and the oneDNN path's caches (primitives by geometry,
 // reordered weights by filter buffer) across computes of one kernel.
@@ -29,6 +30,8 @@ struct Spec {
   int64_t fh, fw, oc;      // filter [fh, fw, c, oc]
   int64_t stride = 1;
   std::string padding = "SAME";
+  // EXPLICIT: top, bottom, left, right.
+  std::vector<int64_t> pads = {};
 };
 
 Tensor Random(const TensorShape& shape, uint32_t seed) {
@@ -42,7 +45,11 @@ Tensor Random(const TensorShape& shape, uint32_t seed) {
 // Direct NHWC convolution in double with TensorFlow's SAME / VALID padding.
 std::vector<double> Naive(const Spec& s, const Tensor& in, const Tensor& f,
                           std::vector<int64_t>* shape) {
-  auto out_size = [&](int64_t size, int64_t k, int64_t* pad) {
+  auto out_size = [&](int64_t size, int64_t k, int64_t* pad, bool rows) {
+    if (s.padding == "EXPLICIT") {
+      *pad = s.pads[rows ? 0 : 2];
+      return (size + s.pads[rows ? 0 : 2] + s.pads[rows ? 1 : 3] - k) / s.stride + 1;
+    }
     if (s.padding == "VALID") {
       *pad = 0;
       return (size - k + s.stride) / s.stride;
@@ -52,7 +59,7 @@ std::vector<double> Naive(const Spec& s, const Tensor& in, const Tensor& f,
     return out;
   };
   int64_t pt = 0, pl = 0;
-  const int64_t oh = out_size(s.h, s.fh, &pt), ow = out_size(s.w, s.fw, &pl);
+  const int64_t oh = out_size(s.h, s.fh, &pt, true), ow = out_size(s.w, s.fw, &pl, false);
   *shape = {s.n, oh, ow, s.oc};
   auto x = in.flat<float>();
   auto w = f.flat<float>();
@@ -76,9 +83,14 @@ std::vector<double> Naive(const Spec& s, const Tensor& in, const Tensor& f,
 }
 
 std::map<std::string, AttrValue> Attrs(const Spec& s) {
-  return {{"strides", AttrInts({1, s.stride, s.stride, 1})},
-          {"padding", AttrS(s.padding)},
-          {"data_format", AttrS("NHWC")}};
+  std::map<std::string, AttrValue> attrs = {{"strides", AttrInts({1, s.stride, s.stride, 1})},
+                                            {"padding", AttrS(s.padding)},
+                                            {"data_format", AttrS("NHWC")}};
+  if (s.padding == "EXPLICIT") {
+    attrs["explicit_paddings"] =
+        AttrInts({0, 0, s.pads[0], s.pads[1], s.pads[2], s.pads[3], 0, 0});
+  }
+  return attrs;
 }
 
 // Expects `got` to match the double reference within float accumulation
@@ -117,6 +129,18 @@ TEST_P(Conv2DLibraryTest, MatchesDirectLoopOnModelShapes) {
       {3, 11, 6, 8, 3, 3, 16, 3, "VALID"},          // unused bottom rows
       {2, 5, 5, 40, 1, 1, 100, 1, "VALID"},         // few pixels: by channels
       {2, 3, 3, 24, 3, 3, 200},                     // same, 3x3 SAME
+      // A map smaller than the window: only some taps meet the input (the
+      // filter is cropped to them), few pixels (the skinny product).
+      {2, 1, 1, 512, 3, 3, 64},                     // only the centre tap
+      {2, 2, 2, 64, 3, 3, 96, 2},                   // stride 2: 2x2 taps
+      {1, 2, 2, 256, 3, 3, 128},                    // taps reach some pixels
+      {2, 2, 2, 128, 1, 1, 1000, 1, "VALID"},       // 8 pixels, odd width
+      {2, 1, 1, 300, 1, 1, 40, 1, "VALID"},
+      // Explicit padding (a folded ZeroPadding2D), asymmetric.
+      {2, 3, 3, 16, 3, 3, 32, 1, "EXPLICIT", {1, 2, 0, 1}},
+      {2, 1, 1, 128, 3, 3, 256, 1, "EXPLICIT", {1, 1, 1, 1}},
+      {2, 9, 9, 8, 7, 7, 16, 2, "EXPLICIT", {3, 3, 3, 3}},
+      {1, 5, 4, 8, 3, 3, 8, 2, "EXPLICIT", {2, 0, 1, 2}},
   };
   uint32_t seed = 1;
   for (const Spec& s : specs) {
@@ -134,8 +158,8 @@ TEST_P(Conv2DLibraryTest, MatchesDirectLoopOnModelShapes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BothLibraries, Conv2DLibraryTest,
-                         ::testing::Values("onednn", "eigen"));
+INSTANTIATE_TEST_SUITE_P(EachPath, Conv2DLibraryTest,
+                         ::testing::Values("auto", "onednn", "eigen"));
 
 // One Conv2D kernel computed several times on a 2-thread device.
 class KernelRunner {
@@ -212,8 +236,9 @@ TEST(Conv2DOneDnnTest, CachesFollowFilterBufferAndGeometry) {
 }
 
 TEST(Conv2DOneDnnTest, UnsupportedAttrsTakeTheEigenPath) {
-  // Dilations and explicit padding with the oneDNN path forced: same
-  // results as the Eigen path (which conv_ops_test checks against a loop).
+  // Dilations and explicit padding as wide as the window with the oneDNN
+  // path forced: same results as the Eigen path (which conv_ops_test
+  // checks against a loop).
   Tensor in = Random(TensorShape({2, 7, 7, 4}), 5);
   Tensor f = Random(TensorShape({3, 3, 4, 6}), 6);
   std::map<std::string, AttrValue> dilated = {

@@ -32,6 +32,7 @@
 #include "graph/tensor.h"
 #include "kernels/cpu/bias_activation.h"
 #include "kernels/cpu/conv_onednn.h"
+#include "kernels/cpu/skinny_gemm.h"
 #include "kernels/cpu/cpu_kernel_util.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
@@ -318,6 +319,7 @@ class Conv2DOp : public OpKernel {
       return;
     }
     if constexpr (std::is_same_v<T, float>) {
+      if (RunSkinny(ctx, d, input, filter, output, fused)) return;
       if (UseOneDnn(d)) {
         cpu::OneDnnConvGeometry g;
         g.batch = d.batch;
@@ -505,12 +507,53 @@ class Conv2DOp : public OpKernel {
         .status();
   }
 
-  // float NHWC, one group, no dilation, SAME or VALID (EXPLICIT, dilated,
-  // grouped and NCHW convolutions stay on the Eigen path).
+  // A float NHWC convolution with a few output pixels as a product that
+  // streams the filter once (skinny_gemm.h); false when it is not one.
+  bool RunSkinny(OpKernelContext* ctx, const ConvDims& d, const Tensor& input,
+                 const Tensor& filter, Tensor* output, const cpu::OneDnnConvBias* fused) {
+    if (library_ != cpu::Conv2DLibrary::kAuto || nchw_ || d.groups != 1) return false;
+    const int64_t pixels = d.batch * d.rows.out * d.cols.out;
+    if (pixels > cpu::kSkinnyMaxRows) return false;
+    const float* in = input.flat<float>().data();
+    const int64_t tap_size = d.in_depth * d.out_depth;
+    absl::InlinedVector<cpu::SkinnyTap, 9> taps;
+    for (int64_t r = 0; r < d.filter_rows; ++r) {
+      for (int64_t c = 0; c < d.filter_cols; ++c) {
+        cpu::SkinnyTap tap;
+        tap.weights = filter.flat<float>().data() + (r * d.filter_cols + c) * tap_size;
+        int p = 0;
+        for (int64_t b = 0; b < d.batch; ++b) {
+          for (int64_t orow = 0; orow < d.rows.out; ++orow) {
+            for (int64_t ocol = 0; ocol < d.cols.out; ++ocol, ++p) {
+              const int64_t irow = orow * d.stride_rows - d.rows.pad_before + r * d.dilation_rows;
+              const int64_t icol = ocol * d.stride_cols - d.cols.pad_before + c * d.dilation_cols;
+              if (irow < 0 || irow >= d.in_rows || icol < 0 || icol >= d.in_cols) continue;
+              tap.rows.emplace_back(p, in + ((b * d.in_rows + irow) * d.in_cols + icol) * d.in_depth);
+            }
+          }
+        }
+        if (!tap.rows.empty()) taps.push_back(std::move(tap));
+      }
+    }
+    if (!cpu::SkinnyWorthIt(pixels, d.in_depth, d.out_depth, static_cast<int64_t>(taps.size()))) {
+      return false;
+    }
+    float* out = output->flat<float>().data();
+    cpu::SkinnyGemm(&ctx->eigen_cpu_device(), taps, d.in_depth, d.out_depth, pixels, out);
+    if (fused != nullptr) {
+      fused->epilogue.Apply(&ctx->eigen_cpu_device(), fused->bias, d.out_depth, out, pixels);
+    }
+    return true;
+  }
+
+  // float NHWC, one group, no dilation, with padding smaller than the
+  // window (dilated, grouped and NCHW convolutions, and explicit padding
+  // reaching past a whole window, stay on the Eigen path).
   bool UseOneDnn(const ConvDims& d) const {
     return library_ != cpu::Conv2DLibrary::kEigen && !nchw_ &&
            d.groups == 1 && d.dilation_rows == 1 && d.dilation_cols == 1 &&
-           padding_ != Padding::kExplicit;
+           d.rows.pad_before < d.filter_rows && d.rows.pad_after < d.filter_rows &&
+           d.cols.pad_before < d.filter_cols && d.cols.pad_after < d.filter_cols;
   }
 
   std::vector<int64_t> strides_;

@@ -156,6 +156,9 @@ TEST_P(FusedConv2DTest, MatchesDirectLoopOnBiggerShapes) {
       {2, 16, 16, 32, 1, 1, 64, 1, "VALID"},                      // 1x1: one GEMM
       {2, 5, 5, 24, 1, 1, 100, 1, "VALID"},  // few pixels: oneDNN cuts channels
       {2, 9, 8, 8, 3, 3, 16, 2, "EXPLICIT", {1, 2, 0, 3}},      // Eigen only
+      {2, 9, 8, 8, 3, 3, 16, 2, "EXPLICIT", {1, 2, 0, 2}},      // oneDNN too
+      {2, 1, 1, 512, 3, 3, 64, 1, "SAME"},   // centre tap only; skinny (auto)
+      {2, 2, 2, 256, 1, 1, 200, 1, "VALID"}, // 8 pixels, skinny (auto)
       {2, 9, 8, 8, 3, 3, 16, 2, "SAME", {0, 0, 0, 0}, true},    // NCHW: Eigen only
   };
   int seed = 1;
@@ -203,7 +206,8 @@ TEST_P(FusedConv2DTest, MatchesDirectLoopOnBiggerShapes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BothLibraries, FusedConv2DTest, ::testing::Values("onednn", "eigen"));
+INSTANTIATE_TEST_SUITE_P(EachPath, FusedConv2DTest,
+                         ::testing::Values("auto", "onednn", "eigen"));
 
 TEST(FusedConv2DErrorsTest, UnsupportedFusedOpsAndBadBiases) {
   const Tensor x = testing::MakeTensor<float>(std::vector<double>(2 * 3 * 3 * 2, 1.0),
