@@ -1,5 +1,7 @@
 #include "kernels/op_kernel.h"
 
+#include <new>
+
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 
@@ -45,8 +47,8 @@ NodeDef KernelDef(const NodeDef& def) {
 
 OpKernel::OpKernel(OpKernelConstruction* ctx)
     : def_(KernelDef(ctx->def())),
-      input_types_(ctx->input_types()),
-      output_types_(ctx->output_types()),
+      input_types_(ctx->input_types().begin(), ctx->input_types().end()),
+      output_types_(ctx->output_types().begin(), ctx->output_types().end()),
       output_on_host_(ctx->output_on_host()) {}
 
 void AsyncOpKernel::Compute(OpKernelContext* ctx) {
@@ -105,23 +107,35 @@ absl::Status OpKernelContext::allocate_output(int i, const TensorShape& shape,
   return absl::OkStatus();
 }
 
-absl::Status OpKernelContext::forward_input_or_allocate_output(
-    int input, int output, const TensorShape& shape, Tensor** out) {
+bool OpKernelContext::forward_input(int input, int output, const TensorShape& shape,
+                                    Tensor** out) {
   Tensor& in = params_->inputs[input];
   // Only the sole holder of a whole buffer may write into it: a Const's
   // value, a fed tensor or a tensor another consumer still reads is shared.
-  if (in.dtype() == expected_output_dtype(output) && in.dtype() != DT_STRING &&
-      in.NumElements() == shape.num_elements() && in.RefCountIsOne() &&
-      in.IsWholeBuffer() &&
-      in.buffer_allocator() == output_allocator(output)) {
-    auto reshaped = in.Reshaped(shape);
-    if (reshaped.ok()) {
-      outputs_[output] = *std::move(reshaped);
-      in = Tensor();  // drop the input's reference: the output owns it now
-      *out = &outputs_[output];
-      return absl::OkStatus();
-    }
+  if (!(in.dtype() == expected_output_dtype(output) && in.dtype() != DT_STRING &&
+        in.NumElements() == shape.num_elements() && in.RefCountIsOne() &&
+        in.IsWholeBuffer() && in.buffer_allocator() == output_allocator(output))) {
+    return false;
   }
+  if (in.shape() == shape) {
+    // The input is the output as it is: the output owns it now.
+    outputs_[output] = std::move(in);
+  } else {
+    auto reshaped = in.Reshaped(shape);
+    if (!reshaped.ok()) return false;
+    outputs_[output] = *std::move(reshaped);
+  }
+  // Drop the input's reference, resetting the slot in place (assigning a
+  // temporary Tensor() costs a stack round trip on this path).
+  in.~Tensor();
+  new (&in) Tensor();
+  *out = &outputs_[output];
+  return true;
+}
+
+absl::Status OpKernelContext::forward_input_or_allocate_output(
+    int input, int output, const TensorShape& shape, Tensor** out) {
+  if (forward_input(input, output, shape, out)) return absl::OkStatus();
   return allocate_output(output, shape, out);
 }
 

@@ -180,8 +180,12 @@ std::vector<bool> Executor::HoistConstants() {
     const Tensor& value = (*ctx.mutable_outputs())[0];
     if (!value.IsInitialized() || value.dtype() != BaseType(node.output_type(0))) continue;
     for (const Edge* e : node.out_edges()) {
-      const NodeItem& dst = items_[e->dst->id()];
-      root.constant_inputs.emplace_back(dst.input_start + e->dst_input, value);
+      NodeItem& dst = items_[e->dst->id()];
+      const int slot = dst.input_start + e->dst_input;
+      root.constant_inputs.emplace_back(slot, value);
+      if (root.constant_slot.empty()) root.constant_slot.resize(root.total_inputs, false);
+      root.constant_slot[slot] = true;
+      dst.has_constant_input = true;
       --root.initial_counts[dst.pending_id];
     }
     hoisted[i] = true;
@@ -345,21 +349,37 @@ class ExecutorState {
         arrays.inputs != nullptr
             ? std::make_unique<IterationState>(ex->frames_[0], std::move(arrays))
             : std::make_unique<IterationState>(ex->frames_[0], 0);
-    Tensor* slots = root_.iterations[0]->inputs.get();
-    for (const auto& [slot, value] : ex->frames_[0].constant_inputs) slots[slot] = value;
+    // Constant slots are filled once per set of root arrays and stay
+    // filled: nodes leave them (ClearInputs), and so do finished steps.
+    if (arrays.inputs == nullptr) {
+      Tensor* slots = root_.iterations[0]->inputs.get();
+      for (const auto& [slot, value] : ex->frames_[0].constant_inputs) slots[slot] = value;
+    }
   }
 
   ~ExecutorState() {
-    // The root frame's arrays go back to the executor, emptied (a step that
-    // failed may leave inputs behind).
+    // The root frame's arrays go back to the executor with only their
+    // constant slots filled. A step that ran to its end left nothing else
+    // behind (each node empties its slots as it runs); one that failed
+    // may have.
     std::unique_ptr<IterationState>& root =
         root_.iterations[0] != nullptr ? root_.iterations[0] : root_.spare;
     if (root == nullptr) return;
-    Tensor* slots = root->inputs.get();
-    for (int i = 0; i < ex_->frames_[0].total_inputs; ++i) {
-      if (slots[i].IsInitialized()) {
-        slots[i].~Tensor();
-        new (&slots[i]) Tensor();
+    bool clean = !aborted();
+    if (clean) {
+      // A loop left waiting on a dead input leaves its frame, and maybe
+      // root nodes after it with some inputs, behind.
+      absl::MutexLock lock(&frames_mu_);
+      clean = frames_.empty();
+    }
+    if (!clean) {
+      const std::vector<bool>& constant = ex_->frames_[0].constant_slot;
+      Tensor* slots = root->inputs.get();
+      for (int i = 0; i < ex_->frames_[0].total_inputs; ++i) {
+        if (slots[i].IsInitialized() && (constant.empty() || !constant[i])) {
+          slots[i].~Tensor();
+          new (&slots[i]) Tensor();
+        }
       }
     }
     absl::MutexLock lock(&ex_->spare_mu_);
@@ -578,7 +598,8 @@ class ExecutorState {
         if (item.output_uses[k] == 0 || item.is_switch) continue;
         return absl::InternalError(absl::StrCat("kernel did not set output ", k));
       }
-      if (t.dtype() != BaseType(item.node->output_type(k))) {
+      // (The kernel's copy of the dtypes: the node's is further away.)
+      if (t.dtype() != BaseType(item.kernel->output_type(k))) {
         return absl::InternalError(absl::StrCat(
             "kernel produced ", DataTypeString(t.dtype()), " for output ", k,
             ", declared ", DataTypeString(item.node->output_type(k))));
@@ -919,6 +940,16 @@ class ExecutorState {
 
   void ClearInputs(TaggedNode t, const NodeItem& item) {
     Tensor* in = t.iter_state->inputs.get() + item.input_start;
+    if (item.has_constant_input && t.frame->is_root) {
+      // Constant slots stay filled for the next step.
+      const std::vector<bool>& constant = ex_->frames_[0].constant_slot;
+      for (int i = 0; i < item.num_inputs; ++i) {
+        if (constant[item.input_start + i]) continue;
+        in[i].~Tensor();
+        new (&in[i]) Tensor();
+      }
+      return;
+    }
     for (int i = 0; i < item.num_inputs; ++i) {
       // Reset in place: assigning a temporary Tensor() costs a stack
       // round trip per slot, a measurable share of a tiny node.

@@ -36,6 +36,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/graph.h"
 #include "kernels/kernel_registry.h"
@@ -112,6 +113,8 @@ class Executor {
     // Root frame only: input slots bound to a constant when a step starts
     // (the outputs of Const nodes run once, when the executor was made).
     std::vector<std::pair<int, Tensor>> constant_inputs;
+    // Root frame only, when it has constant inputs: which slots they are.
+    std::vector<bool> constant_slot;
   };
   enum class Kind : uint8_t { kNormal, kEnter, kExit, kNextIteration };
   struct NodeItem {
@@ -124,6 +127,7 @@ class Executor {
     bool is_switch = false;
     bool is_control_trigger = false;
     bool is_constant_enter = false;
+    bool has_constant_input = false;  // a root-frame slot of constant_inputs
     int frame = 0;         // index into frames_ of the frame it runs in
     int pending_id = 0;    // its count slot in that frame
     int input_start = 0;   // first input slot in that frame
@@ -134,7 +138,7 @@ class Executor {
     int child_frame = -1;
     int parallel_iterations = 1;
     // How many data edges leave each output (to move the last copy).
-    std::vector<int> output_uses;
+    absl::InlinedVector<int, 2> output_uses;
   };
 
   Executor(const Graph* graph, Device* device);

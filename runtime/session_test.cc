@@ -185,6 +185,45 @@ TEST(SessionTest, ClearErrors) {
          "Matrix size-incompatible: In[0]: [2,3], In[1]: [2,3]");
 }
 
+// Constant inputs stay bound in the executor's slots from step to step
+// (the Const nodes run once): they must survive steps that fail part way,
+// and everything else must be gone before the next step.
+TEST(SessionTest, ConstantInputsSurviveFailedStepsAndNothingElseLingers) {
+  auto def = ParseGraphDef(R"pb(
+    node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_INT32 } } }
+    node { name: "c" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
+           attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 12 } } } }
+    node { name: "sum" op: "AddV2" input: "x" input: "c" attr { key: "T" value { type: DT_INT32 } } }
+    node { name: "q" op: "FloorDiv" input: "c" input: "x" attr { key: "T" value { type: DT_INT32 } } }
+    node { name: "y" op: "Mul" input: "sum" input: "q" attr { key: "T" value { type: DT_INT32 } } }
+  )pb", GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  SessionOptions options;
+  options.optimize = SessionOptions::Optimize::kNone;  // keep every node
+  auto session = Session::Create(*def, options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto run = [&](int32_t x) -> absl::StatusOr<int32_t> {
+    std::vector<Tensor> out;
+    absl::Status s = (*session)->Run({{"x", Tensor::Scalar<int32_t>(x)}}, {"y"}, {}, &out);
+    if (!s.ok()) return s;
+    return out[0].scalar<int32_t>();
+  };
+  // (x + 12) * floor(12 / x), and x = 0 fails the step after 'sum' ran.
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE(round);
+    auto a = run(1);
+    ASSERT_TRUE(a.ok()) << a.status();
+    EXPECT_EQ(*a, 13 * 12);
+    auto failed = run(0);
+    ASSERT_FALSE(failed.ok());
+    EXPECT_NE(failed.status().message().find("Integer division by zero"), std::string::npos)
+        << failed.status();
+    auto b = run(5);
+    ASSERT_TRUE(b.ok()) << b.status();
+    EXPECT_EQ(*b, 17 * 2);
+  }
+}
+
 TEST(SessionTest, BadGraphIsRejectedAtCreate) {
   auto def = ParseGraphDef(R"pb(node { name: "a" op: "Relu" input: "b" attr { key: "T" value { type: DT_FLOAT } } })pb",
                            GraphFormat::kText);

@@ -105,9 +105,7 @@ absl::Status ForwardOrAllocate(OpKernelContext* ctx,
                                std::initializer_list<int> candidates,
                                const TensorShape& shape, Tensor** out) {
   for (int i : candidates) {
-    if (CanForward(ctx, i, shape)) {
-      return ctx->forward_input_or_allocate_output(i, 0, shape, out);
-    }
+    if (ctx->forward_input(i, 0, shape, out)) return absl::OkStatus();
   }
   return ctx->allocate_output(0, shape, out);
 }

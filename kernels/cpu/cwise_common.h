@@ -7,6 +7,7 @@
 #ifndef GRAPHRUN_KERNELS_CPU_CWISE_COMMON_H_
 #define GRAPHRUN_KERNELS_CPU_CWISE_COMMON_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
@@ -284,6 +285,7 @@ class BinaryOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
+    if (ComputeSmall(ctx)) return;
     BinaryState state;
     if (!PrepareBinary(ctx, options_, &Check::template Validate<Tin>,
                        &state)) {
@@ -291,6 +293,43 @@ class BinaryOp : public OpKernel {
     }
     ComputeBinary<Tin, Tout, F>(ctx, state);
   }
+
+ private:
+  // Inputs of one shape with a few elements (a scalar loop counter): an
+  // element at a time, without a broadcast plan or an Eigen expression,
+  // whose setup costs more than the arithmetic. False when not such inputs.
+  bool ComputeSmall(OpKernelContext* ctx) {
+    constexpr int64_t kSmall = 16;
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    const int64_t n = x.NumElements();
+    if (n > kSmall || n == 0 || !(x.shape() == y.shape())) return false;
+    const absl::Status valid = Check::template Validate<Tin>(x, y);
+    if (!valid.ok()) {
+      ctx->SetStatus(valid);
+      return true;
+    }
+    // The buffers stay where they are if the output takes one over, and
+    // each element is read before its own output is written.
+    const Tin* a = Data<Tin>(x);
+    const Tin* b = Data<Tin>(y);
+    const TensorShape shape = x.shape();
+    Tensor* out = nullptr;
+    const absl::Status s = ForwardOrAllocate(ctx, {0, 1}, shape, &out);
+    if (!s.ok()) {
+      ctx->SetStatus(s);
+      return true;
+    }
+    Tout* o = MutableData<Tout>(out);
+    const F f;
+    for (int64_t i = 0; i < n; ++i) {
+      const Tin ai = a[i], bi = b[i];
+      o[i] = options_.swap_inputs ? f(bi, ai) : f(ai, bi);
+    }
+    return true;
+  }
+
+ public:
 
  private:
   BinaryOptions options_;
