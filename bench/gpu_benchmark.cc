@@ -233,9 +233,12 @@ void BM_Copy(benchmark::State& state) {
 }
 BENCHMARK(BM_Copy)->ArgsProduct({{0, 1}, {256}, {0, 1}})->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// The device allocator's allocate + free of mixed sizes, in a steady loop;
-// reserved / peak in use in the counters. Runs on a fake GPU too (the BFC
-// allocator never touches the memory it manages).
+// The device allocator's allocate + free of mixed sizes, in a steady loop
+// shaped like a network's step: each layer's output (cycling through 2-32
+// MiB, with small tensors between) lives until the layer after next has
+// run, and every fourth is also kept for a residual add four layers on.
+// Counters: reserved / peak in use once the loop is steady. Runs on a fake
+// GPU too (the BFC allocator never touches the memory it manages).
 void BM_DeviceAllocator(benchmark::State& state) {
   std::string why;
   Device* gpu = state.range(0) == 1 ? Gpu(&why) : nullptr;
@@ -249,22 +252,43 @@ void BM_DeviceAllocator(benchmark::State& state) {
     gpu = fake.get();
   }
   Allocator* a = gpu->allocator();
-  const size_t sizes[] = {256, 4096, 1 << 16, 1 << 20, 3 << 20, 777, 1 << 12, 1 << 18};
-  void* live[8] = {};
-  for (int i = 0; i < 8; ++i) live[i] = a->AllocateRaw(256, sizes[i]);
-  int i = 0;
-  for (auto _ : state) {
-    const int k = i++ & 7;
-    a->DeallocateRaw(live[k], sizes[k]);
-    live[k] = a->AllocateRaw(256, sizes[k]);
-    benchmark::DoNotOptimize(live[k]);
-  }
+  constexpr size_t kMiB = size_t{1} << 20;
+  const size_t sizes[] = {8 * kMiB, 256,       16 * kMiB, 4 * kMiB,  777,
+                          32 * kMiB, 2 * kMiB, 64 << 10,  12 * kMiB, 24 * kMiB,
+                          4096,     6 * kMiB,  20 * kMiB, 1 << 18};
+  constexpr int kSizes = sizeof(sizes) / sizeof(sizes[0]);
+  struct Live {
+    void* ptr;
+    size_t bytes;
+    int64_t until;  // freed when this layer has run
+  };
+  std::vector<Live> live;
+  int64_t layer = 0;
+  auto step = [&] {
+    const size_t bytes = sizes[layer % kSizes];
+    void* p = a->AllocateRaw(256, bytes);
+    benchmark::DoNotOptimize(p);
+    live.push_back({p, bytes, layer + ((layer % 4 == 0) ? 4 : 2)});
+    for (size_t j = 0; j < live.size();) {
+      if (live[j].until <= layer) {
+        a->DeallocateRaw(live[j].ptr, live[j].bytes);
+        live[j] = live.back();
+        live.pop_back();
+      } else {
+        ++j;
+      }
+    }
+    ++layer;
+  };
+  for (int warm = 0; warm < 10 * kSizes; ++warm) step();
+  for (auto _ : state) step();
   const AllocatorStats stats = a->GetStats().value_or(AllocatorStats());
   state.counters["reserved_over_peak"] =
       stats.peak_bytes_in_use > 0
           ? static_cast<double>(stats.bytes_reserved) / static_cast<double>(stats.peak_bytes_in_use)
           : 0;
-  for (int j = 0; j < 8; ++j) a->DeallocateRaw(live[j], sizes[j]);
+  state.counters["peak_MiB"] = static_cast<double>(stats.peak_bytes_in_use) / kMiB;
+  for (const Live& l : live) a->DeallocateRaw(l.ptr, l.bytes);
 }
 // 0: a fake GPU (runs anywhere), 1: GPU 0.
 BENCHMARK(BM_DeviceAllocator)->Arg(0)->Arg(1);

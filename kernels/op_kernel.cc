@@ -46,10 +46,10 @@ NodeDef KernelDef(const NodeDef& def) {
 }  // namespace
 
 OpKernel::OpKernel(OpKernelConstruction* ctx)
-    : def_(KernelDef(ctx->def())),
-      input_types_(ctx->input_types().begin(), ctx->input_types().end()),
+    : input_types_(ctx->input_types().begin(), ctx->input_types().end()),
       output_types_(ctx->output_types().begin(), ctx->output_types().end()),
-      output_on_host_(ctx->output_on_host()) {}
+      output_on_host_(ctx->output_on_host().begin(), ctx->output_on_host().end()),
+      def_(KernelDef(ctx->def())) {}
 
 void AsyncOpKernel::Compute(OpKernelContext* ctx) {
   absl::Notification n;
