@@ -262,5 +262,26 @@ TEST(Conv2DOneDnnTest, UnsupportedAttrsTakeTheEigenPath) {
   }
 }
 
+TEST(Conv2DSkinnyTest, DilatedFewPixelsMatchTheEigenPath) {
+  // 8 output pixels and 576 KB of filter: the default path streams the
+  // filter (skinny_gemm.h), the taps two apart; Eigen's dilated path is
+  // checked against a loop in conv_ops_test.
+  Tensor in = Random(TensorShape({2, 2, 2, 128}), 7);
+  Tensor f = Random(TensorShape({3, 3, 128, 128}), 8);
+  std::map<std::string, AttrValue> attrs = {{"strides", AttrInts({1, 1, 1, 1})},
+                                            {"dilations", AttrInts({1, 2, 2, 1})},
+                                            {"padding", AttrS("SAME")}};
+  setenv("GRAPHRUN_CONV2D_LIBRARY", "auto", 1);
+  auto a = RunOp("Conv2D", attrs, {in, f});
+  setenv("GRAPHRUN_CONV2D_LIBRARY", "eigen", 1);
+  auto b = RunOp("Conv2D", attrs, {in, f});
+  unsetenv("GRAPHRUN_CONV2D_LIBRARY");
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ((*a)[0].shape(), TensorShape({2, 2, 2, 128}));
+  std::string why;
+  EXPECT_TRUE(testing::AllClose((*a)[0], (*b)[0], 1e-4, 1e-4, &why)) << why;
+}
+
 }  // namespace
 }  // namespace graphrun
