@@ -16,6 +16,7 @@
 #include "graph/types.h"
 #include "kernels/cpu/onednn_threads.h"
 #include "kernels/cpu/pieces.h"
+#include "kernels/cpu/skinny_gemm.h"
 #include "kernels/eigen.h"
 
 namespace graphrun {
@@ -136,6 +137,17 @@ void GemmNative(const Eigen::ThreadPoolDevice* device, bool transpose_a,
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
+    // A few rows against big weights (a dense layer at a small batch):
+    // reading b is the cost, and streaming it once beats a library GEMM
+    // that packs it first (skinny_gemm.h).
+    if (FloatGemmOnOneDnn() && !transpose_a && !transpose_b &&
+        cpu::SkinnyWorthIt(m, k, n, 1)) {
+      cpu::SkinnyTap tap;
+      tap.weights = b;
+      for (int64_t p = 0; p < m; ++p) tap.rows.emplace_back(static_cast<int>(p), a + p * k);
+      cpu::SkinnyGemm(device, {&tap, 1}, k, n, m, c);
+      return;
+    }
     if (FloatGemmOnOneDnn() &&
         OneDnnGemm(device, transpose_a, transpose_b, m, n, k, a, b, c)) {
       return;

@@ -153,14 +153,17 @@ TYPED_TEST(MatMulTypedTest, GemmLibraryPathMatchesNaive) {
   }
 }
 
-// float runs on oneDNN in pieces: by columns of C when there are enough
-// (a dense layer at batch 2), by rows otherwise, one piece when small.
+// float runs on oneDNN in pieces: by columns of C when there are enough,
+// by rows otherwise, one piece when small; a few rows against 128 KB of b
+// or more (a dense layer at batch 2) stream b once (skinny_gemm.h) when
+// neither operand is transposed.
 TEST(MatMulTest, FloatPiecesMatchNaive) {
   std::mt19937 rng(11);
   auto device = testing::MakeTestCpuDevice(4);
   struct Size { int64_t m, n, k; };
   for (Size s : {Size{2, 300, 513}, Size{2, 131, 2049}, Size{97, 40, 200},
-                 Size{9, 9, 9}, Size{1, 1000, 300}}) {
+                 Size{9, 9, 9}, Size{1, 1000, 300}, Size{8, 517, 160},
+                 Size{5, 64, 1024}, Size{9, 300, 513}}) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
         Tensor a = RandomTensor<float>(
