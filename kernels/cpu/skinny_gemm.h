@@ -4,8 +4,9 @@
 // few pixels (the last stage of a CNN on small images), is such a product:
 // its cost is reading the weights from memory, and a library GEMM that
 // packs or re-lays the weights first reads them at about half the speed
-// the memory allows here. Both threads stream a contiguous half of the
-// weights into their own accumulators, summed at the end.
+// the memory allows here. Each pool thread streams a contiguous share of
+// the weight rows into accumulators of its own, summed at the end; each
+// accumulator vector is loaded and stored once per eight weight rows.
 //
 //   out[p, :] = sum over taps t, over (p, a) in t.rows,
 //               of sum_k a[k] * t.weights[k, :]
@@ -30,8 +31,10 @@ struct ThreadPoolDevice;
 namespace graphrun {
 namespace cpu {
 
-// Output rows up to which a skinny product beats a library GEMM here
-// (bench/conv_benchmark's few-pixel shapes).
+// Output rows up to which a skinny product is used. With 8 rows it does
+// 8 multiply-adds per weight read, still under what a core can do while
+// memory delivers the weights; ResNet50V2's step (bench/step_ab) could not
+// tell 4, 8 and 16 apart within the machine's noise.
 inline constexpr int64_t kSkinnyMaxRows = 8;
 
 struct SkinnyTap {
