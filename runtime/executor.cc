@@ -345,13 +345,14 @@ class ExecutorState {
         ex->spare_roots_.pop_back();
       }
     }
+    const bool fresh = arrays.inputs == nullptr;
     root_.iterations[0] =
         arrays.inputs != nullptr
             ? std::make_unique<IterationState>(ex->frames_[0], std::move(arrays))
             : std::make_unique<IterationState>(ex->frames_[0], 0);
     // Constant slots are filled once per set of root arrays and stay
     // filled: nodes leave them (ClearInputs), and so do finished steps.
-    if (arrays.inputs == nullptr) {
+    if (fresh) {
       Tensor* slots = root_.iterations[0]->inputs.get();
       for (const auto& [slot, value] : ex->frames_[0].constant_inputs) slots[slot] = value;
     }

@@ -66,7 +66,7 @@ bool ZeroScalar(const NodeDef& n) {
   const AttrValue* value = Attr(n, "value");
   if (value == nullptr || value->tensor().dtype() != DT_FLOAT) return false;
   auto t = Tensor::FromProto(value->tensor());
-  return t.ok() && t->NumElements() == 1 && t->flat<float>()[0] == 0.f;
+  return t.ok() && t->dims() == 0 && t->flat<float>()[0] == 0.f;
 }
 
 // A convolution reading the Pad as its input 0 that can take the padding.
@@ -118,9 +118,17 @@ absl::Status FoldPads(GraphDef* graph, const OptimizerOptions& options,
       list->clear_i();
       for (int64_t v : total) list->add_i(v);
       view.SetInput(c, 0, source);
-      // What ran before the Pad still runs before the convolution.
+      // What ran before the Pad, or before its constants (a folded
+      // constant keeps the control inputs that place it in a frame or a
+      // branch), still runs before the convolution.
       for (int k = data_inputs; k < view.num_inputs(i); ++k) {
         view.AddControlInput(c, view.producer(i, k));
+      }
+      for (int d = 1; d < data_inputs; ++d) {
+        const int constant = view.producer(i, d);
+        for (int k = view.num_data_inputs(constant); k < view.num_inputs(constant); ++k) {
+          view.AddControlInput(c, view.producer(constant, k));
+        }
       }
       if (report != nullptr) {
         report->changes.push_back(absl::StrCat("folded '", pad.name(), "' (", pad.op(),

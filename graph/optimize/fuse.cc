@@ -177,8 +177,10 @@ bool MatchBiaslessChain(const GraphView& view, const OptimizerOptions& options, 
   return true;
 }
 
-// A Const of `channels` zeros named after `base`, with the control inputs
-// of `like` (so it runs in the frame the layer's weights run in).
+// A Const of `channels` zeros named after `base`, in the frame the layer's
+// weights `like` run in: with the control inputs of `like` when that is a
+// Const, else after `like` itself (weights that enter a loop come through
+// an Enter, and a Const without inputs would sit outside the loop).
 NodeDef ZeroBias(const GraphView& view, const std::string& base, int64_t channels, int like) {
   std::string name = base;
   for (int k = 0; view.Find(name) >= 0; ++k) name = absl::StrCat(base, "_", k);
@@ -190,6 +192,10 @@ NodeDef ZeroBias(const GraphView& view, const std::string& base, int64_t channel
   t->set_dtype(DT_FLOAT);
   t->mutable_tensor_shape()->add_dim()->set_size(channels);
   for (int64_t c = 0; c < channels; ++c) t->add_float_val(0.f);
+  if (view.node(like).op() != "Const") {
+    n.add_input("^" + view.node(like).name());
+    return n;
+  }
   for (int pos = view.num_data_inputs(like); pos < view.num_inputs(like); ++pos) {
     n.add_input(view.input(like, pos).ToString());
   }

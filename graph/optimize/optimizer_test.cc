@@ -417,6 +417,27 @@ TEST(KernelFusionTest, AnActivationRightAfterTheProductFusesWithAZeroBias) {
             "fused 'conv' (Conv2D) + a zero bias + 'y' (Relu) into _FusedConv2D 'y'");
 }
 
+TEST(KernelFusionTest, AZeroBiasInALoopRunsInTheLoop) {
+  // The weights enter the loop through an Enter: the zero bias must wait on
+  // it (else it would be a root-frame Const feeding a loop node).
+  GraphDef g = ParseTextGraph(
+      std::string(kPlaceholder) + FloatConst("w", {2, 3}, {1, 2, 3, 4, 5, 6}) +
+      "node { name: 'hx' op: 'Enter' input: 'x' attr { key: 'T' value { type: DT_FLOAT } }"
+      " attr { key: 'frame_name' value { s: 'loop' } } }\n"
+      "node { name: 'hw' op: 'Enter' input: 'w' attr { key: 'T' value { type: DT_FLOAT } }"
+      " attr { key: 'frame_name' value { s: 'loop' } }"
+      " attr { key: 'is_constant' value { b: true } } }\n" +
+      Binary("mm", "MatMul", "hx", "hw") + Unary("y", "Tanh", "mm"));
+  OptimizerOptions options;
+  options.preserve = {"x", "y"};
+  options.shapes["mm"] = {PartialShape({-1, 3})};
+  ASSERT_TRUE(FuseKernels(&g, options, nullptr).ok());
+  ASSERT_EQ(FindNode(g, "y")->op(), "_FusedMatMul");
+  const std::string bias = NodeInputs(g, "y")[2];
+  EXPECT_EQ(NodeInputs(g, bias), (std::vector<std::string>{"^hw"}));
+  EXPECT_EQ(ConstValues(g, bias), (std::vector<float>{0, 0, 0}));
+}
+
 // Pad(x, p) for x NHWC, with p a [4, 2] int32 Const named `name`_p.
 std::string PadNode(const std::string& name, const std::vector<int>& p, const std::string& op = "Pad",
                     const std::string& value = "") {
@@ -516,6 +537,31 @@ TEST(PadFoldingTest, LeavesPadsThatAreNotZeroSpatialPaddingOfAConvolution) {
     EXPECT_TRUE(pass.changes.empty()) << graph;
     EXPECT_EQ(g.DebugString(), before.DebugString()) << graph;
   }
+}
+
+TEST(PadFoldingTest, TheConvolutionWaitsForWhatThePadsConstantsWaitedFor) {
+  // A folded constant keeps control inputs that place it (a branch's
+  // pivot, a stateful op); the convolution inherits them with the Pad's.
+  GraphDef g = ParseTextGraph(
+      std::string(kPlaceholder) + FloatConst("w", {3, 3, 2, 2}, std::vector<float>(36, 1.f)) +
+      "node { name: 'pivot' op: 'NoOp' }\n"
+      "node { name: 'pad_p' op: 'Const' input: '^pivot' attr { key: 'dtype' value { type: DT_INT32 } }"
+      " attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 4 } "
+      "dim { size: 2 } } int_val: [0, 0, 1, 1, 1, 1, 0, 0] } } } }\n"
+      "node { name: 'pad' op: 'Pad' input: 'x' input: 'pad_p' attr { key: 'T' value { type: DT_FLOAT } } }\n" +
+      ConvOn("conv", "Conv2D", "pad") +
+      "node { name: 'zero' op: 'Const' attr { key: 'dtype' value { type: DT_FLOAT } }"
+      " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape { dim { size: 1 } }"
+      " float_val: 0 } } } }\n"
+      "node { name: 'pad2' op: 'PadV2' input: 'x' input: 'pad_p' input: 'zero'"
+      " attr { key: 'T' value { type: DT_FLOAT } } }\n" +
+      ConvOn("conv2", "Conv2D", "pad2"));
+  OptimizerOptions options;
+  options.preserve = {"x", "conv", "conv2"};
+  ASSERT_TRUE(FoldPads(&g, options, nullptr).ok());
+  EXPECT_EQ(NodeInputs(g, "conv"), (std::vector<std::string>{"x", "w", "^pivot"}));
+  // PadV2's value must be a scalar (TensorFlow refuses [1]): left alone.
+  EXPECT_EQ(NodeInputs(g, "conv2"), (std::vector<std::string>{"pad2", "w"}));
 }
 
 TEST(IdentityRemovalTest, BypassesPlainIdentitiesOnly) {

@@ -167,6 +167,10 @@ void SkinnyGemm(const Eigen::ThreadPoolDevice* device, absl::Span<const SkinnyTa
       for (int64_t j = 0; j < n; ++j) o[j] += src[j];
     }
   }
+  // Kept for the next call unless unusually large (a product with a very
+  // wide output), which each thread would otherwise hold for good.
+  constexpr size_t kKeptScratchFloats = size_t{4} << 20;
+  if (partial.size() > kKeptScratchFloats) std::vector<float>().swap(partial);
 }
 
 }  // namespace cpu
