@@ -38,29 +38,22 @@ bool ConstFloat(const NodeDef& n, Tensor* out) {
 }
 
 bool IsLayer(const NodeDef& n) {
-  auto attr = [&](const char* name) -> const AttrValue* {
-    auto it = n.attr().find(name);
-    return it == n.attr().end() ? nullptr : &it->second;
-  };
-  const AttrValue* t = attr("T");
-  if (t == nullptr || t->type() != DT_FLOAT) return false;
+  if (!optimize::IsFloat(n)) return false;
   if (n.op() == "Conv2D" || n.op() == "DepthwiseConv2dNative") {
-    const AttrValue* f = attr("data_format");
+    const AttrValue* f = optimize::FindAttr(n, "data_format");
     return f == nullptr || f->s() == "NHWC";
   }
   if (n.op() == "MatMul") {
-    const AttrValue* tb = attr("transpose_b");
+    const AttrValue* tb = optimize::FindAttr(n, "transpose_b");
     return tb == nullptr || !tb->b();
   }
   return false;
 }
 
 bool IsBiasAddNhwc(const NodeDef& n) {
-  if (n.op() != "BiasAdd") return false;
-  auto it = n.attr().find("data_format");
-  auto t = n.attr().find("T");
-  return (it == n.attr().end() || it->second.s() == "NHWC") && t != n.attr().end() &&
-         t->second.type() == DT_FLOAT;
+  if (n.op() != "BiasAdd" || !optimize::IsFloat(n)) return false;
+  const AttrValue* f = optimize::FindAttr(n, "data_format");
+  return f == nullptr || f->s() == "NHWC";
 }
 
 // A per-channel constant for `channels` output channels: [C], [1,...,1,C]

@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/optimize/graph_view.h"
 #include "graph/optimize/optimizer.h"
@@ -24,27 +23,16 @@
 namespace graphrun {
 namespace {
 
+using optimize::CpuOrUnpinned;
 using optimize::GraphView;
-
-const AttrValue* Attr(const NodeDef& n, const char* name) {
-  auto it = n.attr().find(name);
-  return it == n.attr().end() ? nullptr : &it->second;
-}
-
-bool FloatT(const NodeDef& n) {
-  const AttrValue* t = Attr(n, "T");
-  return t != nullptr && t->type() == DT_FLOAT;
-}
-
-bool CpuOrUnpinned(const std::string& device) {
-  return device.empty() || absl::StrContains(device, "CPU");
-}
+using optimize::IsFloat;
+using optimize::FindAttr;
 
 // The [4, 2] padding of a Const node as rows of (before, after), if it
 // pads only dims 1 and 2 and by amounts a kernel can take.
 bool SpatialPaddings(const NodeDef& n, std::array<int64_t, 8>* out) {
   if (n.op() != "Const") return false;
-  const AttrValue* value = Attr(n, "value");
+  const AttrValue* value = FindAttr(n, "value");
   if (value == nullptr) return false;
   auto t = Tensor::FromProto(value->tensor());
   if (!t.ok() || t->dims() != 2 || t->dim_size(0) != 4 || t->dim_size(1) != 2) return false;
@@ -63,7 +51,7 @@ bool SpatialPaddings(const NodeDef& n, std::array<int64_t, 8>* out) {
 // A scalar float Const holding 0 (PadV2's constant_values).
 bool ZeroScalar(const NodeDef& n) {
   if (n.op() != "Const") return false;
-  const AttrValue* value = Attr(n, "value");
+  const AttrValue* value = FindAttr(n, "value");
   if (value == nullptr || value->tensor().dtype() != DT_FLOAT) return false;
   auto t = Tensor::FromProto(value->tensor());
   return t.ok() && t->dims() == 0 && t->flat<float>()[0] == 0.f;
@@ -71,17 +59,17 @@ bool ZeroScalar(const NodeDef& n) {
 
 // A convolution reading the Pad as its input 0 that can take the padding.
 bool FoldableConsumer(const NodeDef& c, int pos, const std::string& device) {
-  if (pos != 0 || c.device() != device || !FloatT(c)) return false;
+  if (pos != 0 || c.device() != device || !IsFloat(c)) return false;
   if (c.op() != "Conv2D" && c.op() != "_FusedConv2D" && c.op() != "DepthwiseConv2dNative") {
     return false;
   }
-  const AttrValue* format = Attr(c, "data_format");
+  const AttrValue* format = FindAttr(c, "data_format");
   if (format != nullptr && format->s() != "NHWC") return false;
-  const AttrValue* padding = Attr(c, "padding");
+  const AttrValue* padding = FindAttr(c, "padding");
   if (padding == nullptr) return false;
   if (padding->s() == "VALID") return true;
   if (padding->s() != "EXPLICIT") return false;
-  const AttrValue* explicit_paddings = Attr(c, "explicit_paddings");
+  const AttrValue* explicit_paddings = FindAttr(c, "explicit_paddings");
   return explicit_paddings != nullptr && explicit_paddings->list().i_size() == 8;
 }
 
@@ -93,7 +81,7 @@ absl::Status FoldPads(GraphDef* graph, const OptimizerOptions& options,
   for (int i = 0; i < view.num_nodes(); ++i) {
     const NodeDef& pad = view.node(i);
     const bool v2 = pad.op() == "PadV2";
-    if ((pad.op() != "Pad" && !v2) || !FloatT(pad) || !CpuOrUnpinned(pad.device())) continue;
+    if ((pad.op() != "Pad" && !v2) || !IsFloat(pad) || !CpuOrUnpinned(pad.device())) continue;
     const int data_inputs = view.num_data_inputs(i);
     if (data_inputs != (v2 ? 3 : 2) || view.input(i, 0).IsControl()) continue;
     std::array<int64_t, 8> p;
@@ -107,8 +95,8 @@ absl::Status FoldPads(GraphDef* graph, const OptimizerOptions& options,
       NodeDef& conv = view.node(c);
       if (view.removed(c) || !FoldableConsumer(conv, pos, pad.device())) continue;
       std::array<int64_t, 8> total = p;
-      if (Attr(conv, "padding")->s() == "EXPLICIT") {
-        const auto& e = Attr(conv, "explicit_paddings")->list();
+      if (FindAttr(conv, "padding")->s() == "EXPLICIT") {
+        const auto& e = FindAttr(conv, "explicit_paddings")->list();
         for (int k = 0; k < 8; ++k) total[k] += e.i(k);
         // A convolution padding its batch or channels is not one to touch.
         if (total[0] != 0 || total[1] != 0 || total[6] != 0 || total[7] != 0) continue;

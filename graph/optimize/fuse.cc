@@ -20,7 +20,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/optimize/graph_view.h"
 #include "graph/optimize/optimizer.h"
@@ -29,27 +28,18 @@
 namespace graphrun {
 namespace {
 
+using optimize::CpuOrUnpinned;
 using optimize::GraphView;
-
-bool FloatT(const NodeDef& n) {
-  auto it = n.attr().find("T");
-  return it != n.attr().end() && it->second.type() == DT_FLOAT;
-}
+using optimize::IsFloat;
 
 bool IsFusableActivation(absl::string_view op) {
   return op == "Relu" || op == "Relu6" || op == "Elu" || op == "LeakyRelu" || op == "Tanh" ||
          op == "Sigmoid";
 }
 
-// The fused kernels are CPU kernels: fuse nodes meant for the CPU (or for
-// whatever the placer picks, which then is the CPU).
-bool CpuOrUnpinned(const std::string& device) {
-  return device.empty() || absl::StrContains(device, "CPU");
-}
-
 // The fused op for a chain headed by `head`, or null when it has none.
 const char* FusedOpFor(const NodeDef& head) {
-  if (!FloatT(head)) return nullptr;
+  if (!IsFloat(head)) return nullptr;
   if (head.op() == "MatMul") return "_FusedMatMul";
   if (head.op() == "Conv2D") {
     auto format = head.attr().find("data_format");
@@ -101,7 +91,7 @@ bool MatchChain(const GraphView& view, const OptimizerOptions& options, int i, C
   const NodeDef& bias = view.node(i);
   const bool is_bias_add = bias.op() == "BiasAdd";
   const bool is_add = bias.op() == "Add" || bias.op() == "AddV2";
-  if (!(is_bias_add || is_add) || view.removed(i) || !FloatT(bias)) return false;
+  if (!(is_bias_add || is_add) || view.removed(i) || !IsFloat(bias)) return false;
   if (view.num_data_inputs(i) != 2 || !CpuOrUnpinned(bias.device())) return false;
   if (is_bias_add) {
     auto format = bias.attr().find("data_format");
@@ -140,7 +130,7 @@ bool MatchChain(const GraphView& view, const OptimizerOptions& options, int i, C
     if (single_data_use(i)) {
       const int c = view.consumers(i)[0].first;
       const NodeDef& next = view.node(c);
-      if (IsFusableActivation(next.op()) && FloatT(next) && next.device() == bias.device() &&
+      if (IsFusableActivation(next.op()) && IsFloat(next) && next.device() == bias.device() &&
           view.num_data_inputs(c) == 1) {
         chain->last = c;
         chain->activation = next.op();
@@ -155,7 +145,7 @@ bool MatchChain(const GraphView& view, const OptimizerOptions& options, int i, C
 bool MatchBiaslessChain(const GraphView& view, const OptimizerOptions& options, int i,
                         Chain* chain) {
   const NodeDef& act = view.node(i);
-  if (!IsFusableActivation(act.op()) || view.removed(i) || !FloatT(act) ||
+  if (!IsFusableActivation(act.op()) || view.removed(i) || !IsFloat(act) ||
       !CpuOrUnpinned(act.device()) || view.num_data_inputs(i) != 1 ||
       view.input(i, 0).index != 0) {
     return false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -145,6 +146,20 @@ bool IsControlFlowOrPlumbing(absl::string_view op) {
       "_Arg", "_Retval", "_Send", "_Recv", "_HostSend", "_HostRecv",
       "Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "NoOp", "Const"};
   return kOps->contains(op);
+}
+
+const AttrValue* FindAttr(const NodeDef& node, absl::string_view name) {
+  auto it = node.attr().find(std::string(name));
+  return it == node.attr().end() ? nullptr : &it->second;
+}
+
+bool IsFloat(const NodeDef& node) {
+  const AttrValue* t = FindAttr(node, "T");
+  return t != nullptr && t->type() == DT_FLOAT;
+}
+
+bool CpuOrUnpinned(const std::string& device) {
+  return device.empty() || absl::StrContains(device, "CPU");
 }
 
 }  // namespace optimize

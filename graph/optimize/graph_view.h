@@ -68,6 +68,14 @@ class GraphView {
 // Control-flow and runtime plumbing nodes the passes leave alone.
 bool IsControlFlowOrPlumbing(absl::string_view op);
 
+// Node attr `name`, or null.
+const AttrValue* FindAttr(const NodeDef& node, absl::string_view name);
+// The node's "T" is float32.
+bool IsFloat(const NodeDef& node);
+// Nodes meant for the CPU, or not pinned (the placer then picks the CPU
+// for the fused CPU kernels the passes make).
+bool CpuOrUnpinned(const std::string& device);
+
 }  // namespace optimize
 }  // namespace graphrun
 
