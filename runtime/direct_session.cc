@@ -41,8 +41,6 @@ struct Plan {
 // long before any use could be made of them.
 constexpr int64_t kMaxSessionThreads = 4096;
 
-// InvalidArgument for negative thread counts or more than
-// kMaxSessionThreads threads in all, naming the options.
 // A device's allocators: its own memory, and host memory when that is
 // another allocator (a GPU's pinned memory).
 std::vector<Allocator*> DeviceAllocators(const Device& device) {
@@ -69,6 +67,8 @@ void AddAllocatorStats(const Device& device, DeviceStepStats* stats) {
   }
 }
 
+// InvalidArgument for negative thread counts or more than
+// kMaxSessionThreads threads in all, naming the options.
 absl::Status CheckThreadCounts(const SessionOptions& options) {
   if (options.inter_op_threads < 0 || options.intra_op_threads < 0) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -513,7 +513,12 @@ class Conv2DOp : public OpKernel {
                  const Tensor& filter, Tensor* output, const cpu::OneDnnConvBias* fused) {
     if (library_ != cpu::Conv2DLibrary::kAuto || nchw_ || d.groups != 1) return false;
     const int64_t pixels = d.batch * d.rows.out * d.cols.out;
-    if (pixels > cpu::kSkinnyMaxRows) return false;
+    // (The whole filter bounds the taps that will be found to meet the
+    // input: a filter too small even whole is turned down before that.)
+    if (pixels > cpu::kSkinnyMaxRows ||
+        !cpu::SkinnyWorthIt(pixels, d.in_depth, d.out_depth, d.filter_rows * d.filter_cols)) {
+      return false;
+    }
     const float* in = input.flat<float>().data();
     const int64_t tap_size = d.in_depth * d.out_depth;
     absl::InlinedVector<cpu::SkinnyTap, 9> taps;

@@ -146,31 +146,24 @@ __global__ void BinaryBroadcastKernel(const float* x, const float* y, float* out
   }
 }
 
-__global__ void BiasAddKernel(const float* in, const float* bias, float* out, int64_t rows,
-                              int64_t cols) {
+// out = act(in + bias) per row; in may be out. The activations are the
+// unary kernels' (LeakyRelu, with its slope, aside).
+__global__ void BiasActivationKernel(const float* in, const float* bias, float* out, int64_t rows,
+                                     int64_t cols, Activation act, float alpha) {
   const int64_t n = rows * cols;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    out[i] = in[i] + bias[i % cols];
-  }
-}
-
-__global__ void BiasActivationKernel(float* x, const float* bias, int64_t rows, int64_t cols,
-                                     Activation act, float alpha) {
-  const int64_t n = rows * cols;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
-       i += int64_t{blockDim.x} * gridDim.x) {
-    float v = x[i] + bias[i % cols];
+    float v = in[i] + bias[i % cols];
     switch (act) {
       case Activation::kNone: break;
-      case Activation::kRelu: v = v > 0.0f ? v : 0.0f; break;
-      case Activation::kRelu6: v = fminf(fmaxf(v, 0.0f), 6.0f); break;
-      case Activation::kElu: v = v > 0.0f ? v : expm1f(v); break;
+      case Activation::kRelu: v = ApplyUnary<UnaryOp::kRelu>(v); break;
+      case Activation::kRelu6: v = ApplyUnary<UnaryOp::kRelu6>(v); break;
+      case Activation::kElu: v = ApplyUnary<UnaryOp::kElu>(v); break;
       case Activation::kLeakyRelu: v = v > 0.0f ? v : v * alpha; break;
-      case Activation::kTanh: v = tanhf(v); break;
-      case Activation::kSigmoid: v = 1.0f / (1.0f + expf(-v)); break;
+      case Activation::kTanh: v = ApplyUnary<UnaryOp::kTanh>(v); break;
+      case Activation::kSigmoid: v = ApplyUnary<UnaryOp::kSigmoid>(v); break;
     }
-    x[i] = v;
+    out[i] = v;
   }
 }
 
@@ -382,27 +375,31 @@ absl::Status Binary(void* stream, BinaryOp op, const float* x, const float* y, f
   return Launched("a binary kernel");
 }
 
-absl::Status BiasAdd(void* stream, const float* in, const float* bias, float* out, int64_t rows,
-                     int64_t cols) {
+namespace {
+absl::Status LaunchBiasActivation(void* stream, const float* in, const float* bias, float* out,
+                                  int64_t rows, int64_t cols, Activation act, float alpha,
+                                  const char* what) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   absl::Status status = UseStreamDevice(s);
   if (!status.ok()) return status;
   if (rows * cols == 0) return absl::OkStatus();
   const int threads = 256;
-  BiasAddKernel<<<Blocks(rows * cols, threads), threads, 0, s>>>(in, bias, out, rows, cols);
-  return Launched("BiasAdd");
+  BiasActivationKernel<<<Blocks(rows * cols, threads), threads, 0, s>>>(in, bias, out, rows, cols,
+                                                                        act, alpha);
+  return Launched(what);
+}
+}  // namespace
+
+absl::Status BiasAdd(void* stream, const float* in, const float* bias, float* out, int64_t rows,
+                     int64_t cols) {
+  return LaunchBiasActivation(stream, in, bias, out, rows, cols, Activation::kNone, 0.0f,
+                              "BiasAdd");
 }
 
 absl::Status BiasActivation(void* stream, float* x, const float* bias, int64_t rows,
                             int64_t cols, Activation act, float leakyrelu_alpha) {
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  absl::Status status = UseStreamDevice(s);
-  if (!status.ok()) return status;
-  if (rows * cols == 0) return absl::OkStatus();
-  const int threads = 256;
-  BiasActivationKernel<<<Blocks(rows * cols, threads), threads, 0, s>>>(x, bias, rows, cols, act,
-                                                                        leakyrelu_alpha);
-  return Launched("a bias + activation epilogue");
+  return LaunchBiasActivation(stream, x, bias, x, rows, cols, act, leakyrelu_alpha,
+                              "a bias + activation epilogue");
 }
 
 absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, int64_t cols,

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
+#include "kernels/cpu/bias_activation.h"
 #include "kernels/device_context.h"
 #include "kernels/gpu/broadcast.h"
 #include "kernels/gpu/gpu_launch.h"
@@ -102,47 +103,26 @@ class MatMulOp : public GpuKernel {
 };
 
 // _FusedMatMul (float), as the graph optimizer makes it: the product, then
-// the bias and activation in one pass over it. Fusions this kernel does not
-// know fail when the kernel is made, naming them.
+// the bias and activation in one pass over it. Its attrs are read as the
+// CPU kernel reads them (fusions neither knows fail when the kernel is
+// made, naming them).
 class FusedMatMulOp : public MatMulOp {
  public:
   explicit FusedMatMulOp(OpKernelConstruction* c) : MatMulOp(c) {
-    std::vector<std::string> fused_ops;
-    int64_t num_args = 0;
-    absl::Status s = c->GetAttr("fused_ops", &fused_ops);
-    if (s.ok()) s = c->GetAttr("num_args", &num_args);
-    if (s.ok() && c->attrs().Find("leakyrelu_alpha") != nullptr) {
-      s = c->GetAttr("leakyrelu_alpha", &alpha_);
-    }
-    if (!s.ok()) {
-      c->SetStatus(s);
+    absl::StatusOr<cpu::BiasActivation> epilogue = cpu::BiasActivation::FromAttrs(c);
+    if (!epilogue.ok()) {
+      c->SetStatus(epilogue.status());
       return;
     }
-    bool known = num_args == 1 && !fused_ops.empty() && fused_ops[0] == "BiasAdd" &&
-                 fused_ops.size() <= 2;
-    if (known && fused_ops.size() == 2) {
-      const std::string& a = fused_ops[1];
-      if (a == "Relu") {
-        act_ = gpu::Activation::kRelu;
-      } else if (a == "Relu6") {
-        act_ = gpu::Activation::kRelu6;
-      } else if (a == "Elu") {
-        act_ = gpu::Activation::kElu;
-      } else if (a == "LeakyRelu") {
-        act_ = gpu::Activation::kLeakyRelu;
-      } else if (a == "Tanh") {
-        act_ = gpu::Activation::kTanh;
-      } else if (a == "Sigmoid") {
-        act_ = gpu::Activation::kSigmoid;
-      } else {
-        known = false;
-      }
-    }
-    if (!known) {
-      std::string ops;
-      for (const std::string& o : fused_ops) absl::StrAppend(&ops, ops.empty() ? "" : ",", o);
-      c->SetStatus(absl::UnimplementedError(absl::StrCat(
-          "_FusedMatMul on GPU fuses BiasAdd and an optional activation, not [", ops, "]")));
+    alpha_ = epilogue->leakyrelu_alpha;
+    switch (epilogue->activation) {
+      case cpu::FusedActivation::kNone: act_ = gpu::Activation::kNone; break;
+      case cpu::FusedActivation::kRelu: act_ = gpu::Activation::kRelu; break;
+      case cpu::FusedActivation::kRelu6: act_ = gpu::Activation::kRelu6; break;
+      case cpu::FusedActivation::kElu: act_ = gpu::Activation::kElu; break;
+      case cpu::FusedActivation::kLeakyRelu: act_ = gpu::Activation::kLeakyRelu; break;
+      case cpu::FusedActivation::kTanh: act_ = gpu::Activation::kTanh; break;
+      case cpu::FusedActivation::kSigmoid: act_ = gpu::Activation::kSigmoid; break;
     }
   }
 
