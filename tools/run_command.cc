@@ -73,8 +73,6 @@ std::string Summary(const Tensor& t, int max_values = 12) {
   return s + "]";
 }
 
-// A MasterSession over the workers of --cluster, or over --local_workers
-// started here (kept in *local until the run ends).
 // The GPUs this run uses: chosen as `graphrun place` chooses them (idle
 // ones first, CUDA_VISIBLE_DEVICES honoured) and claimed until the run ends,
 // so that another graphrun process on the host takes another GPU. With
@@ -100,20 +98,23 @@ absl::StatusOr<RunGpus> ChooseRunGpus(const RunCommandArgs& args, std::string* n
   absl::StatusOr<placer::GpuChoice> choice =
       placer::SelectGpus(select, source.get(), out.claims.get());
   const bool automatic = args.gpus == "auto";
+  auto on_cpu = [note](absl::string_view why) {
+    *note = absl::StrCat("graphrun: running on CPU (", why, ")");
+  };
   if (!choice.ok()) {
     // Only the lack of GPUs falls back to CPU; a bad --gpus/--num_gpus is
     // an error whatever the mode.
     if (!automatic || choice.status().code() != absl::StatusCode::kUnavailable) {
       return choice.status();
     }
-    *note = absl::StrCat("graphrun: running on CPU (", choice.status().message(), ")");
+    on_cpu(choice.status().message());
     return out;
   }
   for (int ordinal : choice->cuda_ordinals) {
     absl::StatusOr<std::unique_ptr<GpuPlatform>> platform = NewCudaPlatform(ordinal);
     if (!platform.ok()) {
       if (!automatic) return platform.status();
-      *note = absl::StrCat("graphrun: running on CPU (", platform.status().message(), ")");
+      on_cpu(platform.status().message());
       out.platforms.clear();
       return out;
     }
@@ -122,11 +123,13 @@ absl::StatusOr<RunGpus> ChooseRunGpus(const RunCommandArgs& args, std::string* n
   if (out.platforms.empty() && automatic) {
     std::string why;
     for (const std::string& r : choice->reasons) absl::StrAppend(&why, why.empty() ? "" : "; ", r);
-    *note = absl::StrCat("graphrun: running on CPU (", why.empty() ? "no GPU" : why, ")");
+    on_cpu(why.empty() ? "no GPU" : why);
   }
   return out;
 }
 
+// A MasterSession over the workers of --cluster, or over --local_workers
+// started here (kept in *local until the run ends).
 absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
     const RunCommandArgs& args, const GraphDef& graph, const SessionOptions& options,
     std::unique_ptr<LocalWorkers>* local) {
