@@ -67,6 +67,10 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "usage: step_ab GRAPH --feed ... --fetch ... --a=... --b=...\n");
     return 2;
   }
+  if (absl::GetFlag(FLAGS_steps) < 1) {
+    std::fprintf(stderr, "step_ab: --steps must be at least 1\n");
+    return 2;
+  }
   auto graph = ReadGraphDefFile(args[1]);
   if (!graph.ok()) {
     std::fprintf(stderr, "%s\n", graph.status().ToString().c_str());
