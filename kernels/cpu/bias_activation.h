@@ -34,6 +34,11 @@ struct BiasActivation {
   // thread when `device` is null).
   void Apply(const Eigen::ThreadPoolDevice* device, const float* bias,
              int64_t channels, float* rows, int64_t num_rows) const;
+
+  // The same on one block of a [*, channels] output, on this thread: rows
+  // [row0, row0 + num_rows), channels [channel0, channel0 + count).
+  void ApplyBlock(const float* bias, int64_t channels, float* rows, int64_t row0,
+                  int64_t num_rows, int64_t channel0, int64_t count) const;
 };
 
 }  // namespace cpu

@@ -305,19 +305,10 @@ void RunPiece(const OneDnnConv2D::Cached& c, const Piece& p, const float* in,
   OneOpenMpThread();
   const OneDnnConvGeometry& g = c.geometry;
   dnnl::engine& engine = Engine();
-  // One stream and one scratchpad per thread, kept: a scratchpad of a
-  // few hundred KB allocated per call comes from mmap and costs page
-  // faults every time.
+  // One stream and one scratchpad per thread, kept (ThreadScratch).
   thread_local dnnl::stream stream(engine);
-  thread_local std::unique_ptr<char, void (*)(void*)> scratch_buffer(nullptr,
-                                                                       std::free);
-  thread_local size_t scratch_bytes = 0;
   const size_t want = p.pd.scratchpad_desc().get_size();
-  if (want > scratch_bytes) {
-    const size_t bytes = (want + 4095) / 4096 * 4096;
-    scratch_buffer.reset(static_cast<char*>(std::aligned_alloc(4096, bytes)));
-    scratch_bytes = scratch_buffer != nullptr ? bytes : 0;
-  }
+  char* const scratch_buffer = want > 0 ? ThreadScratch(want) : nullptr;
   const float* src = in + ((p.image * g.in_rows + p.in_row) * g.in_cols) *
                               g.in_depth;
   float* dst = out +
@@ -336,8 +327,8 @@ void RunPiece(const OneDnnConv2D::Cached& c, const Piece& p, const float* in,
   dnnl::memory dst_mem(p.pd.dst_desc(), engine,
                        by_channels ? channels.data() : dst);
   dnnl::memory scratch =
-      scratch_bytes >= want && want > 0
-          ? dnnl::memory(p.pd.scratchpad_desc(), engine, scratch_buffer.get())
+      scratch_buffer != nullptr
+          ? dnnl::memory(p.pd.scratchpad_desc(), engine, scratch_buffer)
           : dnnl::memory(p.pd.scratchpad_desc(), engine);
   std::unordered_map<int, dnnl::memory> args = {
       {DNNL_ARG_SRC, src_mem},

@@ -36,8 +36,12 @@ double Act(const std::string& act, double x, double alpha) {
 TEST(FusedMatMulTest, MatchesProductPlusBiasThenActivation) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-2, 2);
-  // Small and large (threaded epilogue) outputs, both transposes.
-  for (auto [m, k, n] : {std::array<int64_t, 3>{3, 5, 4}, std::array<int64_t, 3>{300, 64, 130}}) {
+  // Small and large outputs, both transposes. On two threads the large
+  // products are cut into blocks, each finished by the thread that
+  // multiplied it: by columns (300x130), by rows (256x40); 2 rows against
+  // 512 KB of weights take the skinny product.
+  for (auto [m, k, n] : {std::array<int64_t, 3>{3, 5, 4}, std::array<int64_t, 3>{300, 64, 130},
+                         std::array<int64_t, 3>{256, 48, 40}, std::array<int64_t, 3>{2, 256, 512}}) {
     for (bool tb : {false, true}) {
       std::vector<float> a(m * k), b(k * n), bias(n);
       for (float& v : a) v = u(rng);

@@ -88,7 +88,8 @@ bool OneDnnGemmPiece(bool transpose_a, bool transpose_b, int64_t m, int64_t n,
 // rows. Returns false when oneDNN refused (the caller falls back).
 bool OneDnnGemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
                 bool transpose_b, int64_t m, int64_t n, int64_t k,
-                const float* a, const float* b, float* c) {
+                const float* a, const float* b, float* c,
+                const GemmEpilogue* epilogue) {
   // dnnl_sgemm takes 64-bit sizes but its kernels index with int.
   if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX) return false;
   const int threads = UseThreads(device, m, n, k) ? device->numThreads() : 1;
@@ -117,6 +118,9 @@ bool OneDnnGemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
     if (!OneDnnGemmPiece(transpose_a, transpose_b, m, n, k, a, b, c, r.m0,
                          r.mc, r.n0, r.nc)) {
       ok.store(false, std::memory_order_relaxed);
+    } else if (epilogue != nullptr) {
+      // While the block is still in this core's cache.
+      (*epilogue)(r.m0, r.mc, r.n0, r.nc);
     }
   };
   if (count == 1) {
@@ -127,13 +131,16 @@ bool OneDnnGemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
   return ok.load();
 }
 
+// Without an epilogue, GemmNative's callers pass nullptr; with one it is run
+// once over every block of C after the block is final.
 template <typename T>
 void GemmNative(const Eigen::ThreadPoolDevice* device, bool transpose_a,
                 bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a,
-                const T* b, T* c) {
+                const T* b, T* c, const GemmEpilogue* epilogue = nullptr) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     std::fill(c, c + m * n, T(0));
+    if (epilogue != nullptr) (*epilogue)(0, m, 0, n);
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
@@ -146,10 +153,11 @@ void GemmNative(const Eigen::ThreadPoolDevice* device, bool transpose_a,
       tap.weights = b;
       for (int64_t p = 0; p < m; ++p) tap.rows.emplace_back(static_cast<int>(p), a + p * k);
       cpu::SkinnyGemm(device, {&tap, 1}, k, n, m, c);
+      if (epilogue != nullptr) (*epilogue)(0, m, 0, n);
       return;
     }
     if (FloatGemmOnOneDnn() &&
-        OneDnnGemm(device, transpose_a, transpose_b, m, n, k, a, b, c)) {
+        OneDnnGemm(device, transpose_a, transpose_b, m, n, k, a, b, c, epilogue)) {
       return;
     }
   }
@@ -158,6 +166,9 @@ void GemmNative(const Eigen::ThreadPoolDevice* device, bool transpose_a,
   } else {
     Contract(Eigen::DefaultDevice(), transpose_a, transpose_b, m, n, k, a, b,
              c);
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (epilogue != nullptr) (*epilogue)(0, m, 0, n);
   }
 }
 
@@ -206,6 +217,12 @@ void Gemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
   } else {
     GemmNative(device, transpose_a, transpose_b, m, n, k, a, b, c);
   }
+}
+
+void GemmWithEpilogue(const Eigen::ThreadPoolDevice* device, bool transpose_a,
+                      bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a,
+                      const float* b, float* c, GemmEpilogue epilogue) {
+  GemmNative<float>(device, transpose_a, transpose_b, m, n, k, a, b, c, &epilogue);
 }
 
 absl::StatusOr<MatMulBatch> BroadcastMatMulBatch(

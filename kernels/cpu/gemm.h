@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
@@ -36,6 +37,17 @@ template <typename T>
 void Gemm(const Eigen::ThreadPoolDevice* device, bool transpose_a,
           bool transpose_b, int64_t m, int64_t n, int64_t k, const T* a,
           const T* b, T* c);
+
+// What to do to each block of a product's C once it is final: rows [m0, m0
+// + mc), columns [n0, n0 + nc), all of C's blocks disjoint and covering it.
+using GemmEpilogue = absl::FunctionRef<void(int64_t m0, int64_t mc, int64_t n0, int64_t nc)>;
+
+// Gemm<float>, then `epilogue` over every block of C, each on the thread
+// that computed the block right after computing it (one call over all of C
+// when the product ran whole). Blocks may be done concurrently.
+void GemmWithEpilogue(const Eigen::ThreadPoolDevice* device, bool transpose_a,
+                      bool transpose_b, int64_t m, int64_t n, int64_t k, const float* a,
+                      const float* b, float* c, GemmEpilogue epilogue);
 
 // The batch dims of a batched product whose operands' batch dims broadcast
 // (NumPy rules, as TensorFlow's MatMulBCast): the output's batch dims and,

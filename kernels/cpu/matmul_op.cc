@@ -52,8 +52,9 @@ class MatMulOp : public OpKernel {
 };
 
 // _FusedMatMul on float: the product, then bias and activation in one
-// pass over it (while it is still in cache), instead of two more kernels
-// that each read and write the whole output.
+// pass over it, instead of two more kernels that each read and write the
+// whole output. Each thread finishes the block of the output it multiplied,
+// while that block is still in its core's cache (GemmWithEpilogue).
 class FusedMatMulOp : public OpKernel {
  public:
   explicit FusedMatMulOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
@@ -89,9 +90,17 @@ class FusedMatMulOp : public OpKernel {
     if (out->NumElements() == 0) return;
     const Eigen::ThreadPoolDevice* d = ctx->device()->eigen_cpu_device();
     float* o = out->flat<float>().data();
-    Gemm<float>(d, transpose_a_, transpose_b_, m, n, k, a.flat<float>().data(),
-                b.flat<float>().data(), o);
-    epilogue_.Apply(d, bias.flat<float>().data(), n, o, m);
+    const float* bias_data = bias.flat<float>().data();
+    GemmWithEpilogue(d, transpose_a_, transpose_b_, m, n, k, a.flat<float>().data(),
+                     b.flat<float>().data(), o,
+                     [&](int64_t m0, int64_t mc, int64_t n0, int64_t nc) {
+                       if (mc == m && nc == n) {
+                         // The product ran whole: the epilogue may use the pool.
+                         epilogue_.Apply(d, bias_data, n, o, m);
+                       } else {
+                         epilogue_.ApplyBlock(bias_data, n, o, m0, mc, n0, nc);
+                       }
+                     });
   }
 
  private:

@@ -9,11 +9,31 @@
 
 #include <omp.h>
 
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+
 namespace graphrun {
 namespace cpu {
 
 inline void OneOpenMpThread() {
   if (omp_get_max_threads() != 1) omp_set_num_threads(1);
+}
+
+// A scratchpad of at least `bytes` for the calling thread's oneDNN
+// primitives (user scratchpad mode), kept and grown between calls: one of a
+// few hundred KB allocated per call comes from mmap and pays its page
+// faults every time. nullptr when the memory cannot be had (the caller then
+// lets oneDNN allocate). Valid until the thread's next call.
+inline char* ThreadScratch(size_t bytes) {
+  thread_local std::unique_ptr<char, void (*)(void*)> buffer(nullptr, std::free);
+  thread_local size_t held = 0;
+  if (bytes > held) {
+    const size_t rounded = (bytes + 4095) / 4096 * 4096;
+    buffer.reset(static_cast<char*>(std::aligned_alloc(4096, rounded)));
+    held = buffer != nullptr ? rounded : 0;
+  }
+  return bytes <= held ? buffer.get() : nullptr;
 }
 
 }  // namespace cpu
