@@ -1,7 +1,13 @@
 #include "graph/optimize/optimizer.h"
 
+#include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
@@ -22,6 +28,57 @@ std::string OptimizationReport::ToString(int max_changes_per_pass) const {
   }
   return out;
 }
+
+namespace {
+
+// Colocation constraints ("_class": ["loc:@name", ...]) that name removed
+// nodes: one whose node lives on in another names that one instead, one
+// whose node was pruned (or that now names its own node) is dropped, so
+// the graph stays importable.
+void RetargetColocation(GraphDef* graph,
+                        const absl::flat_hash_map<std::string, std::string>& merged_into) {
+  absl::flat_hash_set<std::string> names;
+  for (const NodeDef& n : graph->node()) names.insert(n.name());
+  constexpr absl::string_view kPrefix = "loc:@";
+  for (NodeDef& n : *graph->mutable_node()) {
+    auto it = n.mutable_attr()->find("_class");
+    if (it == n.mutable_attr()->end() || !it->second.has_list()) continue;
+    auto* list = it->second.mutable_list()->mutable_s();
+    std::vector<std::string> kept;
+    bool changed = false;
+    for (const std::string& entry : *list) {
+      if (!absl::StartsWith(entry, kPrefix)) {
+        kept.push_back(entry);
+        continue;
+      }
+      std::string target(absl::string_view(entry).substr(kPrefix.size()));
+      if (!names.contains(target)) {
+        auto merged = merged_into.find(target);
+        target = merged != merged_into.end() ? merged->second : "";
+        changed = true;
+      }
+      if (target.empty() || !names.contains(target) || target == n.name()) {
+        changed = true;
+        continue;
+      }
+      const std::string retargeted = absl::StrCat(kPrefix, target);
+      if (std::find(kept.begin(), kept.end(), retargeted) == kept.end()) {
+        kept.push_back(retargeted);
+      } else {
+        changed = true;
+      }
+    }
+    if (!changed) continue;
+    if (kept.empty()) {
+      n.mutable_attr()->erase("_class");
+    } else {
+      list->Clear();
+      for (std::string& e : kept) list->Add(std::move(e));
+    }
+  }
+}
+
+}  // namespace
 
 absl::Status OptimizeGraph(GraphDef* graph, const OptimizerOptions& options,
                            OptimizationReport* report) {
@@ -64,6 +121,7 @@ absl::Status OptimizeGraph(GraphDef* graph, const OptimizerOptions& options,
       to = it->second;
     }
   }
+  RetargetColocation(&work, local.merged_into);
   *graph = std::move(work);
   if (report != nullptr) *report = std::move(local);
   return absl::OkStatus();

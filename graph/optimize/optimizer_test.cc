@@ -573,6 +573,9 @@ TEST(IdentityRemovalTest, BypassesPlainIdentitiesOnly) {
       "node { name: 'p' op: 'Placeholder' attr { key: 'dtype' value { type: DT_BOOL } } }\n"
       "node { name: 'sw' op: 'Switch' input: 'x' input: 'p' attr { key: 'T' value { type: DT_FLOAT } } }\n" +
       Unary("pivot", "Identity", "sw:1") +
+      "node { name: 'in_branch' op: 'Const' input: '^pivot' attr { key: 'dtype' value { type: DT_FLOAT } }"
+      " attr { key: 'value' value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: 1 } } } }\n" +
+      Unary("passed_on", "Identity", "sw:0") + Unary("neg", "Neg", "passed_on") +
       Unary("sg", "StopGradient", "pinned", "device: '/device:CPU:1'"));
   OptimizerOptions options;
   options.preserve = {"kept_fetch"};
@@ -583,9 +586,36 @@ TEST(IdentityRemovalTest, BypassesPlainIdentitiesOnly) {
   EXPECT_EQ(NodeInputs(g, "after"), (std::vector<std::string>{"^x"}));
   EXPECT_NE(FindNode(g, "kept_fetch"), nullptr);  // preserved
   EXPECT_NE(FindNode(g, "pinned"), nullptr);      // another device: a transfer
-  EXPECT_NE(FindNode(g, "pivot"), nullptr);       // a branch pivot
+  EXPECT_NE(FindNode(g, "pivot"), nullptr);       // a branch pivot: 'in_branch' waits on it
+  // After a Switch but waited on by nothing: the value is passed on as is.
+  EXPECT_EQ(FindNode(g, "passed_on"), nullptr);
+  EXPECT_EQ(NodeInputs(g, "neg"), (std::vector<std::string>{"sw"}));
   EXPECT_EQ(FindNode(g, "sg"), nullptr);          // StopGradient, same device as its input
-  EXPECT_EQ(pass.changes.size(), 2u);
+  EXPECT_EQ(pass.changes.size(), 3u);
+}
+
+TEST(IdentityRemovalTest, AnIdentitysControlInputsPassToItsConsumers) {
+  // 'in' (after a Switch, waiting on the pivot) feeds 'neg' and 'out':
+  // both wait on the pivot instead. 'to_merge' feeds a Merge, which would
+  // wait on the pivot for ever: it stays.
+  GraphDef g = ParseTextGraph(
+      std::string(kPlaceholder) +
+      "node { name: 'p' op: 'Placeholder' attr { key: 'dtype' value { type: DT_BOOL } } }\n"
+      "node { name: 'sw' op: 'Switch' input: 'x' input: 'p' attr { key: 'T' value { type: DT_FLOAT } } }\n" +
+      Unary("pivot", "Identity", "sw:1") +
+      Unary("in", "Identity", "sw:1", "input: '^pivot'") + Unary("neg", "Neg", "in") +
+      Unary("out", "Identity", "in") +
+      Unary("to_merge", "Identity", "sw:1", "input: '^pivot'") +
+      "node { name: 'm' op: 'Merge' input: 'to_merge' input: 'x' attr { key: 'T' value { type: DT_FLOAT } }"
+      " attr { key: 'N' value { i: 2 } } }\n");
+  OptimizerOptions options;
+  options.preserve = {"neg", "out", "m"};
+  ASSERT_TRUE(RemoveIdentities(&g, options, nullptr).ok());
+  EXPECT_EQ(FindNode(g, "in"), nullptr);
+  EXPECT_EQ(NodeInputs(g, "neg"), (std::vector<std::string>{"sw:1", "^pivot"}));
+  EXPECT_EQ(NodeInputs(g, "out"), (std::vector<std::string>{"sw:1", "^pivot"}));
+  EXPECT_NE(FindNode(g, "to_merge"), nullptr);
+  EXPECT_NE(FindNode(g, "pivot"), nullptr);
 }
 
 TEST(CommonSubexpressionTest, MergesEqualNodesInAnyOperandOrderOfCommutativeOps) {
@@ -623,6 +653,33 @@ TEST(PruneTest, KeepsPreservedStatefulAndPlumbing) {
   EXPECT_NE(FindNode(g, "ok"), nullptr);
   EXPECT_NE(FindNode(g, "x"), nullptr);
   EXPECT_NE(FindNode(g, "fetch"), nullptr);
+}
+
+TEST(OptimizerTest, ColocationWithARemovedNodeFollowsItOrIsDropped) {
+  // 'a' was colocated with 'id' (bypassed: 'a' now reads x), 'b' with 'gone'
+  // (pruned: nothing carries it on) and with 'x' (kept).
+  GraphDef g = ParseTextGraph(
+      kPlaceholder + Unary("id", "Identity", "x") +
+      Unary("a", "Neg", "id", "attr { key: '_class' value { list { s: 'loc:@id' } } }") +
+      Unary("gone", "Neg", "x") +
+      Unary("b", "Relu", "a",
+            "attr { key: '_class' value { list { s: 'loc:@gone' s: 'loc:@x' } } }"));
+  OptimizerOptions options;
+  options.preserve = {"x", "b"};
+  ASSERT_TRUE(OptimizeGraph(&g, options).ok());
+  ASSERT_EQ(FindNode(g, "id"), nullptr);
+  ASSERT_EQ(FindNode(g, "gone"), nullptr);
+  auto colocation = [&](const std::string& node) {
+    std::vector<std::string> out;
+    const NodeDef* n = FindNode(g, node);
+    auto it = n->attr().find("_class");
+    if (it != n->attr().end()) {
+      for (const std::string& v : it->second.list().s()) out.push_back(v);
+    }
+    return out;
+  };
+  EXPECT_EQ(colocation("a"), (std::vector<std::string>{"loc:@x"}));
+  EXPECT_EQ(colocation("b"), (std::vector<std::string>{"loc:@x"}));
 }
 
 TEST(OptimizerTest, ACycleIsAnErrorAndTheGraphIsLeftAsItWas) {

@@ -21,14 +21,28 @@ bool IsIdentityLike(absl::string_view op) {
          op == "Snapshot";
 }
 
-// Producers whose outputs an Identity may stand apart from: a Switch's
-// outputs are pivots of cond branches, Recv outputs arrive per step, and
-// loop nodes' outputs belong to frames.
-bool MustKeepIdentityAfter(absl::string_view op) {
+// Control-flow producers. An Identity after one of them is often a pivot:
+// nodes that must run only in a cond branch, or once per loop iteration,
+// wait on it by a control edge, and a control edge from the Switch itself
+// would fire on either branch. Such an Identity stays; one that only passes
+// the value on (a lowered function's input or output, as a while loop's
+// body has one per loop variable) is bypassed like any other: its consumers
+// are in the same frame and see the same value, dead or alive.
+bool IsControlFlowProducer(absl::string_view op) {
   return op == "Switch" || op == "RefSwitch" || op == "Merge" || op == "RefMerge" ||
          op == "Enter" || op == "RefEnter" || op == "Exit" || op == "RefExit" ||
-         op == "NextIteration" || op == "RefNextIteration" || op == "LoopCond" ||
-         op == "_Recv" || op == "_HostRecv";
+         op == "NextIteration" || op == "RefNextIteration" || op == "LoopCond";
+}
+
+// Recv outputs stay behind their Identity: the partitioner's transfers are
+// matched by name.
+bool MustKeepIdentityAfter(absl::string_view op) { return op == "_Recv" || op == "_HostRecv"; }
+
+// Consumers that cannot take over an Identity's control inputs: a Merge
+// waits for all of its control inputs, so one from inside a loop body would
+// hold its first iteration forever; an Enter's inputs are in another frame.
+bool TakesNoExtraControlInputs(absl::string_view op) {
+  return op == "Merge" || op == "RefMerge" || op == "Enter" || op == "RefEnter";
 }
 
 // Points every consumer of node i's output 0 at `to`, and its control
@@ -56,10 +70,27 @@ absl::Status RemoveIdentities(GraphDef* graph, const OptimizerOptions& options,
   for (int i : order) {
     const NodeDef& def = view.node(i);
     if (!IsIdentityLike(def.op()) || options.preserve.contains(def.name())) continue;
-    if (view.num_inputs(i) != 1 || view.input(i, 0).IsControl()) continue;  // control inputs
+    if (view.num_inputs(i) < 1 || view.input(i, 0).IsControl()) continue;
     const int p = view.producer(i, 0);
     const NodeDef& src = view.node(p);
     if (MustKeepIdentityAfter(src.op()) || src.device() != def.device()) continue;
+    if (IsControlFlowProducer(src.op()) && view.HasControlConsumers(i)) continue;
+    // The Identity's control inputs (a lowered function's inputs wait on
+    // the body's pivot) pass to each of its consumers.
+    std::vector<int> waits_on;
+    for (int pos = 1; pos < view.num_inputs(i); ++pos) waits_on.push_back(view.producer(i, pos));
+    if (!waits_on.empty()) {
+      bool movable = true;
+      for (const auto& [c, pos] : view.consumers(i)) {
+        if (!view.removed(c) && TakesNoExtraControlInputs(view.node(c).op())) movable = false;
+      }
+      if (!movable) continue;
+      const auto consumers = view.consumers(i);  // copy: AddControlInput edits the lists
+      for (const auto& [c, pos] : consumers) {
+        if (view.removed(c)) continue;
+        for (int w : waits_on) view.AddControlInput(c, w);
+      }
+    }
     const TensorId to = view.input(i, 0);
     Bypass(&view, i, to);
     view.TruncateInputs(i, 0);
