@@ -128,6 +128,10 @@ class Executor {
     bool is_control_trigger = false;
     bool is_constant_enter = false;
     bool has_constant_input = false;  // a root-frame slot of constant_inputs
+    // Not a Merge, and exactly one edge to wait for (hoisted constants
+    // aside): ready as soon as that edge delivers, dead if it is dead, with
+    // no count to update.
+    bool single_pending = false;
     int frame = 0;         // index into frames_ of the frame it runs in
     int pending_id = 0;    // its count slot in that frame
     int input_start = 0;   // first input slot in that frame
