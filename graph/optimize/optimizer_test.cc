@@ -656,19 +656,23 @@ TEST(PruneTest, KeepsPreservedStatefulAndPlumbing) {
 }
 
 TEST(OptimizerTest, ColocationWithARemovedNodeFollowsItOrIsDropped) {
-  // 'a' was colocated with 'id' (bypassed: 'a' now reads x), 'b' with 'gone'
-  // (pruned: nothing carries it on) and with 'x' (kept).
+  // 'a' was colocated with 'n2' (merged into its twin 'n1'), 'b' with 'gone'
+  // (pruned: nothing carries it on) and with 'x' (kept). 'c' is colocated
+  // with the Identity 'id', which therefore stays.
   GraphDef g = ParseTextGraph(
-      kPlaceholder + Unary("id", "Identity", "x") +
-      Unary("a", "Neg", "id", "attr { key: '_class' value { list { s: 'loc:@id' } } }") +
-      Unary("gone", "Neg", "x") +
+      kPlaceholder + Unary("n1", "Neg", "x") + Unary("n2", "Neg", "x") +
+      Unary("a", "Relu", "n2", "attr { key: '_class' value { list { s: 'loc:@n2' } } }") +
+      Unary("gone", "Sqrt", "x") +
       Unary("b", "Relu", "a",
-            "attr { key: '_class' value { list { s: 'loc:@gone' s: 'loc:@x' } } }"));
+            "attr { key: '_class' value { list { s: 'loc:@gone' s: 'loc:@x' } } }") +
+      Unary("id", "Identity", "n1") +
+      Unary("c", "Relu", "id", "attr { key: '_class' value { list { s: 'loc:@id' } } }"));
   OptimizerOptions options;
-  options.preserve = {"x", "b"};
+  options.preserve = {"x", "b", "c"};
   ASSERT_TRUE(OptimizeGraph(&g, options).ok());
-  ASSERT_EQ(FindNode(g, "id"), nullptr);
+  ASSERT_EQ(FindNode(g, "n2"), nullptr);
   ASSERT_EQ(FindNode(g, "gone"), nullptr);
+  EXPECT_NE(FindNode(g, "id"), nullptr);
   auto colocation = [&](const std::string& node) {
     std::vector<std::string> out;
     const NodeDef* n = FindNode(g, node);
@@ -678,8 +682,9 @@ TEST(OptimizerTest, ColocationWithARemovedNodeFollowsItOrIsDropped) {
     }
     return out;
   };
-  EXPECT_EQ(colocation("a"), (std::vector<std::string>{"loc:@x"}));
+  EXPECT_EQ(colocation("a"), (std::vector<std::string>{"loc:@n1"}));
   EXPECT_EQ(colocation("b"), (std::vector<std::string>{"loc:@x"}));
+  EXPECT_EQ(colocation("c"), (std::vector<std::string>{"loc:@id"}));
 }
 
 TEST(OptimizerTest, ACycleIsAnErrorAndTheGraphIsLeftAsItWas) {

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/optimize/graph_view.h"
 #include "graph/optimize/optimizer.h"
@@ -38,9 +40,10 @@ bool IsControlFlowProducer(absl::string_view op) {
 // matched by name.
 bool MustKeepIdentityAfter(absl::string_view op) { return op == "_Recv" || op == "_HostRecv"; }
 
-// Consumers that cannot take over an Identity's control inputs: a Merge
-// waits for all of its control inputs, so one from inside a loop body would
-// hold its first iteration forever; an Enter's inputs are in another frame.
+// Consumers that do not take over an Identity's control inputs: a Merge
+// fires on its first live input, so a control input would not make it dead
+// with the Identity (and one from inside a loop body would hold the loop's
+// first iteration). Enters are left alone too: they open the loop's frame.
 bool TakesNoExtraControlInputs(absl::string_view op) {
   return op == "Merge" || op == "RefMerge" || op == "Enter" || op == "RefEnter";
 }
@@ -67,9 +70,20 @@ absl::Status RemoveIdentities(GraphDef* graph, const OptimizerOptions& options,
                               OptimizationReport::Pass* report) {
   GR_ASSIGN_OR_RETURN(GraphView view, GraphView::Create(graph));
   GR_ASSIGN_OR_RETURN(std::vector<int> order, view.TopologicalOrder());
+  // Identities other nodes are colocated with stay: the placer puts such a
+  // group where the Identity can go, which its input's device may not be.
+  absl::flat_hash_set<std::string> colocated_with;
+  for (int i = 0; i < view.num_nodes(); ++i) {
+    const AttrValue* c = optimize::FindAttr(view.node(i), "_class");
+    if (c == nullptr) continue;
+    for (const std::string& entry : c->list().s()) {
+      if (absl::StartsWith(entry, "loc:@")) colocated_with.insert(entry.substr(5));
+    }
+  }
   for (int i : order) {
     const NodeDef& def = view.node(i);
     if (!IsIdentityLike(def.op()) || options.preserve.contains(def.name())) continue;
+    if (colocated_with.contains(def.name())) continue;
     if (view.num_inputs(i) < 1 || view.input(i, 0).IsControl()) continue;
     const int p = view.producer(i, 0);
     const NodeDef& src = view.node(p);

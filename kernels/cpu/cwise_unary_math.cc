@@ -7,6 +7,7 @@
 // returns integers unchanged. Round and Rint round half to even; Sign(NaN)
 // is NaN.
 #include "kernels/cpu/cwise_common.h"
+#include "kernels/cpu/erfc_float.h"
 
 namespace graphrun {
 namespace cwise {
@@ -34,13 +35,17 @@ class PassThroughOp : public OpKernel {
   GR_CWISE_REGISTER("Atan", T, UnaryOp<T, ei::scalar_atan_op<T>>);   \
   GR_CWISE_REGISTER("Sinh", T, UnaryOp<T, ei::scalar_sinh_op<T>>);   \
   GR_CWISE_REGISTER("Cosh", T, UnaryOp<T, ei::scalar_cosh_op<T>>);   \
-  GR_CWISE_REGISTER("Erfc", T, UnaryOp<T, ei::scalar_erfc_op<T>>);   \
   GR_CWISE_REGISTER("Log1p", T, UnaryOp<T, ei::scalar_log1p_op<T>>); \
   GR_CWISE_REGISTER("Expm1", T, UnaryOp<T, ei::scalar_expm1_op<T>>); \
   GR_CWISE_REGISTER("Rint", T, UnaryOp<T, ei::scalar_rint_op<T>>)
 GR_REGISTER_TRANSCENDENTAL(float);
 GR_REGISTER_TRANSCENDENTAL(double);
 #undef GR_REGISTER_TRANSCENDENTAL
+// Eigen's float erfc calls the C library's erfcf one element at a time;
+// erfc_float.h is the same function vectorized (GELU's Erfc in exported
+// transformers).
+GR_CWISE_REGISTER("Erfc", float, UnaryOp<float, cpu::ErfcFloatOp>);
+GR_CWISE_REGISTER("Erfc", double, UnaryOp<double, ei::scalar_erfc_op<double>>);
 
 #define GR_REGISTER_FLOAT(T)                                                \
   GR_CWISE_REGISTER("Erf", T, UnaryOp<T, ei::scalar_erf_op<T>>);            \

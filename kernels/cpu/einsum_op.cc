@@ -12,12 +12,15 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "graph/ops/einsum_equation.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/gemm.h"
@@ -201,6 +204,42 @@ Plan ChoosePlan(const Operand (&in)[2], const std::vector<int>& output,
   return best;
 }
 
+// The last plan a kernel chose and the operands it was chosen for: a
+// graph's einsum sees the same shapes step after step, and choosing
+// compares 64 arrangements. Thread-safe.
+class PlanCache {
+ public:
+  std::shared_ptr<const Plan> Get(const Operand (&in)[2], const std::vector<int>& output,
+                                  const std::vector<int64_t>& label_sizes) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (plan_ != nullptr && Same(in, output)) return plan_;
+    }
+    auto plan = std::make_shared<const Plan>(ChoosePlan(in, output, label_sizes));
+    absl::MutexLock lock(&mu_);
+    for (int i = 0; i < 2; ++i) {
+      labels_[i] = in[i].labels;
+      dims_[i] = in[i].dims;
+    }
+    output_ = output;
+    plan_ = plan;
+    return plan;
+  }
+
+ private:
+  bool Same(const Operand (&in)[2], const std::vector<int>& output) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return output == output_ && in[0].labels == labels_[0] && in[0].dims == dims_[0] &&
+           in[1].labels == labels_[1] && in[1].dims == dims_[1];
+  }
+
+  absl::Mutex mu_;
+  std::vector<int> labels_[2] ABSL_GUARDED_BY(mu_);
+  std::vector<int64_t> dims_[2] ABSL_GUARDED_BY(mu_);
+  std::vector<int> output_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const Plan> plan_ ABSL_GUARDED_BY(mu_);
+};
+
 int64_t Product(const Operand& x, const std::vector<int>& labels, size_t begin,
                 size_t end) {
   int64_t n = 1;
@@ -210,8 +249,10 @@ int64_t Product(const Operand& x, const std::vector<int>& labels, size_t begin,
 
 template <typename T>
 absl::Status Contract(OpKernelContext* ctx, const Operand (&in)[2],
-                      const T* const (&data)[2], const EinsumDims& r, T* out) {
-  const Plan p = ChoosePlan(in, r.output, r.label_sizes);
+                      const T* const (&data)[2], const EinsumDims& r, PlanCache* plans,
+                      T* out) {
+  const std::shared_ptr<const Plan> chosen = plans->Get(in, r.output, r.label_sizes);
+  const Plan& p = *chosen;
   const Operand& x = in[p.a];
   const Operand& y = in[1 - p.a];
   // Batch labels lead out_layout, then a's free labels, then b's.
@@ -268,7 +309,7 @@ absl::Status Contract(OpKernelContext* ctx, const Operand (&in)[2],
 
 template <typename T>
 absl::Status RunEinsum(OpKernelContext* ctx, const EinsumDims& r,
-                       const std::vector<const T*>& data, T* out) {
+                       const std::vector<const T*>& data, PlanCache* plans, T* out) {
   Operand in[2];
   for (size_t i = 0; i < r.inputs.size(); ++i) {
     in[i].labels = r.inputs[i];
@@ -282,7 +323,7 @@ absl::Status RunEinsum(OpKernelContext* ctx, const EinsumDims& r,
   }
   // Labels one input has and the output lacks are summed by Arrange.
   const T* const ptrs[2] = {data[0], data[1]};
-  return Contract<T>(ctx, in, ptrs, r, out);
+  return Contract<T>(ctx, in, ptrs, r, plans, out);
 }
 
 template <typename T>
@@ -314,7 +355,7 @@ class EinsumOp : public OpKernel {
       for (int i = 0; i < num_inputs(); ++i) {
         data.push_back(ctx->input(i).flat<T>().data());
       }
-      OP_REQUIRES_OK(ctx, RunEinsum<T>(ctx, *resolved, data,
+      OP_REQUIRES_OK(ctx, RunEinsum<T>(ctx, *resolved, data, &plans_,
                                        output->flat<T>().data()));
     } else {
       // 16-bit floats: widen, compute in float, round once.
@@ -332,7 +373,7 @@ class EinsumOp : public OpKernel {
       }
       Tensor result;
       OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, *shape, &result));
-      OP_REQUIRES_OK(ctx, RunEinsum<float>(ctx, *resolved, data,
+      OP_REQUIRES_OK(ctx, RunEinsum<float>(ctx, *resolved, data, &plans_,
                                            result.flat<float>().data()));
       const float* src = result.flat<float>().data();
       T* dst = output->flat<T>().data();
@@ -344,6 +385,7 @@ class EinsumOp : public OpKernel {
 
  private:
   EinsumEquation equation_;
+  PlanCache plans_;
 };
 
 #define GR_REGISTER_EINSUM(T)                                              \

@@ -219,6 +219,71 @@ TEST(EinsumTest, AttentionSizedInputsMatchDirectSum) {
   }
 }
 
+TEST(EinsumTest, OneKernelFollowsItsInputsShapesFromRunToRun) {
+  // A node's kernel keeps the arrangement it chose for the last shapes: new
+  // shapes (through the ellipsis, new ranks; a dim of 1 that an arrangement
+  // could skip copying for) must choose again.
+  struct Run {
+    std::vector<std::vector<int64_t>> dims;
+    std::string naive_equation;  // the same product, ellipsis spelled out
+  };
+  struct Group {
+    std::string equation;
+    std::vector<Run> runs;
+  };
+  const std::vector<Group> groups = {
+      {"...ij,jk->...ik",
+       {{{{2, 3, 4}, {4, 5}}, "aij,jk->aik"},
+        {{{2, 3, 4}, {4, 5}}, "aij,jk->aik"},
+        {{{7, 1}, {1, 9}}, "ij,jk->ik"},
+        {{{2, 2, 3, 6}, {6, 2}}, "abij,jk->abik"},
+        {{{2, 3, 4}, {4, 5}}, "aij,jk->aik"}}},
+      {"ji,jk->ik",
+       {{{{3, 1}, {3, 4}}, "ji,jk->ik"},
+        {{{3, 5}, {3, 4}}, "ji,jk->ik"},
+        {{{1, 5}, {1, 4}}, "ji,jk->ik"}}},
+      {"bij,bkj->bki",
+       {{{{1, 3, 4}, {1, 2, 4}}, "bij,bkj->bki"},
+        {{{3, 1, 4}, {3, 2, 4}}, "bij,bkj->bki"},
+        {{{3, 5, 4}, {3, 2, 4}}, "bij,bkj->bki"},
+        {{{3, 5, 1}, {3, 2, 1}}, "bij,bkj->bki"}}},
+  };
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  for (const Group& group : groups) {
+    SCOPED_TRACE(group.equation);
+    std::vector<std::vector<Tensor>> steps;
+    std::vector<std::vector<double>> wants;
+    std::vector<std::vector<int64_t>> want_dims;
+    for (const Run& run : group.runs) {
+      std::vector<Tensor> inputs;
+      std::vector<std::vector<double>> data;
+      for (const auto& dims : run.dims) {
+        std::vector<double> v(NumElementsOf(dims));
+        for (double& x : v) x = static_cast<float>(dist(gen));
+        data.push_back(v);
+        inputs.push_back(MakeTensor<float>(v, dims));
+      }
+      std::vector<int64_t> out_dims;
+      wants.push_back(NaiveEinsum(run.naive_equation, run.dims, data, &out_dims));
+      want_dims.push_back(out_dims);
+      steps.push_back(std::move(inputs));
+    }
+    auto out =
+        ::graphrun::testing::RunOpSteps("Einsum", {{"equation", AttrS(group.equation)}}, steps);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_EQ(out->size(), group.runs.size());
+    for (size_t i = 0; i < group.runs.size(); ++i) {
+      SCOPED_TRACE(i);
+      ASSERT_EQ((*out)[i][0].shape(), *TensorShape::FromDims(want_dims[i]));
+      std::string why;
+      EXPECT_TRUE(AllClose((*out)[i][0], MakeTensor<float>(wants[i], want_dims[i]), 1e-5, 1e-5,
+                           &why))
+          << why;
+    }
+  }
+}
+
 TEST(EinsumTest, EmptyContractionGivesZeros) {
   auto out = RunOp("Einsum", {{"equation", AttrS("ab,bc->ac")}},
                    {MakeTensor<float>({}, {2, 0}), MakeTensor<float>({}, {0, 3})});

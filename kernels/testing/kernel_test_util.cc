@@ -44,6 +44,15 @@ std::unique_ptr<DeviceBase> MakeTestCpuDevice(int threads) {
 absl::StatusOr<std::vector<Tensor>> RunOp(
     const std::string& op, const std::map<std::string, AttrValue>& attrs,
     const std::vector<Tensor>& inputs, int threads) {
+  GR_ASSIGN_OR_RETURN(auto steps, RunOpSteps(op, attrs, {inputs}, threads));
+  return std::move(steps[0]);
+}
+
+absl::StatusOr<std::vector<std::vector<Tensor>>> RunOpSteps(
+    const std::string& op, const std::map<std::string, AttrValue>& attrs,
+    const std::vector<std::vector<Tensor>>& steps, int threads) {
+  if (steps.empty()) return absl::InvalidArgumentError("RunOpSteps: no steps");
+  const std::vector<Tensor>& inputs = steps[0];
   GR_ASSIGN_OR_RETURN(const OpDef* op_def, OpRegistry::Global()->LookUp(op));
   NodeDef def;
   def.set_name("test_node");
@@ -104,30 +113,37 @@ absl::StatusOr<std::vector<Tensor>> RunOp(
   GR_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
                       KernelRegistry::Global()->CreateKernel(device, def, op_def,
                                                              in_types, out_types));
-  OpKernelContext::Params params;
-  params.device = device;
-  params.op_kernel = kernel.get();
-  std::vector<Tensor> input_copies = inputs;  // the kernel may forward these
-  params.inputs = input_copies.data();
-  params.num_inputs = static_cast<int>(input_copies.size());
-  CancellationManager cancellation;
-  params.cancellation = &cancellation;
-  OpKernelContext ctx(&params);
-  kernel->Compute(&ctx);
-  GR_RETURN_IF_ERROR(ctx.status());
-  std::vector<Tensor> outputs(ctx.mutable_outputs()->begin(),
-                              ctx.mutable_outputs()->end());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (!outputs[i].IsInitialized()) {
-      return absl::InternalError(absl::StrCat(op, " did not set output ", i));
+  std::vector<std::vector<Tensor>> all;
+  for (const std::vector<Tensor>& step : steps) {
+    if (step.size() != inputs.size()) {
+      return absl::InvalidArgumentError("RunOpSteps: every step needs the same inputs");
     }
-    if (outputs[i].dtype() != BaseType(out_types[i])) {
-      return absl::InternalError(absl::StrCat(
-          op, " output ", i, " is ", DataTypeString(outputs[i].dtype()),
-          ", declared ", DataTypeString(out_types[i])));
+    OpKernelContext::Params params;
+    params.device = device;
+    params.op_kernel = kernel.get();
+    std::vector<Tensor> input_copies = step;  // the kernel may forward these
+    params.inputs = input_copies.data();
+    params.num_inputs = static_cast<int>(input_copies.size());
+    CancellationManager cancellation;
+    params.cancellation = &cancellation;
+    OpKernelContext ctx(&params);
+    kernel->Compute(&ctx);
+    GR_RETURN_IF_ERROR(ctx.status());
+    std::vector<Tensor> outputs(ctx.mutable_outputs()->begin(),
+                                ctx.mutable_outputs()->end());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (!outputs[i].IsInitialized()) {
+        return absl::InternalError(absl::StrCat(op, " did not set output ", i));
+      }
+      if (outputs[i].dtype() != BaseType(out_types[i])) {
+        return absl::InternalError(absl::StrCat(
+            op, " output ", i, " is ", DataTypeString(outputs[i].dtype()),
+            ", declared ", DataTypeString(out_types[i])));
+      }
     }
+    all.push_back(std::move(outputs));
   }
-  return outputs;
+  return all;
 }
 
 Tensor RunOk(const std::string& op, const std::vector<Tensor>& inputs,

@@ -42,6 +42,14 @@ absl::StatusOr<std::vector<Tensor>> RunOp(
     const std::string& op, const std::map<std::string, AttrValue>& attrs,
     const std::vector<Tensor>& inputs, int threads = 2);
 
+// RunOp with one kernel instance run once per entry of `steps` (each a full
+// input list; dtypes as in the first), as a graph's node runs step after
+// step: for kernels that keep something between runs (a plan chosen for
+// the last shapes, packed weights). The outputs of each run.
+absl::StatusOr<std::vector<std::vector<Tensor>>> RunOpSteps(
+    const std::string& op, const std::map<std::string, AttrValue>& attrs,
+    const std::vector<std::vector<Tensor>>& steps, int threads = 2);
+
 // Output 0 of RunOp(op, attrs, inputs); a test failure (and an empty
 // Tensor) when the op fails.
 Tensor RunOk(const std::string& op, const std::vector<Tensor>& inputs,
