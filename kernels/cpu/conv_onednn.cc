@@ -56,7 +56,7 @@ bool OneDnnConvGeometry::operator==(const OneDnnConvGeometry& o) const {
          stride_rows == o.stride_rows && stride_cols == o.stride_cols &&
          pad_top == o.pad_top && pad_bottom == o.pad_bottom &&
          pad_left == o.pad_left && pad_right == o.pad_right &&
-         out_rows == o.out_rows && out_cols == o.out_cols;
+         out_rows == o.out_rows && out_cols == o.out_cols && multiplier == o.multiplier;
 }
 
 // One piece: images [image, + piece.batch), output rows [out_row, +
@@ -141,7 +141,8 @@ constexpr double kMinFilterBytesPerPiece = 128 * 1024;
 std::vector<Piece> Split(const OneDnnConvGeometry& g, int threads) {
   std::vector<Piece> pieces;
   const int64_t pixels = g.batch * g.out_rows * g.out_cols;
-  if (threads > 1 && pixels < kFewPixelsPerThread * threads &&
+  // (A depthwise filter is small whatever the pixels: never cut by channels.)
+  if (threads > 1 && pixels < kFewPixelsPerThread * threads && g.multiplier == 0 &&
       g.out_depth >= 32 * threads) {
     const int64_t step = (g.out_depth / threads + 15) / 16 * 16;
     for (int64_t c = 0; c < g.out_depth; c += step) {
@@ -245,9 +246,13 @@ absl::StatusOr<std::shared_ptr<const OneDnnConv2D::Cached>> Build(
       dnnl::memory::desc dst(
           {pg.batch, pg.out_depth, pg.out_rows, pg.out_cols}, Dt::f32,
           Tag::nhwc);
-      dnnl::memory::desc weights(
-          {pg.out_depth, pg.in_depth, pg.filter_rows, pg.filter_cols},
-          Dt::f32, Tag::any);
+      // Depthwise: in_depth groups of [multiplier, 1] filters.
+      const dnnl::memory::desc weights =
+          pg.multiplier > 0
+              ? dnnl::memory::desc({pg.in_depth, pg.multiplier, 1, pg.filter_rows, pg.filter_cols},
+                                   Dt::f32, Tag::any)
+              : dnnl::memory::desc({pg.out_depth, pg.in_depth, pg.filter_rows, pg.filter_cols},
+                                   Dt::f32, Tag::any);
       // A zero bias desc is a convolution without bias.
       const dnnl::memory::desc bias_desc =
           bias != nullptr
@@ -268,14 +273,19 @@ absl::StatusOr<std::shared_ptr<const OneDnnConv2D::Cached>> Build(
     const OneDnnConvGeometry& pg = p.geometry;
     // TensorFlow's filter layout [rows, cols, in, out] is oneDNN's hwio;
     // the piece's output channels of it, within the taps kept.
-    const int64_t tap = g.in_depth * g.out_depth;
-    dnnl::memory user(
-        dnnl::memory::desc(
-            {pg.out_depth, pg.in_depth, pg.filter_rows, pg.filter_cols},
-            Dt::f32, {1, g.out_depth, asked.filter_cols * tap, tap}),
-        engine,
-        const_cast<float*>(filter.flat<float>().data()) +
-            (row0 * asked.filter_cols + col0) * tap + p.out_channel);
+    // A depthwise filter [rows, cols, in, multiplier] is goihw with one
+    // input channel per group.
+    const int64_t tap = g.multiplier > 0 ? g.out_depth : g.in_depth * g.out_depth;
+    const dnnl::memory::desc user_desc =
+        g.multiplier > 0
+            ? dnnl::memory::desc({pg.in_depth, pg.multiplier, 1, pg.filter_rows, pg.filter_cols},
+                                 Dt::f32,
+                                 {g.multiplier, 1, 1, asked.filter_cols * tap, tap})
+            : dnnl::memory::desc({pg.out_depth, pg.in_depth, pg.filter_rows, pg.filter_cols},
+                                 Dt::f32, {1, g.out_depth, asked.filter_cols * tap, tap});
+    dnnl::memory user(user_desc, engine,
+                      const_cast<float*>(filter.flat<float>().data()) +
+                          (row0 * asked.filter_cols + col0) * tap + p.out_channel);
     const dnnl::memory::desc want = p.pd.weights_desc();
     size_t i = 0;
     while (i < next->weights.size() &&
@@ -368,8 +378,9 @@ absl::Status OneDnnConv2D::Run(const OneDnnConvGeometry& g,
   // the reading of its filter), over the taps that run.
   int64_t row0 = 0, col0 = 0;
   const OneDnnConvGeometry run = CropToInput(g, &row0, &col0);
-  const double filter_values =
-      static_cast<double>(run.out_depth) * run.in_depth * run.filter_rows * run.filter_cols;
+  const double filter_values = static_cast<double>(run.out_depth) *
+                              (run.multiplier > 0 ? 1 : run.in_depth) * run.filter_rows *
+                              run.filter_cols;
   const double flops = 2.0 * run.batch * run.out_rows * run.out_cols * filter_values;
   const double work = std::max(flops / kMinFlopsPerPiece,
                                filter_values * sizeof(float) / kMinFilterBytesPerPiece);

@@ -2,7 +2,8 @@
 // path conv_ops.cc's Conv2D takes for float NHWC, ungrouped, undilated
 // SAME / VALID convolutions (see Conv2DLibraryFromEnv for the switch), and
 // for _FusedConv2D with its bias and activation applied by oneDNN before
-// the output is written.
+// the output is written; and DepthwiseConv2dNative's, as a convolution with
+// one group per input channel.
 //
 // One object per kernel instance. It keeps the last primitive (keyed by the
 // geometry and the fused activation) and the filter reordered into the
@@ -51,6 +52,11 @@ struct OneDnnConvGeometry {
   int64_t stride_rows = 1, stride_cols = 1;
   int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
   int64_t out_rows = 0, out_cols = 0;
+  // 0: an ordinary convolution, filter [rows, cols, in_depth, out_depth].
+  // Above 0: a depthwise one (DepthwiseConv2dNative), filter [rows, cols,
+  // in_depth, multiplier], out_depth = in_depth * multiplier, output
+  // channel c * multiplier + q from input channel c.
+  int64_t multiplier = 0;
 
   bool operator==(const OneDnnConvGeometry& o) const;
 };

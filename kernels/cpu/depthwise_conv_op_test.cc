@@ -3,6 +3,7 @@
 // and 16-bit types against the same values, bigger random inputs against a
 // direct loop in double, and errors at the kernel and at import.
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -108,7 +109,16 @@ void CheckCases(bool nchw, double tolerance) {
   }
 }
 
-TEST(DepthwiseConvTest, MatchesTensorFlowNhwc) { CheckCases<float>(false, 1e-6); }
+// Float NHWC runs on oneDNN by default and on the direct loop with
+// GRAPHRUN_CONV2D_LIBRARY=eigen: both against the same values.
+class DepthwiseLibraryTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override { setenv("GRAPHRUN_CONV2D_LIBRARY", GetParam(), 1); }
+  void TearDown() override { unsetenv("GRAPHRUN_CONV2D_LIBRARY"); }
+};
+INSTANTIATE_TEST_SUITE_P(Libraries, DepthwiseLibraryTest, ::testing::Values("auto", "eigen"));
+
+TEST_P(DepthwiseLibraryTest, MatchesTensorFlowNhwc) { CheckCases<float>(false, 1e-6); }
 TEST(DepthwiseConvTest, MatchesTensorFlowNchw) { CheckCases<float>(true, 1e-6); }
 TEST(DepthwiseConvTest, DoubleHalfBfloat16) {
   CheckCases<double>(false, 1e-12);
@@ -157,7 +167,7 @@ std::vector<double> Naive(const std::vector<double>& in,
   return out;
 }
 
-TEST(DepthwiseConvTest, MobileNetSizedInputsMatchDirectLoop) {
+TEST_P(DepthwiseLibraryTest, MobileNetSizedInputsMatchDirectLoop) {
   struct Big {
     std::vector<int64_t> input, filter;
     int64_t stride, dilation;
@@ -168,6 +178,10 @@ TEST(DepthwiseConvTest, MobileNetSizedInputsMatchDirectLoop) {
       {{1, 29, 29, 24}, {3, 3, 24, 1}, 2, 1, true},
       {{1, 20, 20, 17}, {5, 5, 17, 1}, 1, 2, false},
       {{2, 15, 15, 8}, {3, 3, 8, 3}, 2, 1, true},
+      {{3, 9, 7, 16}, {3, 3, 16, 2}, 1, 1, true},  // more images than threads
+      {{1, 1, 1, 16}, {3, 3, 16, 1}, 1, 1, true},  // only the centre tap meets the map
+      {{2, 2, 2, 8}, {3, 3, 8, 2}, 1, 1, true},
+      {{1, 7, 7, 40}, {5, 5, 40, 1}, 2, 1, true},
   };
   std::mt19937 gen(3);
   std::uniform_real_distribution<double> dist(-1, 1);
