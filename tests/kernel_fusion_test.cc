@@ -1,7 +1,8 @@
 // The optimizer's kernel fusion in a session: Conv2D chains (BiasAdd or an
 // Add of a per-channel constant, then each activation; SAME and VALID,
-// strides 1 and 2) run as _FusedConv2D, fetched nodes inside a chain keep
-// their values, and every fetch equals the unoptimized graph's within float
+// strides 1 and 2) run as _FusedConv2D, depthwise ones as
+// _FusedDepthwiseConv2dNative, fetched nodes inside a chain keep their
+// values, and every fetch equals the unoptimized graph's within float
 // rounding.
 #include <cmath>
 #include <cstdint>
@@ -121,6 +122,86 @@ TEST(KernelFusionTest, FusedConvolutionsMatchTheGraphAsWritten) {
       EXPECT_EQ(ops.count("l1/conv"), 0u);
       EXPECT_EQ(ops.count("l1/bias"), 0u);
       EXPECT_EQ(ops["f/act"], "Tanh");
+    }
+  }
+  ASSERT_EQ(results[0].size(), fetches.size());
+  ASSERT_EQ(results[1].size(), fetches.size());
+  for (size_t k = 0; k < fetches.size(); ++k) {
+    SCOPED_TRACE(fetches[k]);
+    const Tensor& a = results[0][k];
+    const Tensor& b = results[1][k];
+    ASSERT_EQ(a.shape(), b.shape());
+    for (int64_t i = 0; i < a.NumElements(); ++i) {
+      const float want = b.flat<float>()[i];
+      ASSERT_NEAR(a.flat<float>()[i], want, 1e-5 * (1 + std::abs(want))) << "at " << i;
+    }
+  }
+}
+
+TEST(KernelFusionTest, FusedDepthwiseConvolutionsMatchTheGraphAsWritten) {
+  // Multiplier 2 over 3 channels: 6 outputs, so the bias is [6]; the last
+  // layer has no bias (a zero one is made).
+  const Layer layers[] = {
+      {"Relu6", "SAME", 1}, {"", "VALID", 2}, {"Relu", "SAME", 2, true}, {"LeakyRelu", "SAME", 1},
+      {"Relu6", "SAME", 1},
+  };
+  GraphDef g;
+  NodeDef* x = Add(&g, "x", "Placeholder", {});
+  (*x->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  std::vector<std::string> fetches;
+  int seed = 50;
+  for (size_t i = 0; i < std::size(layers); ++i) {
+    const Layer& l = layers[i];
+    const std::string p = "d" + std::to_string(i) + "/";
+    const bool biasless = i + 1 == std::size(layers);
+    AddConst(&g, p + "w", {3, 3, 3, 2}, seed++);
+    AddConst(&g, p + "b", {6}, seed++);
+    NodeDef* conv = Add(&g, p + "conv", "DepthwiseConv2dNative", {"x", p + "w"});
+    (*conv->mutable_attr())["padding"].set_s(l.padding);
+    for (int64_t s : {int64_t{1}, l.stride, l.stride, int64_t{1}}) {
+      (*conv->mutable_attr())["strides"].mutable_list()->add_i(s);
+    }
+    std::string last = p + "conv";
+    if (!biasless) {
+      if (l.add_bias) {
+        Add(&g, p + "bias", "AddV2", {p + "conv", p + "b"});
+      } else {
+        Add(&g, p + "bias", "BiasAdd", {p + "conv", p + "b"});
+      }
+      last = p + "bias";
+    }
+    if (!l.activation.empty()) {
+      NodeDef* act = Add(&g, p + "act", l.activation, {last});
+      if (l.activation == "LeakyRelu") (*act->mutable_attr())["alpha"].set_f(0.1f);
+      last = p + "act";
+    }
+    fetches.push_back(last);
+  }
+  const Tensor feed = testing::MakeTensor<float>(
+      testing::RandomDoubles(2 * 9 * 8 * 3, -2, 2, 98), {2, 9, 8, 3});
+  std::vector<Tensor> results[2];
+  for (auto level : {SessionOptions::Optimize::kDefault, SessionOptions::Optimize::kNone}) {
+    const bool optimized = level == SessionOptions::Optimize::kDefault;
+    SCOPED_TRACE(optimized ? "optimized" : "as written");
+    SessionOptions options;
+    options.optimize = level;
+    auto session = Session::Create(g, options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    RunOptions run;
+    run.set_output_partition_graphs(true);
+    RunMetadata metadata;
+    absl::Status s = (*session)->Run(run, {{"x", feed}}, fetches, {}, &results[optimized ? 0 : 1],
+                                     &metadata);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(metadata.partition_graphs_size(), 1);
+    std::map<std::string, std::string> ops;
+    for (const NodeDef& n : metadata.partition_graphs(0).node()) ops[n.name()] = n.op();
+    for (const std::string& name : fetches) {
+      if (optimized) {
+        EXPECT_EQ(ops[name], "_FusedDepthwiseConv2dNative") << name;
+      } else {
+        EXPECT_NE(ops[name], "_FusedDepthwiseConv2dNative") << name;
+      }
     }
   }
   ASSERT_EQ(results[0].size(), fetches.size());

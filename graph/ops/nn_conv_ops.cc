@@ -1,4 +1,5 @@
 // Convolution and pooling ops: Conv2D, _FusedConv2D, DepthwiseConv2dNative,
+// _FusedDepthwiseConv2dNative,
 // Conv3D, Conv2DBackpropInput, MaxPool, AvgPool, MaxPool3D and AvgPool3D.
 // Names, inputs, outputs and attrs are TensorFlow's (core/ops/nn_ops.cc);
 // the shape functions follow its common_shape_fns (same output sizes,
@@ -273,6 +274,25 @@ REGISTER_OP("DepthwiseConv2dNative")
     .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
     .Attr("dilations: list(int) = [1, 1, 1, 1]")
     .SetShapeFn(ConvShapeFor("DepthwiseConv2dNative", 4, ConvKind::kDepthwise));
+
+// DepthwiseConv2dNative, then the bias and activation named by fused_ops,
+// as _FusedConv2D (TensorFlow's remapper makes the same node for oneDNN).
+REGISTER_OP("_FusedDepthwiseConv2dNative")
+    .Input("input: T")
+    .Input("filter: T")
+    .Input("args: num_args * T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("num_args: int >= 0")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .Attr("fused_ops: list(string) = []")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("leakyrelu_alpha: float = 0.2")
+    .SetShapeFn(ConvShapeFor("_FusedDepthwiseConv2dNative", 4, ConvKind::kDepthwise));
 
 REGISTER_OP("Conv3D")
     .Input("input: T")

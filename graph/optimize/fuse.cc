@@ -1,10 +1,13 @@
-// Kernel fusion: a MatMul or Conv2D, a bias added to its output and
-// optionally an activation become TensorFlow's _FusedMatMul or _FusedConv2D,
-// which adds the bias and applies the activation before the product's
-// output is written (one kernel, one write of the output).
+// Kernel fusion: a MatMul, Conv2D or DepthwiseConv2dNative, a bias added to
+// its output and optionally an activation become TensorFlow's
+// _FusedMatMul, _FusedConv2D or _FusedDepthwiseConv2dNative, which add the
+// bias and apply the activation before the product's output is written
+// (one kernel, one write of the output).
 //
 //   BiasAdd(MatMul(a, b), bias) [-> act]  -> _FusedMatMul(a, b, bias)
 //   BiasAdd(Conv2D(x, w), bias) [-> act]  -> _FusedConv2D(x, w, bias)
+//   BiasAdd(DepthwiseConv2dNative(x, w), bias) [-> act]
+//                                         -> _FusedDepthwiseConv2dNative(x, w, bias)
 //
 // with act one of Relu, Relu6, Elu, LeakyRelu, Tanh, Sigmoid, and the bias
 // also an Add/AddV2 of a 1-D float Const with one value per output channel.
@@ -12,7 +15,7 @@
 // batch norm folded to a zero shift) fuses with a zero bias:
 //
 //   act(Conv2D(x, w))                     -> _FusedConv2D(x, w, zeros)
-// float only; Conv2D in NHWC; nodes on the CPU or not pinned (the fused
+// float only; convolutions in NHWC; nodes on the CPU or not pinned (the fused
 // kernels are CPU kernels). The fused node takes the name of the chain's
 // last node; the others must have no other consumer and not be preserved.
 #include <algorithm>
@@ -41,9 +44,11 @@ bool IsFusableActivation(absl::string_view op) {
 const char* FusedOpFor(const NodeDef& head) {
   if (!IsFloat(head)) return nullptr;
   if (head.op() == "MatMul") return "_FusedMatMul";
-  if (head.op() == "Conv2D") {
+  if (head.op() == "Conv2D" || head.op() == "DepthwiseConv2dNative") {
     auto format = head.attr().find("data_format");
-    if (format == head.attr().end() || format->second.s() == "NHWC") return "_FusedConv2D";
+    if (format == head.attr().end() || format->second.s() == "NHWC") {
+      return head.op() == "Conv2D" ? "_FusedConv2D" : "_FusedDepthwiseConv2dNative";
+    }
   }
   return nullptr;
 }
@@ -56,7 +61,7 @@ PartialShape ConstShape(const NodeDef& n) {
   return shape.ok() ? *shape : PartialShape();
 }
 
-// How many output channels `head` (MatMul or Conv2D) has: the last dim of
+// How many output channels `head` (a MatMul or convolution) has: the last dim of
 // its inferred shape, else of its (constant) weights; -1 if unknown.
 int64_t OutputChannels(const GraphView& view, const OptimizerOptions& options, int head) {
   auto known = options.shapes.find(view.node(head).name());
@@ -72,6 +77,10 @@ int64_t OutputChannels(const GraphView& view, const OptimizerOptions& options, i
   if (n.op() == "MatMul") {
     auto tb = n.attr().find("transpose_b");
     return w.dim(tb != n.attr().end() && tb->second.b() ? 0 : 1);
+  }
+  if (n.op() == "DepthwiseConv2dNative") {
+    // [rows, cols, in, multiplier]: in * multiplier outputs.
+    return w.rank() == 4 && w.dim(2) >= 0 && w.dim(3) >= 0 ? w.dim(2) * w.dim(3) : -1;
   }
   return w.dim(w.rank() - 1);
 }

@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/bias_activation.h"
 #include "kernels/cpu/conv_onednn.h"
 #include "kernels/cpu/cpu_kernel_util.h"
 #include "kernels/cpu/strided_copy.h"
@@ -193,7 +194,12 @@ class DepthwiseConv2dNativeOp : public OpKernel {
                                                    c, fits_int));
   }
 
-  void Compute(OpKernelContext* ctx) override {
+  void Compute(OpKernelContext* ctx) override { ComputeDepthwise(ctx, nullptr); }
+
+ protected:
+  // Output 0 = inputs 0 and 1 convolved depthwise; with `fused` (float
+  // NHWC only), then plus fused->bias and through its activation.
+  void ComputeDepthwise(OpKernelContext* ctx, const cpu::OneDnnConvBias* fused) {
     const Tensor& input = ctx->input(0);
     const Tensor& filter = ctx->input(1);
     DepthwiseDims d;
@@ -237,8 +243,16 @@ class DepthwiseConv2dNativeOp : public OpKernel {
     }
     if (input.NumElements() == 0) {
       std::fill_n(out, out_shape->num_elements(), CT(0));
-    } else if (!RunOneDnn(ctx, d, input, filter, output)) {
+    } else if (RunOneDnn(ctx, d, input, filter, output, fused)) {
+      return;
+    } else {
       DepthwiseNHWC<CT>(*ctx, d, in, f, out);
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      if (fused != nullptr) {
+        fused->epilogue.Apply(&ctx->eigen_cpu_device(), fused->bias, oc, out,
+                              out_shape->num_elements() / oc);
+      }
     }
     if constexpr (std::is_same_v<T, CT>) {
       if (nchw_) {
@@ -266,7 +280,7 @@ class DepthwiseConv2dNativeOp : public OpKernel {
   // depthwise convolution (a group per input channel); false when it does
   // not apply or has no primitive for the geometry.
   bool RunOneDnn(OpKernelContext* ctx, const DepthwiseDims& d, const Tensor& input,
-                 const Tensor& filter, Tensor* output) {
+                 const Tensor& filter, Tensor* output, const cpu::OneDnnConvBias* fused) {
     if constexpr (!std::is_same_v<T, float>) {
       return false;
     } else {
@@ -294,7 +308,8 @@ class DepthwiseConv2dNativeOp : public OpKernel {
       g.out_rows = d.rows.out;
       g.out_cols = d.cols.out;
       const absl::Status s = onednn_.Run(g, filter, input.flat<float>().data(),
-                                         output->flat<float>().data(), ctx->eigen_cpu_device());
+                                         output->flat<float>().data(), ctx->eigen_cpu_device(),
+                                         fused);
       if (absl::IsUnimplemented(s)) return false;
       // Any other failure is the node's (the output stays unwritten).
       if (!s.ok()) ctx->SetStatus(s);
@@ -364,6 +379,48 @@ class DepthwiseConv2dNativeOp : public OpKernel {
   cpu::Conv2DLibrary library_ = cpu::Conv2DLibrary::kAuto;
   cpu::OneDnnConv2D onednn_;
 };
+
+// _FusedDepthwiseConv2dNative on float NHWC: the bias and activation as
+// oneDNN's bias and post-op, or applied after the direct loop.
+class FusedDepthwiseConv2dNativeOp : public DepthwiseConv2dNativeOp<float> {
+ public:
+  explicit FusedDepthwiseConv2dNativeOp(OpKernelConstruction* ctx)
+      : DepthwiseConv2dNativeOp<float>(ctx) {
+    auto epilogue = cpu::BiasActivation::FromAttrs(ctx);
+    OP_REQUIRES_OK(ctx, epilogue.status());
+    epilogue_ = *epilogue;
+    std::string data_format;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &data_format));
+    OP_REQUIRES(ctx, data_format == "NHWC",
+                absl::InvalidArgumentError(
+                    "_FusedDepthwiseConv2dNative supports data_format NHWC only"));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& filter = ctx->input(1);
+    const Tensor& bias = ctx->input(2);
+    OP_REQUIRES(ctx, filter.dims() == 4,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "filter must be 4-dimensional: ", filter.shape().DebugString())));
+    const int64_t channels = filter.dim_size(2) * filter.dim_size(3);
+    OP_REQUIRES(ctx, bias.dims() == 1 && bias.dim_size(0) == channels,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "_FusedDepthwiseConv2dNative: bias must be a vector of the ", channels,
+                    " output channels, got ", bias.shape().DebugString())));
+    cpu::OneDnnConvBias fused;
+    fused.bias = bias.flat<float>().data();
+    fused.epilogue = epilogue_;
+    ComputeDepthwise(ctx, &fused);
+  }
+
+ private:
+  cpu::BiasActivation epilogue_;
+};
+
+REGISTER_KERNEL(KernelDefBuilder("_FusedDepthwiseConv2dNative")
+                    .Device(kDeviceCpu)
+                    .TypeConstraint<float>("T"),
+                FusedDepthwiseConv2dNativeOp);
 
 #define GR_REGISTER_DEPTHWISE(T)                                        \
   REGISTER_KERNEL(KernelDefBuilder("DepthwiseConv2dNative")             \

@@ -2,6 +2,7 @@
 // dilations, SAME / VALID / EXPLICIT padding, channel multipliers), NCHW
 // and 16-bit types against the same values, bigger random inputs against a
 // direct loop in double, and errors at the kernel and at import.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstdint>
@@ -205,6 +206,58 @@ TEST_P(DepthwiseLibraryTest, MobileNetSizedInputsMatchDirectLoop) {
       ASSERT_NEAR((*out)[0].flat<float>()[i], want[i], 1e-4) << "element " << i;
     }
   }
+}
+
+TEST_P(DepthwiseLibraryTest, FusedMatchesDepthwisePlusBiasThenActivation) {
+  // [2, 9, 9, 8] with a multiplier of 2: 16 channels of bias.
+  const std::vector<int64_t> id = {2, 9, 9, 8}, fd = {3, 3, 8, 2};
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> in(NumElementsOf(id)), f(NumElementsOf(fd)), bias(16);
+  for (double& v : in) v = static_cast<float>(dist(gen));
+  for (double& v : f) v = static_cast<float>(dist(gen));
+  for (double& v : bias) v = static_cast<float>(dist(gen));
+  for (int64_t stride : {1, 2}) {
+    std::vector<int64_t> od;
+    const std::vector<double> conv = Naive(in, id, f, fd, stride, 1, true, &od);
+    for (const std::string act : {"", "Relu", "Relu6", "LeakyRelu", "Elu"}) {
+      SCOPED_TRACE(::testing::Message() << "stride " << stride << " act '" << act << "'");
+      AttrValue ops;
+      ops.mutable_list()->add_s("BiasAdd");
+      if (!act.empty()) ops.mutable_list()->add_s(act);
+      AttrValue num_args, alpha;
+      num_args.set_i(1);
+      alpha.set_f(0.25f);
+      auto out = RunOp("_FusedDepthwiseConv2dNative",
+                       {{"strides", AttrInts({1, stride, stride, 1})},
+                        {"padding", AttrS("SAME")},
+                        {"fused_ops", ops},
+                        {"num_args", num_args},
+                        {"leakyrelu_alpha", alpha}},
+                       {MakeTensor<float>(in, id), MakeTensor<float>(f, fd),
+                        MakeTensor<float>(bias, {16})});
+      ASSERT_TRUE(out.ok()) << out.status();
+      ASSERT_EQ((*out)[0].shape(), *TensorShape::FromDims(od));
+      for (int64_t i = 0; i < (*out)[0].NumElements(); ++i) {
+        double want = conv[i] + bias[i % 16];
+        if (act == "Relu") want = std::max(want, 0.0);
+        if (act == "Relu6") want = std::min(std::max(want, 0.0), 6.0);
+        if (act == "LeakyRelu") want = want < 0 ? 0.25 * want : want;
+        if (act == "Elu") want = want < 0 ? std::expm1(want) : want;
+        ASSERT_NEAR((*out)[0].flat<float>()[i], want, 1e-4) << "element " << i;
+      }
+    }
+  }
+  // The bias must have one value per output channel.
+  AttrValue ops, num_args;
+  ops.mutable_list()->add_s("BiasAdd");
+  num_args.set_i(1);
+  auto bad = RunOp("_FusedDepthwiseConv2dNative",
+                   {{"strides", AttrInts({1, 1, 1, 1})}, {"padding", AttrS("SAME")},
+                    {"fused_ops", ops}, {"num_args", num_args}},
+                   {MakeTensor<float>(in, id), MakeTensor<float>(f, fd),
+                    MakeTensor<float>(std::vector<double>(8, 0.0), {8})});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
 }
 
 TEST(DepthwiseConvTest, Errors) {
