@@ -277,6 +277,11 @@ REGISTER_OP("DepthwiseConv2dNative")
 
 // DepthwiseConv2dNative, then the bias and activation named by fused_ops,
 // as _FusedConv2D (TensorFlow's remapper makes the same node for oneDNN).
+// TensorFlow's registration allows SAME and VALID only; this one also takes
+// EXPLICIT padding, which the optimizer's pad folding gives depthwise
+// convolutions before they are fused (MobileNet's ZeroPadding2D). Such a
+// node exists only in graphrun's optimized graphs (RunMetadata's partition
+// graphs show it).
 REGISTER_OP("_FusedDepthwiseConv2dNative")
     .Input("input: T")
     .Input("filter: T")

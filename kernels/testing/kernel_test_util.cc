@@ -118,6 +118,12 @@ absl::StatusOr<std::vector<std::vector<Tensor>>> RunOpSteps(
     if (step.size() != inputs.size()) {
       return absl::InvalidArgumentError("RunOpSteps: every step needs the same inputs");
     }
+    for (size_t i = 0; i < step.size(); ++i) {
+      if (step[i].dtype() != inputs[i].dtype()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("RunOpSteps: input ", i, " changes dtype from step to step"));
+      }
+    }
     OpKernelContext::Params params;
     params.device = device;
     params.op_kernel = kernel.get();
