@@ -77,6 +77,39 @@ absl::Status CheckPatchCount(const Patches& patches, const PoolDims& d) {
   return absl::OkStatus();
 }
 
+// out[k] = the fold of `f` from `init` over the depth vectors of input
+// pixels [r_lo, r_hi) x [c_lo, c_hi) of image b, for each channel k. The
+// channels go 16 at a time, each block's running values kept in registers
+// while the window is read (the block's trip count is fixed, so the
+// compiler vectorizes it at -O2), then one at a time.
+template <typename T, typename F>
+void WindowReduce(const T* __restrict src, const PoolDims& d, int64_t b, int64_t r_lo,
+                  int64_t r_hi, int64_t c_lo, int64_t c_hi, T* __restrict out, T init, F f) {
+  const int64_t depth = d.depth;
+  constexpr int kBlock = 16;
+  int64_t k = 0;
+  for (; k + kBlock <= depth; k += kBlock) {
+    T acc[kBlock];
+    for (int j = 0; j < kBlock; ++j) acc[j] = init;
+    for (int64_t rr = r_lo; rr < r_hi; ++rr) {
+      for (int64_t cc = c_lo; cc < c_hi; ++cc) {
+        const T* x = src + ((b * d.rows + rr) * d.cols + cc) * depth + k;
+        for (int j = 0; j < kBlock; ++j) acc[j] = f(acc[j], x[j]);
+      }
+    }
+    for (int j = 0; j < kBlock; ++j) out[k + j] = acc[j];
+  }
+  for (; k < depth; ++k) {
+    T acc = init;
+    for (int64_t rr = r_lo; rr < r_hi; ++rr) {
+      for (int64_t cc = c_lo; cc < c_hi; ++cc) {
+        acc = f(acc, src[((b * d.rows + rr) * d.cols + cc) * depth + k]);
+      }
+    }
+    out[k] = acc;
+  }
+}
+
 // Spatial pooling of NHWC `in` into NHWC `out`.
 template <typename T, PoolKind kKind>
 absl::Status PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
@@ -93,7 +126,6 @@ absl::Status PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
     // over depth); padded positions are skipped. Much faster than
     // extract_image_patches + a reduction on the small images of real
     // CNNs, and sharded by output row when big.
-    using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
     const T* src = in.data();
     T* dst = out.data();
     const int64_t depth = d.depth;
@@ -107,15 +139,11 @@ absl::Status PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
           const int64_t c0 = c * d.stride_cols - d.out_cols.pad_before;
           const int64_t c_lo = std::max<int64_t>(c0, 0);
           const int64_t c_hi = std::min<int64_t>(c0 + d.window_cols, d.cols);
-          Eigen::Map<Vec> o(dst + ((b * d.out_rows.out + r) * d.out_cols.out + c) * depth,
-                            depth);
-          o.setConstant(Eigen::NumTraits<T>::lowest());
-          for (int64_t rr = r_lo; rr < r_hi; ++rr) {
-            for (int64_t cc = c_lo; cc < c_hi; ++cc) {
-              o = o.max(Eigen::Map<const Vec>(src + ((b * d.rows + rr) * d.cols + cc) * depth,
-                                              depth));
-            }
-          }
+          T* o = dst + ((b * d.out_rows.out + r) * d.out_cols.out + c) * depth;
+          // Keeps the running maximum (`a < x ? x : a`: a NaN input is
+          // passed over, as Eigen's max) of each channel.
+          WindowReduce<T>(src, d, b, r_lo, r_hi, c_lo, c_hi, o, Eigen::NumTraits<T>::lowest(),
+                          [](T a, T x) { return a < x ? x : a; });
         }
       }
     };
@@ -135,7 +163,6 @@ absl::Status PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
     // their count (padding is not counted, as TensorFlow's AvgPool). The
     // patches below (kept for 16-bit floats) took 9 % of an InceptionV3
     // step; this is the reading of each window once.
-    using Vec = Eigen::Array<T, Eigen::Dynamic, 1>;
     const T* src = in.data();
     T* dst = out.data();
     const int64_t depth = d.depth;
@@ -149,18 +176,16 @@ absl::Status PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
           const int64_t c0 = c * d.stride_cols - d.out_cols.pad_before;
           const int64_t c_lo = std::max<int64_t>(c0, 0);
           const int64_t c_hi = std::min<int64_t>(c0 + d.window_cols, d.cols);
-          Eigen::Map<Vec> o(dst + ((b * d.out_rows.out + r) * d.out_cols.out + c) * depth,
-                            depth);
-          o.setZero();
-          for (int64_t rr = r_lo; rr < r_hi; ++rr) {
-            for (int64_t cc = c_lo; cc < c_hi; ++cc) {
-              o += Eigen::Map<const Vec>(src + ((b * d.rows + rr) * d.cols + cc) * depth, depth);
-            }
-          }
+          T* o = dst + ((b * d.out_rows.out + r) * d.out_cols.out + c) * depth;
+          WindowReduce<T>(src, d, b, r_lo, r_hi, c_lo, c_hi, o, T(0),
+                          [](T a, T x) { return a + x; });
           const int64_t count = (r_hi - r_lo) * (c_hi - c_lo);
           // (A window wholly in padding cannot occur: padding is smaller
           // than the window.)
-          if (count > 0) o /= static_cast<T>(count);
+          if (count > 0) {
+            const T n = static_cast<T>(count);
+            for (int64_t k = 0; k < depth; ++k) o[k] /= n;
+          }
         }
       }
     };
