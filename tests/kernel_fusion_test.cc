@@ -9,6 +9,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/protos/graph.pb.h"
@@ -43,6 +44,52 @@ struct Layer {
   int64_t stride;
   bool add_bias = false;  // AddV2 of a [out_depth] constant, not BiasAdd
 };
+
+// Runs `g` (fed `feed` as "x") optimized and as written: the nodes named
+// in `fused` run as `fused_op` only when optimized, and every fetch agrees
+// within float rounding. `ops`: the op of each node of the optimized run.
+void RunBothWays(const GraphDef& g, const Tensor& feed, const std::vector<std::string>& fetches,
+                 const std::vector<std::string>& fused, const std::string& fused_op,
+                 std::map<std::string, std::string>* ops) {
+  std::vector<Tensor> results[2];
+  for (auto level : {SessionOptions::Optimize::kDefault, SessionOptions::Optimize::kNone}) {
+    const bool optimized = level == SessionOptions::Optimize::kDefault;
+    SCOPED_TRACE(optimized ? "optimized" : "as written");
+    SessionOptions options;
+    options.optimize = level;
+    auto session = Session::Create(g, options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    RunOptions run;
+    run.set_output_partition_graphs(true);
+    RunMetadata metadata;
+    absl::Status s = (*session)->Run(run, {{"x", feed}}, fetches, {}, &results[optimized ? 0 : 1],
+                                     &metadata);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_EQ(metadata.partition_graphs_size(), 1);
+    std::map<std::string, std::string> run_ops;
+    for (const NodeDef& n : metadata.partition_graphs(0).node()) run_ops[n.name()] = n.op();
+    for (const std::string& name : fused) {
+      if (optimized) {
+        EXPECT_EQ(run_ops[name], fused_op) << name;
+      } else {
+        EXPECT_NE(run_ops[name], fused_op) << name;
+      }
+    }
+    if (optimized) *ops = std::move(run_ops);
+  }
+  ASSERT_EQ(results[0].size(), fetches.size());
+  ASSERT_EQ(results[1].size(), fetches.size());
+  for (size_t k = 0; k < fetches.size(); ++k) {
+    SCOPED_TRACE(fetches[k]);
+    const Tensor& a = results[0][k];
+    const Tensor& b = results[1][k];
+    ASSERT_EQ(a.shape(), b.shape());
+    for (int64_t i = 0; i < a.NumElements(); ++i) {
+      const float want = b.flat<float>()[i];
+      ASSERT_NEAR(a.flat<float>()[i], want, 1e-5 * (1 + std::abs(want))) << "at " << i;
+    }
+  }
+}
 
 TEST(KernelFusionTest, FusedConvolutionsMatchTheGraphAsWritten) {
   const Layer layers[] = {
@@ -94,48 +141,11 @@ TEST(KernelFusionTest, FusedConvolutionsMatchTheGraphAsWritten) {
 
   const Tensor feed = testing::MakeTensor<float>(
       testing::RandomDoubles(2 * 9 * 8 * 3, -2, 2, 99), {2, 9, 8, 3});
-  std::vector<Tensor> results[2];
-  for (auto level : {SessionOptions::Optimize::kDefault, SessionOptions::Optimize::kNone}) {
-    const bool optimized = level == SessionOptions::Optimize::kDefault;
-    SCOPED_TRACE(optimized ? "optimized" : "as written");
-    SessionOptions options;
-    options.optimize = level;
-    auto session = Session::Create(g, options);
-    ASSERT_TRUE(session.ok()) << session.status();
-    RunOptions run;
-    run.set_output_partition_graphs(true);
-    RunMetadata metadata;
-    absl::Status s = (*session)->Run(run, {{"x", feed}}, fetches, {}, &results[optimized ? 0 : 1],
-                                     &metadata);
-    ASSERT_TRUE(s.ok()) << s;
-    ASSERT_EQ(metadata.partition_graphs_size(), 1);
-    std::map<std::string, std::string> ops;
-    for (const NodeDef& n : metadata.partition_graphs(0).node()) ops[n.name()] = n.op();
-    for (const std::string& name : fused) {
-      if (optimized) {
-        EXPECT_EQ(ops[name], "_FusedConv2D") << name;
-      } else {
-        EXPECT_NE(ops[name], "_FusedConv2D") << name;
-      }
-    }
-    if (optimized) {
-      EXPECT_EQ(ops.count("l1/conv"), 0u);
-      EXPECT_EQ(ops.count("l1/bias"), 0u);
-      EXPECT_EQ(ops["f/act"], "Tanh");
-    }
-  }
-  ASSERT_EQ(results[0].size(), fetches.size());
-  ASSERT_EQ(results[1].size(), fetches.size());
-  for (size_t k = 0; k < fetches.size(); ++k) {
-    SCOPED_TRACE(fetches[k]);
-    const Tensor& a = results[0][k];
-    const Tensor& b = results[1][k];
-    ASSERT_EQ(a.shape(), b.shape());
-    for (int64_t i = 0; i < a.NumElements(); ++i) {
-      const float want = b.flat<float>()[i];
-      ASSERT_NEAR(a.flat<float>()[i], want, 1e-5 * (1 + std::abs(want))) << "at " << i;
-    }
-  }
+  std::map<std::string, std::string> ops;
+  ASSERT_NO_FATAL_FAILURE(RunBothWays(g, feed, fetches, fused, "_FusedConv2D", &ops));
+  EXPECT_EQ(ops.count("l1/conv"), 0u);
+  EXPECT_EQ(ops.count("l1/bias"), 0u);
+  EXPECT_EQ(ops["f/act"], "Tanh");
 }
 
 TEST(KernelFusionTest, FusedDepthwiseConvolutionsMatchTheGraphAsWritten) {
@@ -179,43 +189,9 @@ TEST(KernelFusionTest, FusedDepthwiseConvolutionsMatchTheGraphAsWritten) {
   }
   const Tensor feed = testing::MakeTensor<float>(
       testing::RandomDoubles(2 * 9 * 8 * 3, -2, 2, 98), {2, 9, 8, 3});
-  std::vector<Tensor> results[2];
-  for (auto level : {SessionOptions::Optimize::kDefault, SessionOptions::Optimize::kNone}) {
-    const bool optimized = level == SessionOptions::Optimize::kDefault;
-    SCOPED_TRACE(optimized ? "optimized" : "as written");
-    SessionOptions options;
-    options.optimize = level;
-    auto session = Session::Create(g, options);
-    ASSERT_TRUE(session.ok()) << session.status();
-    RunOptions run;
-    run.set_output_partition_graphs(true);
-    RunMetadata metadata;
-    absl::Status s = (*session)->Run(run, {{"x", feed}}, fetches, {}, &results[optimized ? 0 : 1],
-                                     &metadata);
-    ASSERT_TRUE(s.ok()) << s;
-    ASSERT_EQ(metadata.partition_graphs_size(), 1);
-    std::map<std::string, std::string> ops;
-    for (const NodeDef& n : metadata.partition_graphs(0).node()) ops[n.name()] = n.op();
-    for (const std::string& name : fetches) {
-      if (optimized) {
-        EXPECT_EQ(ops[name], "_FusedDepthwiseConv2dNative") << name;
-      } else {
-        EXPECT_NE(ops[name], "_FusedDepthwiseConv2dNative") << name;
-      }
-    }
-  }
-  ASSERT_EQ(results[0].size(), fetches.size());
-  ASSERT_EQ(results[1].size(), fetches.size());
-  for (size_t k = 0; k < fetches.size(); ++k) {
-    SCOPED_TRACE(fetches[k]);
-    const Tensor& a = results[0][k];
-    const Tensor& b = results[1][k];
-    ASSERT_EQ(a.shape(), b.shape());
-    for (int64_t i = 0; i < a.NumElements(); ++i) {
-      const float want = b.flat<float>()[i];
-      ASSERT_NEAR(a.flat<float>()[i], want, 1e-5 * (1 + std::abs(want))) << "at " << i;
-    }
-  }
+  std::map<std::string, std::string> ops;
+  ASSERT_NO_FATAL_FAILURE(
+      RunBothWays(g, feed, fetches, fetches, "_FusedDepthwiseConv2dNative", &ops));
 }
 
 }  // namespace

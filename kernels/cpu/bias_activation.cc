@@ -98,7 +98,7 @@ void ApplyToRow(const BiasActivation& e, const float* bias, int64_t n, float* ro
 void BiasActivation::Apply(const Eigen::ThreadPoolDevice* device, const float* bias,
                            int64_t channels, float* rows, int64_t num_rows) const {
   auto apply = [this, bias, channels, rows](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) ApplyToRow(*this, bias, channels, rows + r * channels);
+    ApplyBlock(bias, channels, rows, begin, end - begin, 0, channels);
   };
   if (device != nullptr && num_rows > 1 && num_rows * channels >= kParallelElements) {
     const double bytes = 4.0 * static_cast<double>(channels);

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -60,6 +61,38 @@ struct OneDnnConvGeometry {
 
   bool operator==(const OneDnnConvGeometry& o) const;
 };
+
+// The geometry of the NHWC convolution `d` describes (conv_ops.cc's and
+// depthwise_conv_op.cc's dims, which name their fields alike: batch,
+// in_rows, ..., rows / cols windows), or nothing when oneDNN cannot take
+// it: dilated, or padded as wide as the window or wider.
+template <typename Dims>
+std::optional<OneDnnConvGeometry> OneDnnGeometryOf(const Dims& d, int64_t out_depth,
+                                                   int64_t multiplier = 0) {
+  if (d.dilation_rows != 1 || d.dilation_cols != 1 || d.rows.pad_before >= d.filter_rows ||
+      d.rows.pad_after >= d.filter_rows || d.cols.pad_before >= d.filter_cols ||
+      d.cols.pad_after >= d.filter_cols) {
+    return std::nullopt;
+  }
+  OneDnnConvGeometry g;
+  g.batch = d.batch;
+  g.in_rows = d.in_rows;
+  g.in_cols = d.in_cols;
+  g.in_depth = d.in_depth;
+  g.filter_rows = d.filter_rows;
+  g.filter_cols = d.filter_cols;
+  g.out_depth = out_depth;
+  g.multiplier = multiplier;
+  g.stride_rows = d.stride_rows;
+  g.stride_cols = d.stride_cols;
+  g.pad_top = d.rows.pad_before;
+  g.pad_bottom = d.rows.pad_after;
+  g.pad_left = d.cols.pad_before;
+  g.pad_right = d.cols.pad_after;
+  g.out_rows = d.rows.out;
+  g.out_cols = d.cols.out;
+  return g;
+}
 
 // What _FusedConv2D adds to the convolution: out = act(conv + bias), the
 // bias ([out_depth]) through oneDNN's bias input, the activation as an

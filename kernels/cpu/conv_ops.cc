@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -320,24 +321,10 @@ class Conv2DOp : public OpKernel {
     }
     if constexpr (std::is_same_v<T, float>) {
       if (RunSkinny(ctx, d, input, filter, output, fused)) return;
-      if (UseOneDnn(d)) {
-        cpu::OneDnnConvGeometry g;
-        g.batch = d.batch;
-        g.in_rows = d.in_rows;
-        g.in_cols = d.in_cols;
-        g.in_depth = d.in_depth;
-        g.filter_rows = d.filter_rows;
-        g.filter_cols = d.filter_cols;
-        g.out_depth = d.out_depth;
-        g.stride_rows = d.stride_rows;
-        g.stride_cols = d.stride_cols;
-        g.pad_top = d.rows.pad_before;
-        g.pad_bottom = d.rows.pad_after;
-        g.pad_left = d.cols.pad_before;
-        g.pad_right = d.cols.pad_after;
-        g.out_rows = d.rows.out;
-        g.out_cols = d.cols.out;
-        absl::Status s = onednn_.Run(g, filter, input.flat<float>().data(),
+      const std::optional<cpu::OneDnnConvGeometry> g =
+          UseOneDnn(d) ? cpu::OneDnnGeometryOf(d, d.out_depth) : std::nullopt;
+      if (g.has_value()) {
+        absl::Status s = onednn_.Run(*g, filter, input.flat<float>().data(),
                                      output->flat<float>().data(),
                                      ctx->eigen_cpu_device(), fused);
         // Without a oneDNN primitive for the geometry, the Eigen path runs.
@@ -551,14 +538,10 @@ class Conv2DOp : public OpKernel {
     return true;
   }
 
-  // float NHWC, one group, no dilation, with padding smaller than the
-  // window (dilated, grouped and NCHW convolutions, and explicit padding
-  // reaching past a whole window, stay on the Eigen path).
+  // float NHWC, one group (and, OneDnnGeometryOf, no dilation and padding
+  // smaller than the window); the others stay on the Eigen path.
   bool UseOneDnn(const ConvDims& d) const {
-    return library_ != cpu::Conv2DLibrary::kEigen && !nchw_ &&
-           d.groups == 1 && d.dilation_rows == 1 && d.dilation_cols == 1 &&
-           d.rows.pad_before < d.filter_rows && d.rows.pad_after < d.filter_rows &&
-           d.cols.pad_before < d.filter_cols && d.cols.pad_after < d.filter_cols;
+    return library_ != cpu::Conv2DLibrary::kEigen && !nchw_ && d.groups == 1;
   }
 
   std::vector<int64_t> strides_;

@@ -21,6 +21,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -284,30 +285,11 @@ class DepthwiseConv2dNativeOp : public OpKernel {
     if constexpr (!std::is_same_v<T, float>) {
       return false;
     } else {
-      if (library_ == cpu::Conv2DLibrary::kEigen || nchw_ || d.dilation_rows != 1 ||
-          d.dilation_cols != 1 || d.rows.pad_before >= d.filter_rows ||
-          d.rows.pad_after >= d.filter_rows || d.cols.pad_before >= d.filter_cols ||
-          d.cols.pad_after >= d.filter_cols) {
-        return false;
-      }
-      cpu::OneDnnConvGeometry g;
-      g.batch = d.batch;
-      g.in_rows = d.in_rows;
-      g.in_cols = d.in_cols;
-      g.in_depth = d.in_depth;
-      g.filter_rows = d.filter_rows;
-      g.filter_cols = d.filter_cols;
-      g.out_depth = d.out_depth();
-      g.multiplier = d.multiplier;
-      g.stride_rows = d.stride_rows;
-      g.stride_cols = d.stride_cols;
-      g.pad_top = d.rows.pad_before;
-      g.pad_bottom = d.rows.pad_after;
-      g.pad_left = d.cols.pad_before;
-      g.pad_right = d.cols.pad_after;
-      g.out_rows = d.rows.out;
-      g.out_cols = d.cols.out;
-      const absl::Status s = onednn_.Run(g, filter, input.flat<float>().data(),
+      if (library_ == cpu::Conv2DLibrary::kEigen || nchw_) return false;
+      const std::optional<cpu::OneDnnConvGeometry> g =
+          cpu::OneDnnGeometryOf(d, d.out_depth(), d.multiplier);
+      if (!g.has_value()) return false;
+      const absl::Status s = onednn_.Run(*g, filter, input.flat<float>().data(),
                                          output->flat<float>().data(), ctx->eigen_cpu_device(),
                                          fused);
       if (absl::IsUnimplemented(s)) return false;

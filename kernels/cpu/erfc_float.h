@@ -20,9 +20,7 @@
 #ifndef GRAPHRUN_KERNELS_CPU_ERFC_FLOAT_H_
 #define GRAPHRUN_KERNELS_CPU_ERFC_FLOAT_H_
 
-#include <cmath>
-#include <cstdint>
-#include <cstring>
+#include <type_traits>
 
 #include "kernels/eigen.h"
 
@@ -46,13 +44,6 @@ inline constexpr float kNearScale = 1.33333333f, kNearOffset = 1.66666667f;
 inline constexpr float kFarScale = 4.98765432f, kFarOffset = 1.49382716f;
 
 // x with its low 12 mantissa bits cleared.
-inline float TopBits(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof(bits));
-  bits &= 0xfffff000u;
-  std::memcpy(&x, &bits, sizeof(x));
-  return x;
-}
 template <typename Packet>
 Packet TopBits(const Packet& x) {
   return ei::pand(x, ei::pset1frombits<Packet>(0xfffff000u));
@@ -90,22 +81,12 @@ Packet Erfc(const Packet& x) {
   return pselect(ei::pcmp_eq(x, x), r, x);
 }
 
-// The scalar path, for the elements left over after the last packet.
+// The scalar path, for the elements left over after the last packet: the
+// same arithmetic, in one packet's first lane.
 inline float Erfc(float x) {
-  if (!(x == x)) return x;
-  if (x < 0.5f) return 1.f - ei::generic_fast_erf_float(x);
-  if (x > 10.06f) return 0.f;
-  const float t = 1.f / x;
-  const bool near = x < 2.f;
-  const float s = near ? t * kNearScale - kNearOffset : t * kFarScale - kFarOffset;
-  const float* c = near ? kNear : kFar;
-  float p = c[9];
-  for (int i = 8; i >= 0; --i) p = p * s + c[i];
-  const float xh = TopBits(x);
-  const float xl = x - xh;
-  const float half_square = std::exp(-(xh * xh) * 0.5f);
-  const float rest = std::exp(-(xl * (x + xh)));
-  return half_square * ((rest * p) * t) * half_square;
+  using Packet = ei::packet_traits<float>::type;
+  static_assert(!std::is_same_v<Packet, float>, "erfc_float.h needs a float packet type");
+  return ei::pfirst(Erfc(ei::pset1<Packet>(x)));
 }
 
 }  // namespace erfc_internal

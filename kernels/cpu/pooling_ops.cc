@@ -110,6 +110,40 @@ void WindowReduce(const T* __restrict src, const PoolDims& d, int64_t b, int64_t
   }
 }
 
+// Calls pool(src, b, r_lo, r_hi, c_lo, c_hi, o) for each output pixel of
+// NHWC pooling `d`: image b, the input rows [r_lo, r_hi) and columns
+// [c_lo, c_hi) its window covers (padding left out), its depth vector o.
+// Sharded by output row over the pool when `parallel`.
+template <typename T, typename Pool>
+void ForEachWindow(const OpKernelContext& ctx, const PoolDims& d, bool parallel, const T* src,
+                   T* dst, Pool pool) {
+  auto rows = [&](Index begin, Index end) {
+    for (Index br = begin; br < end; ++br) {
+      const int64_t b = br / d.out_rows.out, r = br % d.out_rows.out;
+      const int64_t r0 = r * d.stride_rows - d.out_rows.pad_before;
+      const int64_t r_lo = std::max<int64_t>(r0, 0);
+      const int64_t r_hi = std::min<int64_t>(r0 + d.window_rows, d.rows);
+      for (int64_t c = 0; c < d.out_cols.out; ++c) {
+        const int64_t c0 = c * d.stride_cols - d.out_cols.pad_before;
+        const int64_t c_lo = std::max<int64_t>(c0, 0);
+        const int64_t c_hi = std::min<int64_t>(c0 + d.window_cols, d.cols);
+        pool(src, b, r_lo, r_hi, c_lo, c_hi,
+             dst + ((b * d.out_rows.out + r) * d.out_cols.out + c) * d.depth);
+      }
+    }
+  };
+  const Index n = d.batch * d.out_rows.out;
+  if (parallel) {
+    const double per_row =
+        static_cast<double>(d.out_cols.out) * d.window_rows * d.window_cols * d.depth;
+    ctx.eigen_cpu_device().parallelFor(
+        n, Eigen::TensorOpCost(per_row * sizeof(T), d.out_cols.out * d.depth * sizeof(T), per_row),
+        rows);
+  } else {
+    rows(0, n);
+  }
+}
+
 // Spatial pooling of NHWC `in` into NHWC `out`.
 template <typename T, PoolKind kKind>
 absl::Status PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
@@ -122,83 +156,34 @@ absl::Status PoolNHWC(const OpKernelContext& ctx, const PoolDims& d,
   const Eigen::IndexList<Eigen::type2index<2>, Eigen::type2index<3>> window;
   if constexpr (kKind == PoolKind::kMax) {
     // As TensorFlow's CPU MaxPool: each output pixel is the element-wise
-    // maximum of the depth vectors in its window (Eigen maps, vectorized
-    // over depth); padded positions are skipped. Much faster than
-    // extract_image_patches + a reduction on the small images of real
-    // CNNs, and sharded by output row when big.
-    const T* src = in.data();
-    T* dst = out.data();
-    const int64_t depth = d.depth;
-    auto rows = [&d, src, dst, depth](Index begin, Index end) {
-      for (Index br = begin; br < end; ++br) {
-        const int64_t b = br / d.out_rows.out, r = br % d.out_rows.out;
-        const int64_t r0 = r * d.stride_rows - d.out_rows.pad_before;
-        const int64_t r_lo = std::max<int64_t>(r0, 0);
-        const int64_t r_hi = std::min<int64_t>(r0 + d.window_rows, d.rows);
-        for (int64_t c = 0; c < d.out_cols.out; ++c) {
-          const int64_t c0 = c * d.stride_cols - d.out_cols.pad_before;
-          const int64_t c_lo = std::max<int64_t>(c0, 0);
-          const int64_t c_hi = std::min<int64_t>(c0 + d.window_cols, d.cols);
-          T* o = dst + ((b * d.out_rows.out + r) * d.out_cols.out + c) * depth;
-          // Keeps the running maximum (`a < x ? x : a`: a NaN input is
-          // passed over, as Eigen's max) of each channel.
-          WindowReduce<T>(src, d, b, r_lo, r_hi, c_lo, c_hi, o, Eigen::NumTraits<T>::lowest(),
-                          [](T a, T x) { return a < x ? x : a; });
-        }
-      }
-    };
-    const Index n = d.batch * d.out_rows.out;
-    if (parallel) {
-      const double per_row = static_cast<double>(d.out_cols.out) * d.window_rows *
-                             d.window_cols * depth;
-      ctx.eigen_cpu_device().parallelFor(
-          n, Eigen::TensorOpCost(per_row * sizeof(T), d.out_cols.out * depth * sizeof(T), per_row),
-          rows);
-    } else {
-      rows(0, n);
-    }
+    // maximum of the depth vectors in its window; padded positions are
+    // skipped. Much faster than extract_image_patches + a reduction on the
+    // small images of real CNNs. The running maximum is `a < x ? x : a`
+    // (a NaN input is passed over, as Eigen's max).
+    ForEachWindow<T>(ctx, d, parallel, in.data(), out.data(),
+                     [&d](const T* src, int64_t b, int64_t r_lo, int64_t r_hi, int64_t c_lo,
+                          int64_t c_hi, T* o) {
+                       WindowReduce<T>(src, d, b, r_lo, r_hi, c_lo, c_hi, o,
+                                       Eigen::NumTraits<T>::lowest(),
+                                       [](T a, T x) { return a < x ? x : a; });
+                     });
   } else if constexpr (std::is_same_v<PoolComputeType<T, kKind>, T>) {
-    // float and double: as MaxPool above, each output pixel's depth vector
-    // summed over the window's pixels inside the input, then divided by
-    // their count (padding is not counted, as TensorFlow's AvgPool). The
-    // patches below (kept for 16-bit floats) took 9 % of an InceptionV3
-    // step; this is the reading of each window once.
-    const T* src = in.data();
-    T* dst = out.data();
-    const int64_t depth = d.depth;
-    auto rows = [&d, src, dst, depth](Index begin, Index end) {
-      for (Index br = begin; br < end; ++br) {
-        const int64_t b = br / d.out_rows.out, r = br % d.out_rows.out;
-        const int64_t r0 = r * d.stride_rows - d.out_rows.pad_before;
-        const int64_t r_lo = std::max<int64_t>(r0, 0);
-        const int64_t r_hi = std::min<int64_t>(r0 + d.window_rows, d.rows);
-        for (int64_t c = 0; c < d.out_cols.out; ++c) {
-          const int64_t c0 = c * d.stride_cols - d.out_cols.pad_before;
-          const int64_t c_lo = std::max<int64_t>(c0, 0);
-          const int64_t c_hi = std::min<int64_t>(c0 + d.window_cols, d.cols);
-          T* o = dst + ((b * d.out_rows.out + r) * d.out_cols.out + c) * depth;
-          WindowReduce<T>(src, d, b, r_lo, r_hi, c_lo, c_hi, o, T(0),
-                          [](T a, T x) { return a + x; });
-          const int64_t count = (r_hi - r_lo) * (c_hi - c_lo);
-          // (A window wholly in padding cannot occur: padding is smaller
-          // than the window.)
-          if (count > 0) {
-            const T n = static_cast<T>(count);
-            for (int64_t k = 0; k < depth; ++k) o[k] /= n;
-          }
-        }
-      }
-    };
-    const Index n = d.batch * d.out_rows.out;
-    if (parallel) {
-      const double per_row = static_cast<double>(d.out_cols.out) * d.window_rows *
-                             d.window_cols * depth;
-      ctx.eigen_cpu_device().parallelFor(
-          n, Eigen::TensorOpCost(per_row * sizeof(T), d.out_cols.out * depth * sizeof(T), per_row),
-          rows);
-    } else {
-      rows(0, n);
-    }
+    // float and double: each output pixel's depth vector summed over the
+    // window's pixels inside the input, then divided by their count
+    // (padding is not counted, as TensorFlow's AvgPool). The patches below
+    // (kept for 16-bit floats) took 9 % of an InceptionV3 step.
+    ForEachWindow<T>(ctx, d, parallel, in.data(), out.data(),
+                     [&d](const T* src, int64_t b, int64_t r_lo, int64_t r_hi, int64_t c_lo,
+                          int64_t c_hi, T* o) {
+                       WindowReduce<T>(src, d, b, r_lo, r_hi, c_lo, c_hi, o, T(0),
+                                       [](T a, T x) { return a + x; });
+                       // (A window wholly in padding cannot occur: padding is
+                       // smaller than the window.)
+                       const int64_t count = (r_hi - r_lo) * (c_hi - c_lo);
+                       if (count == 0) return;
+                       const T n = static_cast<T>(count);
+                       for (int64_t k = 0; k < d.depth; ++k) o[k] /= n;
+                     });
   } else {
     using CT = PoolComputeType<T, kKind>;
     auto patches = in.template cast<CT>().extract_image_patches(
