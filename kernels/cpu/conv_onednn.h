@@ -18,8 +18,10 @@
 // Eigen that way). So no OpenMP team is ever started: the convolution is
 // cut into one piece per intra-op thread (by image, or by output rows when
 // there are fewer images than threads), each piece a single-threaded
-// primitive run on the device's Eigen pool. Thread-safe; concurrent Runs
-// may share an object.
+// primitive run on the device's Eigen pool. A piece run by Winograd
+// reorders its input into the blocked layout that primitive takes, and its
+// output back, in the thread's scratch. Thread-safe; concurrent Runs may
+// share an object.
 #ifndef GRAPHRUN_KERNELS_CPU_CONV_ONEDNN_H_
 #define GRAPHRUN_KERNELS_CPU_CONV_ONEDNN_H_
 
@@ -45,6 +47,20 @@ namespace cpu {
 // it applies). Read when a kernel is constructed.
 enum class Conv2DLibrary { kAuto, kOneDnn, kEigen };
 Conv2DLibrary Conv2DLibraryFromEnv();
+
+// How oneDNN computes an ordinary 3x3 stride-1 convolution, from
+// GRAPHRUN_CONV2D_ALGORITHM: "direct" (every product, as TensorFlow does),
+// "winograd" (oneDNN's Winograd F(4x4, 3x3) or F(2x2, 3x3) wherever it has
+// one), or unset / "auto": Winograd where it measured faster here (both
+// depths 32 or more, output maps 12x12 or larger), direct elsewhere.
+// Winograd does about a quarter of the multiplications; its results differ
+// from direct ones by about 1e-6 of the output's magnitude. Read when a
+// kernel is constructed.
+enum class ConvAlgorithm { kAuto, kDirect, kWinograd };
+ConvAlgorithm ConvAlgorithmFromEnv();
+// Whether this CPU and oneDNN build have a Winograd convolution (oneDNN
+// 2.x has it for float32 on AVX-512 only). Probed once.
+bool OneDnnHasWinograd();
 
 // An NHWC convolution's geometry; pads as TensorFlow computes them.
 struct OneDnnConvGeometry {
@@ -120,12 +136,21 @@ class OneDnnConv2D {
                    const Eigen::ThreadPoolDevice& pool,
                    const OneDnnConvBias* bias = nullptr);
 
+  // How the last Run cut its convolution and how many of the pieces ran by
+  // Winograd (zeros before the first Run).
+  struct Plan {
+    int pieces = 0;
+    int winograd_pieces = 0;
+  };
+  Plan LastPlan() const;
+
   // The primitives and reordered weights of one geometry and filter
   // (conv_onednn.cc).
   struct Cached;
 
  private:
-  absl::Mutex mu_;
+  const ConvAlgorithm algorithm_;
+  mutable absl::Mutex mu_;
   std::shared_ptr<const Cached> cached_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -14,6 +14,8 @@
 
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/conv_onednn.h"
+#include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "kernels/testing/kernel_test_util.h"
@@ -105,15 +107,27 @@ void ExpectMatches(const Tensor& got, const std::vector<double>& expected,
   }
 }
 
+// "winograd": oneDNN with Winograd forced wherever oneDNN has it.
 class Conv2DLibraryTest : public ::testing::TestWithParam<const char*> {
  protected:
-  void SetUp() override { setenv("GRAPHRUN_CONV2D_LIBRARY", GetParam(), 1); }
-  void TearDown() override { unsetenv("GRAPHRUN_CONV2D_LIBRARY"); }
+  void SetUp() override {
+    const bool winograd = std::string(GetParam()) == "winograd";
+    setenv("GRAPHRUN_CONV2D_LIBRARY", winograd ? "onednn" : GetParam(), 1);
+    if (winograd) setenv("GRAPHRUN_CONV2D_ALGORITHM", "winograd", 1);
+  }
+  void TearDown() override {
+    unsetenv("GRAPHRUN_CONV2D_LIBRARY");
+    unsetenv("GRAPHRUN_CONV2D_ALGORITHM");
+  }
 };
 
 TEST_P(Conv2DLibraryTest, MatchesDirectLoopOnModelShapes) {
   const Spec specs[] = {
       {2, 8, 8, 64, 3, 3, 64},                      // ResNet50 3x3
+      {2, 16, 16, 32, 3, 3, 48},                    // Winograd by default
+      {1, 24, 20, 32, 3, 3, 32},                    // same, split by rows
+      {2, 14, 13, 32, 3, 3, 32, 1, "VALID"},        // 12x11 out: direct
+      {2, 14, 14, 32, 3, 3, 32, 1, "VALID"},        // 12x12 out: Winograd
       {2, 8, 8, 64, 1, 1, 256, 1, "VALID"},         // ResNet50 1x1
       {2, 8, 8, 256, 1, 1, 128, 2, "VALID"},        // ResNet50 1x1 stride 2
       {2, 38, 38, 3, 7, 7, 64, 2, "VALID"},         // ResNet50 stem
@@ -159,7 +173,93 @@ TEST_P(Conv2DLibraryTest, MatchesDirectLoopOnModelShapes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EachPath, Conv2DLibraryTest,
-                         ::testing::Values("auto", "onednn", "eigen"));
+                         ::testing::Values("auto", "onednn", "eigen", "winograd"));
+
+// Which convolutions OneDnnConv2D runs by Winograd under each setting of
+// GRAPHRUN_CONV2D_ALGORITHM, and that they match the loop, with and
+// without a fused bias and activation.
+TEST(Conv2DWinogradTest, RunsWhereChosenAndMatchesTheLoop) {
+  struct Case {
+    Spec spec;
+    const char* algorithm;
+    bool winograd;  // expected on every piece (else on none)
+    cpu::FusedActivation activation = cpu::FusedActivation::kNone;
+    bool fused = false;
+  };
+  using cpu::FusedActivation;
+  const Case cases[] = {
+      {{2, 16, 16, 32, 3, 3, 48}, "auto", true},
+      {{2, 16, 16, 32, 3, 3, 48}, nullptr, true},  // unset: auto
+      {{2, 16, 16, 32, 3, 3, 48}, "direct", false},
+      {{2, 16, 16, 16, 3, 3, 48}, "auto", false},  // 16 input channels
+      {{2, 16, 16, 32, 3, 3, 16}, "auto", false},  // 16 output channels
+      {{2, 6, 6, 64, 3, 3, 64}, "auto", false},    // 6x6 map
+      {{2, 6, 6, 16, 3, 3, 16}, "winograd", true},
+      {{2, 16, 16, 32, 3, 3, 48, 2}, "winograd", false},  // stride 2
+      {{2, 16, 16, 32, 5, 5, 48}, "winograd", false},     // 5x5
+      {{1, 24, 20, 32, 3, 3, 32}, "auto", true},          // by rows
+      {{2, 16, 16, 32, 3, 3, 48}, "auto", true, FusedActivation::kRelu, true},
+      {{2, 16, 16, 32, 3, 3, 48}, "auto", true, FusedActivation::kNone, true},
+  };
+  Eigen::ThreadPool threads(2);
+  Eigen::ThreadPoolDevice pool(&threads, 2);
+  const bool available = cpu::OneDnnHasWinograd();
+  uint32_t seed = 100;
+  for (const Case& c : cases) {
+    const Spec& s = c.spec;
+    SCOPED_TRACE(::testing::Message()
+                 << (c.algorithm ? c.algorithm : "(unset)") << " [" << s.n << "," << s.h << ","
+                 << s.w << "," << s.c << "] filter " << s.fh << "x" << s.fw << "->" << s.oc
+                 << " stride " << s.stride << (c.fused ? " with bias" : ""));
+    if (c.algorithm != nullptr) setenv("GRAPHRUN_CONV2D_ALGORITHM", c.algorithm, 1);
+    cpu::OneDnnConv2D conv;
+    unsetenv("GRAPHRUN_CONV2D_ALGORITHM");
+    Tensor in = Random(TensorShape({s.n, s.h, s.w, s.c}), seed++);
+    Tensor f = Random(TensorShape({s.fh, s.fw, s.c, s.oc}), seed++);
+    Tensor bias = Random(TensorShape({s.oc}), seed++);
+    std::vector<int64_t> shape;
+    std::vector<double> expected = Naive(s, in, f, &shape);
+    if (c.fused) {
+      for (size_t i = 0; i < expected.size(); ++i) {
+        expected[i] += bias.flat<float>()[i % s.oc];
+        if (c.activation == FusedActivation::kRelu) expected[i] = std::max(expected[i], 0.0);
+      }
+    }
+    cpu::OneDnnConvGeometry g;
+    g.batch = s.n;
+    g.in_rows = s.h;
+    g.in_cols = s.w;
+    g.in_depth = s.c;
+    g.filter_rows = s.fh;
+    g.filter_cols = s.fw;
+    g.out_depth = s.oc;
+    g.stride_rows = g.stride_cols = s.stride;
+    g.out_rows = shape[1];
+    g.out_cols = shape[2];
+    // SAME: TensorFlow's split, the odd pixel after.
+    const int64_t pad_rows = std::max<int64_t>(0, (g.out_rows - 1) * s.stride + s.fh - s.h);
+    const int64_t pad_cols = std::max<int64_t>(0, (g.out_cols - 1) * s.stride + s.fw - s.w);
+    g.pad_top = pad_rows / 2;
+    g.pad_bottom = pad_rows - g.pad_top;
+    g.pad_left = pad_cols / 2;
+    g.pad_right = pad_cols - g.pad_left;
+    cpu::OneDnnConvBias fused;
+    fused.bias = bias.flat<float>().data();
+    fused.epilogue.activation = c.activation;
+    Tensor out(DT_FLOAT, *TensorShape::FromDims(shape));
+    ASSERT_TRUE(conv.Run(g, f, in.flat<float>().data(), out.flat<float>().data(), pool,
+                         c.fused ? &fused : nullptr)
+                    .ok());
+    ExpectMatches(out, expected, shape, s.fh * s.fw * s.c);
+    const cpu::OneDnnConv2D::Plan plan = conv.LastPlan();
+    EXPECT_GT(plan.pieces, 0);
+    EXPECT_EQ(plan.winograd_pieces, c.winograd && available ? plan.pieces : 0);
+  }
+  if (!available) {
+    GTEST_SKIP() << "oneDNN has no Winograd convolution on this CPU (it needs AVX-512): the "
+                    "results were checked, which pieces ran by Winograd was not";
+  }
+}
 
 // One Conv2D kernel computed several times on a 2-thread device.
 class KernelRunner {
