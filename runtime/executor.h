@@ -162,6 +162,13 @@ class Executor {
   // inline like a cheap kernel (a thread hop costs about a microsecond)
   // and is timed again only now and then.
   static constexpr int64_t kCheapKernelNs = 2000;
+  // The same inside a loop, where each iteration's nodes wait on the one
+  // before (a recurrent cell): a hop there lands on the critical path of
+  // every step, and waking a sleeping pool thread took several
+  // microseconds here. A Keras LSTM step (one LSTMBlockCell of about 3 us)
+  // ran 0.65x as long with its cell kept inline; graphs without loops lost
+  // parallelism under one threshold of 5 us for all (EfficientNetB0 1.17x).
+  static constexpr int64_t kCheapLoopKernelNs = 5000;
   std::unique_ptr<std::atomic<int64_t>[]> cost_ns_;
   // The root frame's input slots and counts, kept from finished steps for
   // the next ones: a step of a 20,000-node graph would otherwise allocate,
@@ -175,6 +182,12 @@ class Executor {
   bool Expensive(int id) const {
     return items_[id].expensive &&
            cost_ns_[id].load(std::memory_order_relaxed) >= kCheapKernelNs;
+  }
+  // Whether node `id` is worth a thread hop where it runs: in the root
+  // frame, or in a loop's frame (`in_loop`).
+  bool WorthAHop(int id, bool in_loop) const {
+    return items_[id].expensive && cost_ns_[id].load(std::memory_order_relaxed) >=
+                                       (in_loop ? kCheapLoopKernelNs : kCheapKernelNs);
   }
 };
 

@@ -216,17 +216,11 @@ absl::StatusOr<NodeDef> FusedNode(const GraphView& view, const OptimizerOptions&
   fused.add_input(view.input(chain.head, 0).ToString());
   fused.add_input(view.input(chain.head, 1).ToString());
   fused.add_input(bias_input);
-  std::vector<std::string> controls;
+  std::vector<int> parts;
   for (int node : {chain.head, chain.bias, chain.last}) {
-    if (node < 0) continue;
-    for (int pos = view.num_data_inputs(node); pos < view.num_inputs(node); ++pos) {
-      const std::string in = view.input(node, pos).ToString();
-      if (std::find(controls.begin(), controls.end(), in) == controls.end()) {
-        controls.push_back(in);
-      }
-    }
+    if (node >= 0) parts.push_back(node);
   }
-  for (const std::string& c : controls) fused.add_input(c);
+  optimize::AddControlInputsOf(view, parts, &fused);
   auto& attr = *fused.mutable_attr();
   for (const AttrDef& a : op_def->attrs) {
     auto it = head.attr().find(a.name);

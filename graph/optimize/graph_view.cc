@@ -139,6 +139,18 @@ void GraphView::Compact() {
   while (nodes->size() > w) nodes->RemoveLast();
 }
 
+void AddControlInputsOf(const GraphView& view, const std::vector<int>& nodes, NodeDef* to) {
+  std::vector<std::string> seen;
+  for (int node : nodes) {
+    for (int pos = view.num_data_inputs(node); pos < view.num_inputs(node); ++pos) {
+      std::string in = view.input(node, pos).ToString();
+      if (std::find(seen.begin(), seen.end(), in) != seen.end()) continue;
+      to->add_input(in);
+      seen.push_back(std::move(in));
+    }
+  }
+}
+
 bool IsControlFlowOrPlumbing(absl::string_view op) {
   static const auto* const kOps = new absl::flat_hash_set<std::string>{
       "Enter", "Exit", "Merge", "Switch", "NextIteration", "LoopCond", "ControlTrigger",

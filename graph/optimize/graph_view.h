@@ -65,6 +65,10 @@ class GraphView {
   std::vector<bool> removed_;
 };
 
+// Appends to `to` the control inputs of each of `nodes`, each once, in
+// order (a fused node keeps the ordering its parts had).
+void AddControlInputsOf(const GraphView& view, const std::vector<int>& nodes, NodeDef* to);
+
 // Control-flow and runtime plumbing nodes the passes leave alone.
 bool IsControlFlowOrPlumbing(absl::string_view op);
 

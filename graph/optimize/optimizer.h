@@ -28,6 +28,10 @@
 //                      EXPLICIT NHWC Conv2D, _FusedConv2D or
 //                      DepthwiseConv2dNative becomes the convolution's
 //                      explicit padding (Keras' ZeroPadding2D)
+//   LSTM cell fusion   the 14 nodes of a Keras LSTM cell step (two MatMuls,
+//                      BiasAdd, Split into four gates, Sigmoid/Tanh, the
+//                      state update) become TensorFlow's LSTMBlockCell with
+//                      the weights stacked and reordered as it wants them
 //   kernel fusion      MatMul or Conv2D (NHWC) + BiasAdd (or Add of a
 //                      per-channel constant) [+ Relu/Relu6/Elu/LeakyRelu/
 //                      Tanh/Sigmoid] on the CPU becomes TensorFlow's
@@ -108,6 +112,8 @@ absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
                             OptimizationReport::Pass* report);
 absl::Status FoldPads(GraphDef* graph, const OptimizerOptions& options,
                       OptimizationReport::Pass* report);
+absl::Status FuseLstmCells(GraphDef* graph, const OptimizerOptions& options,
+                           OptimizationReport::Pass* report);
 absl::Status FuseKernels(GraphDef* graph, const OptimizerOptions& options,
                          OptimizationReport::Pass* report);
 absl::Status EliminateCommonSubexpressions(GraphDef* graph, const OptimizerOptions& options,

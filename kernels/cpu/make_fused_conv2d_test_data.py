@@ -10,6 +10,8 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from cc_literals import floats
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 LEAKYRELU_ALPHA = 0.3
 ACTIVATIONS = {
@@ -21,22 +23,6 @@ ACTIVATIONS = {
     "Tanh": tf.math.tanh,
     "Sigmoid": tf.math.sigmoid,
 }
-
-
-def floats(values, indent="    "):
-    """The values as float literals on lines of at most 100 columns."""
-    lines, line = [], indent
-    for v in np.asarray(values, np.float32).ravel():
-        text = "%.9g" % v
-        if "." not in text and "e" not in text:
-            text += ".0"
-        item = text + "f,"
-        if line != indent and len(line) + 1 + len(item) > 100:
-            lines.append(line)
-            line = indent
-        line += item if line == indent else " " + item
-    lines.append(line)
-    return "\n" + "\n".join(lines)
 
 
 def main():

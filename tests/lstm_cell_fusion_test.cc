@@ -1,0 +1,166 @@
+// The optimizer's LSTM cell fusion (graph/optimize/lstm_cell.cc): the Keras
+// LSTM layers of the model fixtures run as LSTMBlockCell and still give
+// TensorFlow's answers; a cell written out of a loop, with its operands in
+// the other order, fuses and matches the unoptimized graph; cells that do
+// not fit (a gate fetched, a cell-state clip of another shape) stay as
+// written.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/protos/graph.pb.h"
+#include "gtest/gtest.h"
+#include "kernels/testing/kernel_test_util.h"
+#include "runtime/session.h"
+#include "tests/fixture_manifest.h"
+
+namespace graphrun {
+namespace {
+
+std::map<std::string, int> OpCounts(const RunMetadata& metadata) {
+  std::map<std::string, int> counts;
+  for (const GraphDef& g : metadata.partition_graphs()) {
+    for (const NodeDef& n : g.node()) ++counts[n.op()];
+  }
+  return counts;
+}
+
+TEST(LstmCellFusionTest, KerasLstmLayersRunAsBlockCellsAndMatchTensorFlow) {
+  const std::vector<testing::FixtureModel> models =
+      testing::ReadFixtureManifest("tests/fixtures/models/");
+  const std::map<std::string, int> cells = {{"text_lstm", 1}, {"text_bilstm", 2}};
+  int seen = 0;
+  for (const testing::FixtureModel& m : models) {
+    auto want = cells.find(m.name);
+    if (want == cells.end()) continue;
+    ++seen;
+    SCOPED_TRACE(m.name);
+    for (auto level : {SessionOptions::Optimize::kDefault, SessionOptions::Optimize::kNone}) {
+      const bool optimized = level == SessionOptions::Optimize::kDefault;
+      SCOPED_TRACE(optimized ? "optimized" : "as written");
+      SessionOptions options;
+      options.optimize = level;
+      RunMetadata metadata;
+      // RunFixture checks every fetch against TensorFlow's.
+      absl::Status s = testing::RunFixture(m, options, &metadata);
+      ASSERT_TRUE(s.ok()) << s;
+      std::map<std::string, int> ops = OpCounts(metadata);
+      EXPECT_EQ(ops["LSTMBlockCell"], optimized ? want->second : 0);
+      if (optimized) EXPECT_EQ(ops["Split"], 0);
+    }
+  }
+  EXPECT_EQ(seen, 2) << "tests/fixtures/models/MANIFEST lacks text_lstm or text_bilstm";
+}
+
+// Builders for a hand-written cell: x [2, 3], h and c [2, 4].
+NodeDef* Add(GraphDef* g, const std::string& name, const std::string& op,
+             const std::vector<std::string>& inputs) {
+  NodeDef* n = g->add_node();
+  n->set_name(name);
+  n->set_op(op);
+  for (const std::string& in : inputs) n->add_input(in);
+  if (op != "Const" && op != "Placeholder") (*n->mutable_attr())["T"].set_type(DT_FLOAT);
+  return n;
+}
+
+void AddConst(GraphDef* g, const std::string& name, const Tensor& value) {
+  NodeDef* n = Add(g, name, "Const", {});
+  (*n->mutable_attr())["dtype"].set_type(value.dtype());
+  value.AsProtoTensorContent((*n->mutable_attr())["value"].mutable_tensor());
+}
+
+Tensor Random(const std::vector<int64_t>& dims, int seed) {
+  return testing::MakeTensor<float>(
+      testing::RandomDoubles(testing::NumElementsOf(dims), -1, 1, seed), dims);
+}
+
+// The Keras cell with every binary op's operands swapped from Keras' order.
+GraphDef KerasCell() {
+  GraphDef g;
+  for (const char* name : {"x", "h", "c"}) {
+    NodeDef* p = Add(&g, name, "Placeholder", {});
+    (*p->mutable_attr())["dtype"].set_type(DT_FLOAT);
+  }
+  AddConst(&g, "W", Random({3, 16}, 1));
+  AddConst(&g, "U", Random({4, 16}, 2));
+  AddConst(&g, "b", Random({16}, 3));
+  AddConst(&g, "axis", testing::MakeTensor<int32_t>({1}, {}));
+  Add(&g, "xw", "MatMul", {"x", "W"});
+  Add(&g, "hu", "MatMul", {"h", "U"});
+  Add(&g, "z", "AddV2", {"hu", "xw"});
+  Add(&g, "zb", "BiasAdd", {"z", "b"});
+  NodeDef* split = Add(&g, "gates", "Split", {"axis", "zb"});
+  (*split->mutable_attr())["num_split"].set_i(4);
+  Add(&g, "i", "Sigmoid", {"gates"});
+  Add(&g, "f", "Sigmoid", {"gates:1"});
+  Add(&g, "g", "Tanh", {"gates:2"});
+  Add(&g, "o", "Sigmoid", {"gates:3"});
+  Add(&g, "fc", "Mul", {"c", "f"});
+  Add(&g, "ig", "Mul", {"g", "i"});
+  Add(&g, "c_new", "AddV2", {"ig", "fc"});
+  Add(&g, "tc", "Tanh", {"c_new"});
+  Add(&g, "h_new", "Mul", {"tc", "o"});
+  // Readers of the new state, as the next step would be.
+  Add(&g, "h_out", "Identity", {"h_new"});
+  Add(&g, "c_out", "Identity", {"c_new"});
+  return g;
+}
+
+// Runs `g` optimized and as written, fetching `fetches`: whether an
+// LSTMBlockCell ran when optimized, and both runs' results agree.
+void RunBothWays(const GraphDef& g, const std::vector<std::string>& fetches, bool expect_fused) {
+  std::vector<Tensor> results[2];
+  const std::vector<std::pair<std::string, Tensor>> feeds = {
+      {"x", Random({2, 3}, 4)}, {"h", Random({2, 4}, 5)}, {"c", Random({2, 4}, 6)}};
+  for (auto level : {SessionOptions::Optimize::kDefault, SessionOptions::Optimize::kNone}) {
+    const bool optimized = level == SessionOptions::Optimize::kDefault;
+    SCOPED_TRACE(optimized ? "optimized" : "as written");
+    SessionOptions options;
+    options.optimize = level;
+    auto session = Session::Create(g, options);
+    ASSERT_TRUE(session.ok()) << session.status();
+    RunOptions run;
+    run.set_output_partition_graphs(true);
+    RunMetadata metadata;
+    absl::Status s =
+        (*session)->Run(run, feeds, fetches, {}, &results[optimized ? 0 : 1], &metadata);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(OpCounts(metadata)["LSTMBlockCell"], optimized && expect_fused ? 1 : 0);
+  }
+  ASSERT_EQ(results[0].size(), fetches.size());
+  ASSERT_EQ(results[1].size(), fetches.size());
+  for (size_t k = 0; k < fetches.size(); ++k) {
+    std::string why;
+    EXPECT_TRUE(testing::AllClose(results[0][k], results[1][k], 1e-5, 1e-6, &why))
+        << fetches[k] << ": " << why;
+  }
+}
+
+TEST(LstmCellFusionTest, ACellOutOfALoopFusesInEitherOperandOrder) {
+  RunBothWays(KerasCell(), {"h_out", "c_out"}, true);
+}
+
+TEST(LstmCellFusionTest, FetchedNewStateKeepsItsValue) {
+  // h_new and c_new themselves are fetched: they must keep their names and
+  // values, so the cell stays as written.
+  RunBothWays(KerasCell(), {"h_new", "c_new"}, false);
+}
+
+TEST(LstmCellFusionTest, AGateReadElsewhereStaysAsWritten) {
+  GraphDef g = KerasCell();
+  Add(&g, "f_out", "Identity", {"f"});
+  RunBothWays(g, {"h_out", "c_out", "f_out"}, false);
+}
+
+TEST(LstmCellFusionTest, OtherGateActivationsStayAsWritten) {
+  // A hard-sigmoid style gate (Relu6 in place of the forget gate's Sigmoid)
+  // is not the cell LSTMBlockCell computes.
+  GraphDef g = KerasCell();
+  for (NodeDef& n : *g.mutable_node()) {
+    if (n.name() == "f") n.set_op("Relu6");
+  }
+  RunBothWays(g, {"h_out", "c_out"}, false);
+}
+
+}  // namespace
+}  // namespace graphrun
