@@ -293,5 +293,73 @@ void BM_DeviceAllocator(benchmark::State& state) {
 // 0: a fake GPU (runs anywhere), 1: GPU 0.
 BENCHMARK(BM_DeviceAllocator)->Arg(0)->Arg(1);
 
+// The same layers as steps, as an executor runs a network: each step makes
+// 56 layer outputs, frees them all by its end, and tells the allocator
+// where it starts and ends (BeginStep / EndStep), so the device allocator
+// runs the steps from a plan of the one before (bfc_allocator.h). One
+// iteration is one step. Counters: reserved / peak in use once the loop is
+// steady.
+void BM_DeviceAllocatorSteps(benchmark::State& state) {
+  std::string why;
+  Device* gpu = state.range(0) == 1 ? Gpu(&why) : nullptr;
+  std::unique_ptr<Device> fake;
+  if (state.range(0) == 1 && gpu == nullptr) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  if (gpu == nullptr) {
+    fake = *NewGpuDevice(kPrefix, 0, std::make_shared<FakeGpuPlatform>(), {});
+    gpu = fake.get();
+  }
+  Allocator* a = gpu->allocator();
+  constexpr size_t kMiB = size_t{1} << 20;
+  const size_t sizes[] = {8 * kMiB, 256,       16 * kMiB, 4 * kMiB,  777,
+                          32 * kMiB, 2 * kMiB, 64 << 10,  12 * kMiB, 24 * kMiB,
+                          4096,     6 * kMiB,  20 * kMiB, 1 << 18};
+  constexpr int kSizes = sizeof(sizes) / sizeof(sizes[0]);
+  constexpr int kLayers = 56;
+  struct Live {
+    void* ptr;
+    size_t bytes;
+    int until;
+  };
+  int64_t allocations = 0;
+  auto step = [&] {
+    std::vector<Live> live;
+    a->BeginStep();
+    for (int layer = 0; layer < kLayers + 4; ++layer) {
+      if (layer < kLayers) {
+        const size_t bytes = sizes[layer % kSizes];
+        void* p = a->AllocateRaw(256, bytes);
+        benchmark::DoNotOptimize(p);
+        live.push_back({p, bytes, layer + ((layer % 4 == 0) ? 4 : 2)});
+      }
+      for (size_t j = 0; j < live.size();) {
+        if (live[j].until <= layer) {
+          a->DeallocateRaw(live[j].ptr, live[j].bytes);
+          live[j] = live.back();
+          live.pop_back();
+        } else {
+          ++j;
+        }
+      }
+    }
+    a->EndStep();
+  };
+  for (int warm = 0; warm < 3; ++warm) step();
+  for (auto _ : state) {
+    step();
+    allocations += kLayers;
+  }
+  const AllocatorStats stats = a->GetStats().value_or(AllocatorStats());
+  state.counters["reserved_over_peak"] =
+      stats.peak_bytes_in_use > 0
+          ? static_cast<double>(stats.bytes_reserved) / static_cast<double>(stats.peak_bytes_in_use)
+          : 0;
+  state.counters["peak_MiB"] = static_cast<double>(stats.peak_bytes_in_use) / kMiB;
+  state.SetItemsProcessed(allocations);
+}
+BENCHMARK(BM_DeviceAllocatorSteps)->Arg(0)->Arg(1);
+
 }  // namespace
 }  // namespace graphrun

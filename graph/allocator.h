@@ -48,6 +48,12 @@ class Allocator {
   // Sets the peak to the current use, so that a step can measure its own
   // peak; false for an allocator that keeps no count.
   virtual bool ResetPeak() { return false; }
+  // A step that uses this allocator starts / has ended (every tensor it
+  // made that is not an output is freed by then). Allocators that plan a
+  // step's memory from the step before (BfcAllocator) use these; steps may
+  // overlap. Default: nothing.
+  virtual void BeginStep() {}
+  virtual void EndStep() {}
 };
 
 // The process-wide default host allocator (aligned_alloc/free). Never null;

@@ -198,6 +198,22 @@ class DirectSession : public Session {
     std::vector<std::unique_ptr<StepStatsCollector>> collectors(num_parts);
     const bool trace = metadata != nullptr && run_options.trace_level() > RunOptions::NO_TRACE;
 
+    // The devices' allocators learn where the step starts and ends (a GPU's
+    // plans its memory from the step before: bfc_allocator.h).
+    std::vector<Allocator*> step_allocators;
+    for (const PartitionPlan& part : plan->partitions) {
+      for (Allocator* a : DeviceAllocators(*part.executor->device())) {
+        if (std::find(step_allocators.begin(), step_allocators.end(), a) ==
+            step_allocators.end()) {
+          step_allocators.push_back(a);
+        }
+      }
+    }
+    for (Allocator* a : step_allocators) a->BeginStep();
+    absl::Cleanup end_step = [&step_allocators] {
+      for (Allocator* a : step_allocators) a->EndStep();
+    };
+
     StepStatus step_status;
     std::atomic<int> remaining{static_cast<int>(num_parts)};
     absl::Notification all_done;

@@ -1,6 +1,7 @@
 #include "runtime/gpu/bfc_allocator.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -56,6 +57,9 @@ BfcAllocator::~BfcAllocator() {
   absl::MutexLock lock(&mu_);
   for (const Region& region : regions_) {
     sub_allocator_->Free(reinterpret_cast<void*>(region.base), region.size);
+  }
+  if (plan_region_bytes_ > 0) {
+    sub_allocator_->Free(reinterpret_cast<void*>(plan_base_), plan_region_bytes_);
   }
 }
 
@@ -200,7 +204,9 @@ void* BfcAllocator::AllocateRaw(size_t alignment, size_t num_bytes) {
   void* ptr = nullptr;
   if (num_bytes <= limit_) {
     const size_t rounded = num_bytes == 0 ? kUnit : RoundUpToUnit(num_bytes);
-    ptr = TakeChunk(rounded);
+    uintptr_t planned = 0;
+    if (TakePlanned(rounded, &planned)) ptr = reinterpret_cast<void*>(planned);
+    if (ptr == nullptr) ptr = TakeChunk(rounded);
     if (ptr == nullptr && AddRegion(rounded)) ptr = TakeChunk(rounded);
     if (ptr == nullptr && options_.release_free_regions_on_oom) {
       // Only worth it when the freed room plus the unreserved room could
@@ -221,6 +227,11 @@ void* BfcAllocator::AllocateRaw(size_t alignment, size_t num_bytes) {
     }
     if (ptr != nullptr) {
       const int64_t size = static_cast<int64_t>(rounded);
+      if (recording_) {
+        step_index_[reinterpret_cast<uintptr_t>(ptr)] = step_.size();
+        step_.push_back(StepAllocation{rounded, clock_, INT64_MAX, 0});
+      }
+      ++clock_;
       ++stats_.num_allocs;
       stats_.bytes_in_use += size;
       stats_.peak_bytes_in_use =
@@ -237,7 +248,24 @@ void* BfcAllocator::AllocateRaw(size_t alignment, size_t num_bytes) {
 void BfcAllocator::DeallocateRaw(void* ptr, size_t /*num_bytes*/) {
   if (ptr == nullptr) return;
   absl::MutexLock lock(&mu_);
-  auto it = in_use_.find(reinterpret_cast<uintptr_t>(ptr));
+  const uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
+  if (recording_) {
+    auto recorded = step_index_.find(address);
+    if (recorded != step_index_.end()) {
+      step_[recorded->second].end = clock_;
+      step_index_.erase(recorded);
+    }
+  }
+  ++clock_;
+  if (plan_region_bytes_ > 0 && address >= plan_base_ &&
+      address < plan_base_ + plan_region_bytes_) {
+    auto planned = planned_live_.find(address - plan_base_);
+    GR_CHECK(planned != planned_live_.end());  // freed twice
+    stats_.bytes_in_use -= static_cast<int64_t>(planned->second - planned->first);
+    planned_live_.erase(planned);
+    return;
+  }
+  auto it = in_use_.find(address);
   GR_CHECK(it != in_use_.end());  // not from this allocator, or freed twice
   ChunkHandle h = it->second;
   in_use_.erase(it);
@@ -322,6 +350,109 @@ absl::Status BfcAllocator::OutOfMemoryError(absl::string_view what,
   return absl::ResourceExhaustedError(absl::StrCat("OOM when allocating ", what,
                                                    " on ", options_.name, ": ",
                                                    DescribeOutOfMemory(bytes)));
+}
+
+bool BfcAllocator::TakePlanned(size_t rounded, uintptr_t* ptr) {
+  if (!following_plan_) return false;
+  const size_t k = step_.size();
+  if (k >= plan_.allocations.size() || plan_.allocations[k].size != rounded) {
+    // The step went another way than the plan.
+    following_plan_ = false;
+    return false;
+  }
+  const size_t offset = plan_.allocations[k].offset;
+  const size_t end = offset + rounded;
+  // Free when no live planned allocation overlaps [offset, end).
+  auto next = planned_live_.lower_bound(offset);
+  if (next != planned_live_.end() && next->first < end) return false;
+  if (next != planned_live_.begin() && std::prev(next)->second > offset) return false;
+  planned_live_.emplace(offset, end);
+  ++planned_this_step_;
+  *ptr = plan_base_ + offset;
+  return true;
+}
+
+void BfcAllocator::FreePlanRegion() {
+  if (plan_region_bytes_ == 0) return;
+  sub_allocator_->Free(reinterpret_cast<void*>(plan_base_), plan_region_bytes_);
+  stats_.bytes_reserved -= static_cast<int64_t>(plan_region_bytes_);
+  plan_base_ = 0;
+  plan_region_bytes_ = 0;
+}
+
+bool BfcAllocator::EnsurePlanRegion() {
+  const size_t want = RoundUpToUnit(plan_.bytes);
+  // A region that is big enough, and not much bigger, stays.
+  if (plan_region_bytes_ >= want && plan_region_bytes_ - want <= want / 16) return true;
+  if (!planned_live_.empty()) return plan_region_bytes_ >= want;
+  FreePlanRegion();
+  if (want > limit_ - static_cast<size_t>(stats_.bytes_reserved)) ReleaseFreeRegions();
+  if (want > limit_ - static_cast<size_t>(stats_.bytes_reserved)) return false;
+  void* mem = sub_allocator_->Alloc(kUnit, want);
+  if (mem == nullptr) return false;
+  if (reinterpret_cast<uintptr_t>(mem) % kUnit != 0) {
+    sub_allocator_->Free(mem, want);
+    return false;
+  }
+  plan_base_ = reinterpret_cast<uintptr_t>(mem);
+  plan_region_bytes_ = want;
+  stats_.bytes_reserved += static_cast<int64_t>(want);
+  stats_.peak_bytes_reserved = std::max(stats_.peak_bytes_reserved, stats_.bytes_reserved);
+  return true;
+}
+
+void BfcAllocator::BeginStep() {
+  absl::MutexLock lock(&mu_);
+  if (++active_steps_ != 1 || !options_.allow_growth) {
+    // Steps at the same time: neither is recorded nor planned.
+    recording_ = false;
+    following_plan_ = false;
+    return;
+  }
+  recording_ = true;
+  clock_ = 0;
+  planned_this_step_ = 0;
+  step_.clear();
+  step_index_.clear();
+  following_plan_ = !plan_.allocations.empty() && EnsurePlanRegion();
+  // When the last step took everything from the plan, the ordinary regions
+  // it no longer used are given back.
+  if (following_plan_ && followed_last_step_) ReleaseFreeRegions();
+}
+
+void BfcAllocator::EndStep() {
+  absl::MutexLock lock(&mu_);
+  if (active_steps_ > 0) --active_steps_;
+  if (!recording_) {
+    followed_last_step_ = false;
+    return;
+  }
+  recording_ = false;
+  planned_last_step_ = planned_this_step_;
+  // Followed: every allocation the plan has, in its sizes, and no more.
+  followed_last_step_ = following_plan_ && step_.size() == plan_.allocations.size();
+  following_plan_ = false;
+  step_index_.clear();
+  // Too many allocations to plan cheaply (the greedy placement is
+  // quadratic): none.
+  constexpr size_t kMaxPlanned = 1 << 14;
+  if (followed_last_step_) return;
+  if (step_.empty() || step_.size() > kMaxPlanned) {
+    plan_ = StepPlan();
+    return;
+  }
+  plan_ = PlanStep(std::move(step_));
+  step_.clear();
+}
+
+size_t BfcAllocator::PlannedBytes() const {
+  absl::MutexLock lock(&mu_);
+  return plan_.bytes;
+}
+
+int64_t BfcAllocator::LastStepPlannedAllocations() const {
+  absl::MutexLock lock(&mu_);
+  return planned_last_step_;
 }
 
 }  // namespace graphrun

@@ -709,5 +709,154 @@ TEST(BfcAllocatorTest, ConcurrentAllocateAndFree) {
   EXPECT_EQ(memory.asked.size(), 1u);
 }
 
+// One step of a network-like loop: `layers` outputs cycling through
+// sizes of 2-32 MiB with small tensors between, each freed two layers on
+// (every fourth four), all freed by the end of the step. Checks that no
+// two live allocations share a byte; returns the pointers in order.
+std::vector<void*> RunStep(BfcAllocator* a, int layers, size_t scale = 1) {
+  const size_t sizes[] = {8 * kMiB, 256,      16 * kMiB, 4 * kMiB, 777,      32 * kMiB, 2 * kMiB,
+                          64 << 10, 12 * kMiB, 24 * kMiB, 4096,    6 * kMiB, 20 * kMiB, 1 << 18};
+  struct Live {
+    void* ptr;
+    size_t bytes;
+    int until;
+  };
+  std::vector<Live> live;
+  std::vector<void*> out;
+  a->BeginStep();
+  for (int layer = 0; layer < layers + 4; ++layer) {
+    if (layer < layers) {
+      const size_t bytes = sizes[layer % 14] * scale;
+      void* p = a->AllocateRaw(256, bytes);
+      EXPECT_NE(p, nullptr) << "layer " << layer;
+      for (const Live& l : live) {
+        const bool apart = Addr(p) + bytes <= Addr(l.ptr) || Addr(l.ptr) + l.bytes <= Addr(p);
+        EXPECT_TRUE(apart) << "layer " << layer << " overlaps a live tensor";
+      }
+      live.push_back({p, bytes, layer + (layer % 4 == 0 ? 4 : 2)});
+      out.push_back(p);
+    }
+    for (size_t j = 0; j < live.size();) {
+      if (live[j].until <= layer) {
+        a->DeallocateRaw(live[j].ptr, live[j].bytes);
+        live[j] = live.back();
+        live.pop_back();
+      } else {
+        ++j;
+      }
+    }
+  }
+  EXPECT_TRUE(live.empty());
+  a->EndStep();
+  return out;
+}
+
+TEST(StepPlanTest, LiveAllocationsNeverShareBytesAndFitThePeak) {
+  // Three tensors alive together, then a fourth when the first is gone.
+  std::vector<StepAllocation> step = {
+      {4 * kUnit, 0, 5}, {2 * kUnit, 1, 7}, {8 * kUnit, 2, 4}, {8 * kUnit, 6, 8}};
+  const StepPlan plan = PlanStep(step);
+  ASSERT_EQ(plan.allocations.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(plan.allocations[i].size, step[i].size);
+    for (size_t j = 0; j < i; ++j) {
+      const StepAllocation& a = plan.allocations[i];
+      const StepAllocation& b = plan.allocations[j];
+      const bool together = a.begin < b.end && b.begin < a.end;
+      const bool apart = a.offset + a.size <= b.offset || b.offset + b.size <= a.offset;
+      EXPECT_TRUE(!together || apart) << i << " and " << j;
+    }
+  }
+  // The peak (4 + 2 + 8 units) is what the plan needs here.
+  EXPECT_EQ(plan.bytes, 14 * kUnit);
+  EXPECT_EQ(PlanStep({}).bytes, 0u);
+}
+
+TEST(BfcStepPlanTest, ASteadyLoopRunsFromItsPlanAtAboutItsPeak) {
+  FakeDeviceMemory memory(2048 * kMiB, FakeDeviceMemory::Backing::kNone);
+  auto a = MakeAllocator(&memory, 2048 * kMiB, /*allow_growth=*/true);
+  const std::vector<void*> first = RunStep(a.get(), 56);
+  EXPECT_EQ(a->LastStepPlannedAllocations(), 0);
+  const size_t planned = a->PlannedBytes();
+  const int64_t peak = a->BfcStats().peak_bytes_in_use;
+  EXPECT_GE(planned, static_cast<size_t>(peak));
+  std::vector<void*> last;
+  for (int step = 0; step < 4; ++step) last = RunStep(a.get(), 56);
+  EXPECT_EQ(a->LastStepPlannedAllocations(), 56);
+  EXPECT_EQ(a->PlannedBytes(), planned);
+  const BfcAllocatorStats stats = a->BfcStats();
+  EXPECT_EQ(stats.bytes_in_use, 0);
+  // Only the plan's region is held once the loop is steady.
+  EXPECT_EQ(stats.bytes_reserved, static_cast<int64_t>(planned));
+  EXPECT_LE(static_cast<double>(stats.bytes_reserved) / static_cast<double>(peak), 1.10);
+  EXPECT_EQ(memory.outstanding, planned);
+}
+
+TEST(BfcStepPlanTest, AStepThatGoesAnotherWayIsServedAndPlannedAnew) {
+  FakeDeviceMemory memory(4096 * kMiB, FakeDeviceMemory::Backing::kNone);
+  auto a = MakeAllocator(&memory, 4096 * kMiB, /*allow_growth=*/true);
+  RunStep(a.get(), 28);
+  RunStep(a.get(), 28);
+  EXPECT_EQ(a->LastStepPlannedAllocations(), 28);
+  // Twice the sizes from the first layer: nothing fits the plan.
+  RunStep(a.get(), 28, /*scale=*/2);
+  EXPECT_EQ(a->LastStepPlannedAllocations(), 0);
+  const size_t bigger = a->PlannedBytes();
+  RunStep(a.get(), 28, 2);
+  EXPECT_EQ(a->LastStepPlannedAllocations(), 28);
+  EXPECT_EQ(a->PlannedBytes(), bigger);
+  // Fewer layers: the plan is followed while the sizes agree, then the
+  // step ends early and is planned anew.
+  RunStep(a.get(), 10, 2);
+  EXPECT_EQ(a->LastStepPlannedAllocations(), 10);
+  EXPECT_EQ(a->BfcStats().bytes_in_use, 0);
+}
+
+TEST(BfcStepPlanTest, AnOutputHoldingItsPlaceIsServedElsewhere) {
+  FakeDeviceMemory memory(2048 * kMiB, FakeDeviceMemory::Backing::kNone);
+  auto a = MakeAllocator(&memory, 2048 * kMiB, /*allow_growth=*/true);
+  // Each step's last tensor outlives it (a fetched output) until the
+  // next step ends.
+  void* kept = nullptr;
+  for (int step = 0; step < 4; ++step) {
+    a->BeginStep();
+    void* x = a->AllocateRaw(256, 4 * kMiB);
+    void* y = a->AllocateRaw(256, 8 * kMiB);
+    a->DeallocateRaw(x, 4 * kMiB);
+    void* out = a->AllocateRaw(256, 2 * kMiB);
+    a->DeallocateRaw(y, 8 * kMiB);
+    ASSERT_NE(out, nullptr);
+    if (kept != nullptr) {
+      EXPECT_NE(out, kept);
+      const bool apart = Addr(out) + 2 * kMiB <= Addr(kept) || Addr(kept) + 2 * kMiB <= Addr(out);
+      EXPECT_TRUE(apart);
+    }
+    a->EndStep();
+    if (kept != nullptr) a->DeallocateRaw(kept, 2 * kMiB);
+    kept = out;
+  }
+  // x and y took their places; the output's was held by the one before.
+  EXPECT_GE(a->LastStepPlannedAllocations(), 2);
+  a->DeallocateRaw(kept, 2 * kMiB);
+  EXPECT_EQ(a->BfcStats().bytes_in_use, 0);
+}
+
+TEST(BfcStepPlanTest, OverlappingStepsAndFixedLimitsAreNotPlanned) {
+  FakeDeviceMemory memory(2048 * kMiB, FakeDeviceMemory::Backing::kNone);
+  auto grows = MakeAllocator(&memory, 1024 * kMiB, /*allow_growth=*/true);
+  grows->BeginStep();  // another step, running all along
+  RunStep(grows.get(), 28);
+  RunStep(grows.get(), 28);
+  grows->EndStep();
+  EXPECT_EQ(grows->PlannedBytes(), 0u);
+  EXPECT_EQ(grows->LastStepPlannedAllocations(), 0);
+  FakeDeviceMemory memory2(2048 * kMiB, FakeDeviceMemory::Backing::kNone);
+  auto fixed = MakeAllocator(&memory2, 1024 * kMiB, /*allow_growth=*/false);
+  RunStep(fixed.get(), 28);
+  RunStep(fixed.get(), 28);
+  EXPECT_EQ(fixed->PlannedBytes(), 0u);
+  EXPECT_EQ(memory2.granted.size(), 1u);  // the whole limit, once
+}
+
 }  // namespace
 }  // namespace graphrun

@@ -63,6 +63,8 @@ class SharedBfc : public Allocator {
   }
   std::optional<AllocatorStats> GetStats() const override { return bfc_.GetStats(); }
   bool ResetPeak() override { return bfc_.ResetPeak(); }
+  void BeginStep() override { bfc_.BeginStep(); }
+  void EndStep() override { bfc_.EndStep(); }
   // The device's reference.
   void Release() { Unref(); }
 
