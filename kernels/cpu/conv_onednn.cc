@@ -101,6 +101,9 @@ struct Piece {
   int64_t image = 0, out_row = 0, in_row = 0, out_channel = 0;
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward primitive;
+  // The piece's input and output as they lie in memory (NHWC); the
+  // primitive's own descs differ from these under Winograd.
+  dnnl::memory::desc src_nhwc, dst_nhwc;
   int weights = 0;  // index into Cached::weights
   // Winograd: the primitive takes and gives blocked layouts; these reorder
   // the piece's NHWC input into pd.src_desc() and its output back.
@@ -258,8 +261,12 @@ OneDnnConvGeometry CropToInput(const OneDnnConvGeometry& g, int64_t* row0, int64
 // convolution in NHWC: 0.51-0.66x at depths 32-128 on maps of 12x12 to
 // 112x112 (0.78-0.80x for 32 channels at 64x64 and 96x96), but 1.1-1.4x
 // with 16 channels and 1.3-1.6x on 6x6 and 3x3 maps.
-bool TryWinograd(const OneDnnConvGeometry& pg, ConvAlgorithm algorithm) {
-  if (algorithm == ConvAlgorithm::kDirect || pg.multiplier > 0 || pg.filter_rows != 3 ||
+// Pieces cut by output channels never do: their filter is a strided view
+// of the whole one, which oneDNN's Winograd weights reorder does not take.
+bool TryWinograd(const OneDnnConvGeometry& pg, const OneDnnConvGeometry& g,
+                 ConvAlgorithm algorithm) {
+  if (algorithm == ConvAlgorithm::kDirect || pg.out_depth != g.out_depth ||
+      pg.multiplier > 0 || pg.filter_rows != 3 ||
       pg.filter_cols != 3 || pg.stride_rows != 1 || pg.stride_cols != 1) {
     return false;
   }
@@ -310,7 +317,9 @@ absl::StatusOr<std::shared_ptr<const OneDnnConv2D::Cached>> Build(
           bias != nullptr
               ? dnnl::memory::desc({pg.out_depth}, Dt::f32, Tag::x)
               : dnnl::memory::desc();
-      if (TryWinograd(pg, algorithm)) {
+      p.src_nhwc = src;
+      p.dst_nhwc = dst;
+      if (TryWinograd(pg, g, algorithm)) {
         // Blocked layouts of oneDNN's choosing in and out.
         const dnnl::memory::desc any_src(src.dims(), Dt::f32, Tag::any);
         const dnnl::memory::desc any_dst(dst.dims(), Dt::f32, Tag::any);
@@ -418,9 +427,8 @@ void RunPiece(const OneDnnConv2D::Cached& c, const Piece& p, const float* in,
     channels.resize(p.geometry.batch * p.geometry.out_rows *
                     p.geometry.out_cols * piece_depth);
   }
-  dnnl::memory src_mem(p.pd.src_desc(), engine, const_cast<float*>(src));
-  dnnl::memory dst_mem(p.pd.dst_desc(), engine,
-                       by_channels ? channels.data() : dst);
+  dnnl::memory src_mem(p.src_nhwc, engine, const_cast<float*>(src));
+  dnnl::memory dst_mem(p.dst_nhwc, engine, by_channels ? channels.data() : dst);
   dnnl::memory scratch =
       scratch_buffer != nullptr
           ? dnnl::memory(p.pd.scratchpad_desc(), engine, scratch_buffer)

@@ -52,9 +52,12 @@ Conv2DLibrary Conv2DLibraryFromEnv();
 // GRAPHRUN_CONV2D_ALGORITHM: "direct" (every product, as TensorFlow does),
 // "winograd" (oneDNN's Winograd F(4x4, 3x3) or F(2x2, 3x3) wherever it has
 // one), or unset / "auto": Winograd where it measured faster here (both
-// depths 32 or more, output maps 12x12 or larger), direct elsewhere.
-// Winograd does about a quarter of the multiplications; its results differ
-// from direct ones by about 1e-6 of the output's magnitude. Read when a
+// depths 32 or more, and each piece's output 12x12 or larger: a map cut
+// into row pieces for the threads counts per piece), direct elsewhere.
+// Pieces cut by output channels always run direct. Winograd does about a
+// quarter of the multiplications; its results differ from direct ones
+// (and so from TensorFlow's) by 1-4e-6 on outputs of magnitude 2 in the
+// shapes measured here, within the tests' float tolerance. Read when a
 // kernel is constructed.
 enum class ConvAlgorithm { kAuto, kDirect, kWinograd };
 ConvAlgorithm ConvAlgorithmFromEnv();
@@ -136,8 +139,8 @@ class OneDnnConv2D {
                    const Eigen::ThreadPoolDevice& pool,
                    const OneDnnConvBias* bias = nullptr);
 
-  // How the last Run cut its convolution and how many of the pieces ran by
-  // Winograd (zeros before the first Run).
+  // How the convolution last built for a successful Run was cut, and how
+  // many of its pieces run by Winograd (zeros before one).
   struct Plan {
     int pieces = 0;
     int winograd_pieces = 0;

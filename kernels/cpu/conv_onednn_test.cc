@@ -185,6 +185,7 @@ TEST(Conv2DWinogradTest, RunsWhereChosenAndMatchesTheLoop) {
     bool winograd;  // expected on every piece (else on none)
     cpu::FusedActivation activation = cpu::FusedActivation::kNone;
     bool fused = false;
+    int threads = 2;
   };
   using cpu::FusedActivation;
   const Case cases[] = {
@@ -200,9 +201,11 @@ TEST(Conv2DWinogradTest, RunsWhereChosenAndMatchesTheLoop) {
       {{1, 24, 20, 32, 3, 3, 32}, "auto", true},          // by rows
       {{2, 16, 16, 32, 3, 3, 48}, "auto", true, FusedActivation::kRelu, true},
       {{2, 16, 16, 32, 3, 3, 48}, "auto", true, FusedActivation::kNone, true},
+      // Few pixels, many channels, 4 threads: cut by output channels,
+      // whose strided filter views run direct even when Winograd is asked.
+      {{1, 4, 4, 64, 3, 3, 128}, "winograd", false, FusedActivation::kNone, false, 4},
+      {{1, 14, 14, 256, 3, 3, 256}, "winograd", false, FusedActivation::kRelu, true, 4},
   };
-  Eigen::ThreadPool threads(2);
-  Eigen::ThreadPoolDevice pool(&threads, 2);
   const bool available = cpu::OneDnnHasWinograd();
   uint32_t seed = 100;
   for (const Case& c : cases) {
@@ -210,10 +213,13 @@ TEST(Conv2DWinogradTest, RunsWhereChosenAndMatchesTheLoop) {
     SCOPED_TRACE(::testing::Message()
                  << (c.algorithm ? c.algorithm : "(unset)") << " [" << s.n << "," << s.h << ","
                  << s.w << "," << s.c << "] filter " << s.fh << "x" << s.fw << "->" << s.oc
-                 << " stride " << s.stride << (c.fused ? " with bias" : ""));
+                 << " stride " << s.stride << (c.fused ? " with bias" : "") << ", "
+                 << c.threads << " threads");
     if (c.algorithm != nullptr) setenv("GRAPHRUN_CONV2D_ALGORITHM", c.algorithm, 1);
     cpu::OneDnnConv2D conv;
     unsetenv("GRAPHRUN_CONV2D_ALGORITHM");
+    Eigen::ThreadPool threads(c.threads);
+    Eigen::ThreadPoolDevice pool(&threads, c.threads);
     Tensor in = Random(TensorShape({s.n, s.h, s.w, s.c}), seed++);
     Tensor f = Random(TensorShape({s.fh, s.fw, s.c, s.oc}), seed++);
     Tensor bias = Random(TensorShape({s.oc}), seed++);
