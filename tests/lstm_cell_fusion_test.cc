@@ -1,9 +1,11 @@
 // The optimizer's LSTM cell fusion (graph/optimize/lstm_cell.cc): the Keras
 // LSTM layers of the model fixtures run as LSTMBlockCell and still give
 // TensorFlow's answers; a cell written out of a loop, with its operands in
-// the other order, fuses and matches the unoptimized graph; cells that do
-// not fit (a gate fetched, a cell-state clip of another shape) stay as
-// written.
+// the other order, fuses and matches the unoptimized graph, as do two
+// stacked cells listed last-first; cells that do not fit (a gate read
+// elsewhere, the new state fetched, another gate activation, a state
+// broadcast over the batch) stay as written.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,32 +76,48 @@ Tensor Random(const std::vector<int64_t>& dims, int seed) {
       testing::RandomDoubles(testing::NumElementsOf(dims), -1, 1, seed), dims);
 }
 
-// The Keras cell with every binary op's operands swapped from Keras' order.
+// One Keras cell step named `p` + node, reading x, `h` and `c`, with every
+// binary op's operands swapped from Keras' order; its new state is p +
+// "h_new" and p + "c_new".
+void AddCell(GraphDef* g, const std::string& p, const std::string& h, const std::string& c,
+             int seed) {
+  AddConst(g, p + "W", Random({3, 16}, seed));
+  AddConst(g, p + "U", Random({4, 16}, seed + 1));
+  AddConst(g, p + "b", Random({16}, seed + 2));
+  AddConst(g, p + "axis", testing::MakeTensor<int32_t>({1}, {}));
+  Add(g, p + "xw", "MatMul", {"x", p + "W"});
+  Add(g, p + "hu", "MatMul", {h, p + "U"});
+  Add(g, p + "z", "AddV2", {p + "hu", p + "xw"});
+  Add(g, p + "zb", "BiasAdd", {p + "z", p + "b"});
+  NodeDef* split = Add(g, p + "gates", "Split", {p + "axis", p + "zb"});
+  (*split->mutable_attr())["num_split"].set_i(4);
+  Add(g, p + "i", "Sigmoid", {p + "gates"});
+  Add(g, p + "f", "Sigmoid", {p + "gates:1"});
+  Add(g, p + "g", "Tanh", {p + "gates:2"});
+  Add(g, p + "o", "Sigmoid", {p + "gates:3"});
+  Add(g, p + "fc", "Mul", {c, p + "f"});
+  Add(g, p + "ig", "Mul", {p + "g", p + "i"});
+  Add(g, p + "c_new", "AddV2", {p + "ig", p + "fc"});
+  Add(g, p + "tc", "Tanh", {p + "c_new"});
+  Add(g, p + "h_new", "Mul", {p + "tc", p + "o"});
+}
+
+// Placeholders x [2, 3], h and c [2, 4] (c of `c_dims` when given).
+void AddInputs(GraphDef* g, std::vector<int64_t> c_dims = {2, 4}) {
+  const std::vector<std::pair<const char*, std::vector<int64_t>>> inputs = {
+      {"x", {2, 3}}, {"h", {2, 4}}, {"c", c_dims}};
+  for (const auto& [name, dims] : inputs) {
+    NodeDef* p = Add(g, name, "Placeholder", {});
+    (*p->mutable_attr())["dtype"].set_type(DT_FLOAT);
+    TensorShapeProto* shape = (*p->mutable_attr())["shape"].mutable_shape();
+    for (int64_t d : dims) shape->add_dim()->set_size(d);
+  }
+}
+
 GraphDef KerasCell() {
   GraphDef g;
-  for (const char* name : {"x", "h", "c"}) {
-    NodeDef* p = Add(&g, name, "Placeholder", {});
-    (*p->mutable_attr())["dtype"].set_type(DT_FLOAT);
-  }
-  AddConst(&g, "W", Random({3, 16}, 1));
-  AddConst(&g, "U", Random({4, 16}, 2));
-  AddConst(&g, "b", Random({16}, 3));
-  AddConst(&g, "axis", testing::MakeTensor<int32_t>({1}, {}));
-  Add(&g, "xw", "MatMul", {"x", "W"});
-  Add(&g, "hu", "MatMul", {"h", "U"});
-  Add(&g, "z", "AddV2", {"hu", "xw"});
-  Add(&g, "zb", "BiasAdd", {"z", "b"});
-  NodeDef* split = Add(&g, "gates", "Split", {"axis", "zb"});
-  (*split->mutable_attr())["num_split"].set_i(4);
-  Add(&g, "i", "Sigmoid", {"gates"});
-  Add(&g, "f", "Sigmoid", {"gates:1"});
-  Add(&g, "g", "Tanh", {"gates:2"});
-  Add(&g, "o", "Sigmoid", {"gates:3"});
-  Add(&g, "fc", "Mul", {"c", "f"});
-  Add(&g, "ig", "Mul", {"g", "i"});
-  Add(&g, "c_new", "AddV2", {"ig", "fc"});
-  Add(&g, "tc", "Tanh", {"c_new"});
-  Add(&g, "h_new", "Mul", {"tc", "o"});
+  AddInputs(&g);
+  AddCell(&g, "", "h", "c", 1);
   // Readers of the new state, as the next step would be.
   Add(&g, "h_out", "Identity", {"h_new"});
   Add(&g, "c_out", "Identity", {"c_new"});
@@ -108,10 +126,11 @@ GraphDef KerasCell() {
 
 // Runs `g` optimized and as written, fetching `fetches`: whether an
 // LSTMBlockCell ran when optimized, and both runs' results agree.
-void RunBothWays(const GraphDef& g, const std::vector<std::string>& fetches, bool expect_fused) {
+void RunBothWays(const GraphDef& g, const std::vector<std::string>& fetches, int expect_fused,
+                 std::vector<int64_t> c_dims = {2, 4}) {
   std::vector<Tensor> results[2];
   const std::vector<std::pair<std::string, Tensor>> feeds = {
-      {"x", Random({2, 3}, 4)}, {"h", Random({2, 4}, 5)}, {"c", Random({2, 4}, 6)}};
+      {"x", Random({2, 3}, 4)}, {"h", Random({2, 4}, 5)}, {"c", Random(c_dims, 6)}};
   for (auto level : {SessionOptions::Optimize::kDefault, SessionOptions::Optimize::kNone}) {
     const bool optimized = level == SessionOptions::Optimize::kDefault;
     SCOPED_TRACE(optimized ? "optimized" : "as written");
@@ -125,7 +144,7 @@ void RunBothWays(const GraphDef& g, const std::vector<std::string>& fetches, boo
     absl::Status s =
         (*session)->Run(run, feeds, fetches, {}, &results[optimized ? 0 : 1], &metadata);
     ASSERT_TRUE(s.ok()) << s;
-    EXPECT_EQ(OpCounts(metadata)["LSTMBlockCell"], optimized && expect_fused ? 1 : 0);
+    EXPECT_EQ(OpCounts(metadata)["LSTMBlockCell"], optimized ? expect_fused : 0);
   }
   ASSERT_EQ(results[0].size(), fetches.size());
   ASSERT_EQ(results[1].size(), fetches.size());
@@ -137,19 +156,42 @@ void RunBothWays(const GraphDef& g, const std::vector<std::string>& fetches, boo
 }
 
 TEST(LstmCellFusionTest, ACellOutOfALoopFusesInEitherOperandOrder) {
-  RunBothWays(KerasCell(), {"h_out", "c_out"}, true);
+  RunBothWays(KerasCell(), {"h_out", "c_out"}, 1);
+}
+
+TEST(LstmCellFusionTest, StackedCellsListedLastFirstBothFuse) {
+  // Cell 2 reads cell 1's new state; the GraphDef lists cell 2 first.
+  GraphDef g;
+  AddInputs(&g);
+  AddCell(&g, "one/", "h", "c", 1);
+  AddCell(&g, "two/", "one/h_new", "one/c_new", 11);
+  Add(&g, "h_out", "Identity", {"two/h_new"});
+  Add(&g, "c_out", "Identity", {"two/c_new"});
+  std::reverse(g.mutable_node()->begin(), g.mutable_node()->end());
+  RunBothWays(g, {"h_out", "c_out"}, 2);
+}
+
+TEST(LstmCellFusionTest, AStateBroadcastOverTheBatchStaysAsWritten) {
+  // c is one row, [4], that the Mul spreads over the batch: not a cell
+  // LSTMBlockCell computes.
+  GraphDef g;
+  AddInputs(&g, {4});
+  AddCell(&g, "", "h", "c", 1);
+  Add(&g, "h_out", "Identity", {"h_new"});
+  Add(&g, "c_out", "Identity", {"c_new"});
+  RunBothWays(g, {"h_out", "c_out"}, 0, {4});
 }
 
 TEST(LstmCellFusionTest, FetchedNewStateKeepsItsValue) {
   // h_new and c_new themselves are fetched: they must keep their names and
   // values, so the cell stays as written.
-  RunBothWays(KerasCell(), {"h_new", "c_new"}, false);
+  RunBothWays(KerasCell(), {"h_new", "c_new"}, 0);
 }
 
 TEST(LstmCellFusionTest, AGateReadElsewhereStaysAsWritten) {
   GraphDef g = KerasCell();
   Add(&g, "f_out", "Identity", {"f"});
-  RunBothWays(g, {"h_out", "c_out", "f_out"}, false);
+  RunBothWays(g, {"h_out", "c_out", "f_out"}, 0);
 }
 
 TEST(LstmCellFusionTest, OtherGateActivationsStayAsWritten) {
@@ -159,7 +201,7 @@ TEST(LstmCellFusionTest, OtherGateActivationsStayAsWritten) {
   for (NodeDef& n : *g.mutable_node()) {
     if (n.name() == "f") n.set_op("Relu6");
   }
-  RunBothWays(g, {"h_out", "c_out"}, false);
+  RunBothWays(g, {"h_out", "c_out"}, 0);
 }
 
 }  // namespace

@@ -13,7 +13,9 @@
 // computes what the nodes did. Inside a loop the weights come in through
 // constant Enters; the new weights enter the same frame the same way.
 //
-// float only, on the CPU or unpinned; the nodes between z and h may have no
+// float only, on the CPU or unpinned; x, h_prev and c_prev not known to be
+// of other shapes than [batch, input], [batch, units], [batch, units] (a
+// broadcast state is not the cell); the nodes between z and h may have no
 // other consumers and must not be preserved; their control inputs pass to
 // the fused node. Nodes left
 // without consumers (the old weights, their Enters) go in pruning.
@@ -240,6 +242,38 @@ bool MatchCell(const GraphView& view, const OptimizerOptions& options, int split
       options.preserve.contains(view.node(m.h).name())) {
     return false;
   }
+  // Shapes known to differ from [batch, input] and [batch, units] (a
+  // state broadcast by the Mul, a batch broadcast by the Add) are not the
+  // cell; unknown ones are taken.
+  auto known = [&](int node, int pos, int64_t cols) {
+    auto it = options.shapes.find(view.input(node, pos).node);
+    const int index = view.input(node, pos).index;
+    if (it == options.shapes.end() || index >= static_cast<int>(it->second.size())) return true;
+    const PartialShape& shape = it->second[index];
+    if (shape.unknown_rank()) return true;
+    return shape.rank() == 2 && (shape.dim(1) < 0 || shape.dim(1) == cols);
+  };
+  if (!known(m.matmul_x, 0, m.input) || !known(m.matmul_h, 0, m.units) ||
+      !known(m.mul_f, m.c_prev_pos, m.units)) {
+    return false;
+  }
+  auto batch = [&](int node, int pos) -> int64_t {
+    auto it = options.shapes.find(view.input(node, pos).node);
+    const int index = view.input(node, pos).index;
+    if (it == options.shapes.end() || index >= static_cast<int>(it->second.size()) ||
+        it->second[index].unknown_rank()) {
+      return -1;
+    }
+    return it->second[index].dim(0);
+  };
+  int64_t rows = -1;
+  for (const auto& [node, pos] : {std::pair<int, int>{m.matmul_x, 0}, {m.matmul_h, 0},
+                                  {m.mul_f, m.c_prev_pos}}) {
+    const int64_t b = batch(node, pos);
+    if (b < 0) continue;
+    if (rows >= 0 && b != rows) return false;
+    rows = b;
+  }
   *cell = m;
   return true;
 }
@@ -290,8 +324,10 @@ absl::Status FuseLstmCells(GraphDef* graph, const OptimizerOptions& options,
                            OptimizationReport::Pass* report) {
   GR_ASSIGN_OR_RETURN(GraphView view, GraphView::Create(graph));
   std::vector<NodeDef> added;
-  const int num_nodes = view.num_nodes();
-  for (int split = 0; split < num_nodes; ++split) {
+  // In topological order: a cell's new state is redirected to its fused
+  // node before a later cell reading it is fused (and copies its inputs).
+  GR_ASSIGN_OR_RETURN(const std::vector<int> order, view.TopologicalOrder());
+  for (int split : order) {
     Cell m;
     if (!MatchCell(view, options, split, &m)) continue;
     const int64_t in = m.input, units = m.units;
