@@ -4,6 +4,7 @@
 // ones without a GPU kernel on the CPU), matches TensorFlow's outputs.
 // Skips, saying why, where no GPU is visible.
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <random>
@@ -12,42 +13,17 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "graph/graph_io.h"
 #include "graph/npy.h"
 #include "gtest/gtest.h"
-#include "runtime/gpu/cuda_probe.h"
-#include "runtime/gpu/gpu_device.h"
-#include "runtime/gpu/gpu_platform.h"
 #include "runtime/session.h"
+#include "tests/gpu_test_util.h"
 
 namespace graphrun {
 namespace {
 
-// Skips the test unless GPU 0 can be used.
-#define REQUIRE_GPU()                                                          \
-  do {                                                                         \
-    const GpuInventory inventory = QueryGpus();                                \
-    if (inventory.gpus.empty()) {                                              \
-      GTEST_SKIP() << "no GPU visible (" << inventory.why_none                 \
-                   << "): the GPU consistency checks run on a GPU machine "    \
-                      "(tools/gpu_check.sh)";                                  \
-    }                                                                          \
-  } while (0)
-
-SessionOptions WithGpu(bool soft) {
-  SessionOptions options;
-  options.allow_soft_placement = soft;
-  options.optimize = SessionOptions::Optimize::kNone;
-  absl::StatusOr<std::unique_ptr<GpuPlatform>> platform = NewCudaPlatform(0);
-  EXPECT_TRUE(platform.ok()) << platform.status();
-  if (platform.ok()) {
-    GpuDeviceOptions o;
-    o.memory_limit = int64_t{2} << 30;
-    options.make_gpu_devices =
-        GpuDevicesOn({std::shared_ptr<GpuPlatform>(*std::move(platform))}, o);
-  }
-  return options;
-}
+using testing::WithGpu;
 
 Tensor Random(const TensorShape& shape, float lo, float hi, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -59,23 +35,57 @@ Tensor Random(const TensorShape& shape, float lo, float hi, uint32_t seed) {
 
 struct Case {
   std::string op;
-  std::vector<TensorShape> inputs;
+  std::vector<TensorShape> inputs;  // float placeholders, fed random values
   float lo = -2, hi = 2;
   std::string attrs;  // extra NodeDef attrs, text format
   double tol = 1e-5;
+  // Constant inputs (int32/int64 axes, shapes, indices), by input slot; the
+  // float inputs fill the other slots in order.
+  std::map<int, Tensor> consts;
+  std::string type_attr = "T";  // the float type attr ("" for none)
+  int outputs = 1;              // outputs compared
 };
+
+// A Const node's value attr in text format (int32 / int64 tensors).
+std::string TensorText(const Tensor& t) {
+  std::string text = absl::StrCat("tensor { dtype: ", t.dtype() == DT_INT64 ? "DT_INT64" : "DT_INT32",
+                                  " tensor_shape {");
+  for (int d = 0; d < t.dims(); ++d) absl::StrAppend(&text, " dim { size: ", t.dim_size(d), " }");
+  absl::StrAppend(&text, " }");
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    if (t.dtype() == DT_INT64) {
+      absl::StrAppend(&text, " int64_val: ", t.flat<int64_t>()[i]);
+    } else {
+      absl::StrAppend(&text, " int_val: ", t.flat<int32_t>()[i]);
+    }
+  }
+  return text + " }";
+}
 
 GraphDef OneOp(const Case& c, const std::string& device) {
   std::string text;
   std::string inputs;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    absl::StrAppend(&text, "node { name: 'in", i,
-                    "' op: 'Placeholder' device: '/device:CPU:0' attr { key: 'dtype' value { "
-                    "type: DT_FLOAT } } }\n");
+  const int slots = static_cast<int>(c.inputs.size() + c.consts.size());
+  for (int i = 0; i < slots; ++i) {
+    auto constant = c.consts.find(i);
+    if (constant != c.consts.end()) {
+      absl::StrAppend(&text, "node { name: 'in", i, "' op: 'Const' device: '/device:CPU:0' ",
+                      "attr { key: 'dtype' value { type: ",
+                      constant->second.dtype() == DT_INT64 ? "DT_INT64" : "DT_INT32",
+                      " } } attr { key: 'value' value { ", TensorText(constant->second),
+                      " } } }\n");
+    } else {
+      absl::StrAppend(&text, "node { name: 'in", i,
+                      "' op: 'Placeholder' device: '/device:CPU:0' attr { key: 'dtype' value { "
+                      "type: DT_FLOAT } } }\n");
+    }
     absl::StrAppend(&inputs, " input: 'in", i, "'");
   }
-  absl::StrAppend(&text, "node { name: 'op' op: '", c.op, "'", inputs, " device: '", device,
-                  "' attr { key: 'T' value { type: DT_FLOAT } } ", c.attrs, " }\n");
+  absl::StrAppend(&text, "node { name: 'op' op: '", c.op, "'", inputs, " device: '", device, "' ");
+  if (!c.type_attr.empty()) {
+    absl::StrAppend(&text, "attr { key: '", c.type_attr, "' value { type: DT_FLOAT } } ");
+  }
+  absl::StrAppend(&text, c.attrs, " }\n");
   for (char& ch : text) {
     if (ch == '\'') ch = '"';
   }
@@ -84,22 +94,166 @@ GraphDef OneOp(const Case& c, const std::string& device) {
   return *g;
 }
 
-absl::StatusOr<Tensor> RunOn(const Case& c, const std::string& device,
-                             const std::vector<Tensor>& inputs) {
+absl::StatusOr<std::vector<Tensor>> RunOn(const Case& c, const std::string& device,
+                                          const std::vector<Tensor>& inputs) {
   SessionOptions options = device == "/device:GPU:0" ? WithGpu(false) : SessionOptions();
   options.optimize = SessionOptions::Optimize::kNone;
   absl::StatusOr<std::unique_ptr<Session>> s = Session::Create(OneOp(c, device), options);
   if (!s.ok()) return s.status();
   std::vector<std::pair<std::string, Tensor>> feeds;
-  for (size_t i = 0; i < inputs.size(); ++i) feeds.push_back({absl::StrCat("in", i), inputs[i]});
+  int next = 0;
+  for (int i = 0; i < static_cast<int>(c.inputs.size() + c.consts.size()); ++i) {
+    if (c.consts.count(i) == 0) feeds.push_back({absl::StrCat("in", i), inputs[next++]});
+  }
+  std::vector<std::string> fetches;
+  for (int i = 0; i < c.outputs; ++i) fetches.push_back(absl::StrCat("op:", i));
   std::vector<Tensor> out;
-  absl::Status status = (*s)->Run(feeds, {"op"}, {}, &out);
+  absl::Status status = (*s)->Run(feeds, fetches, {}, &out);
   if (!status.ok()) return status;
-  return out[0];
+  return out;
+}
+
+Tensor I32(const std::vector<int32_t>& v, std::vector<int64_t> dims = {}) {
+  if (dims.empty() && v.size() != 1) dims = {static_cast<int64_t>(v.size())};
+  return Tensor::FromVector<int32_t>(v, *TensorShape::FromDims(dims));
+}
+Tensor I32Scalar(int32_t v) { return Tensor::Scalar<int32_t>(v); }
+
+// The array, reduction and nn kernels: each with its int arguments as
+// constants (in host memory on the GPU), and the layouts and paddings where
+// the GPU kernels take different paths.
+void AddArrayAndNnCases(std::vector<Case>* cases) {
+  const TensorShape t3({4, 5, 6}), img({2, 9, 10, 3}), img_nchw({2, 3, 9, 10});
+  auto add = [&](Case c) { cases->push_back(std::move(c)); };
+  {
+    Case c{"Transpose", {t3}};
+    c.consts[1] = I32({2, 0, 1});
+    add(c);
+    c.consts[1] = I32({1, 0, 2});
+    add(c);
+  }
+  {
+    Case c{"Slice", {t3}};
+    c.consts[1] = I32({1, 0, 2});
+    c.consts[2] = I32({2, -1, 3});
+    c.attrs = "attr { key: 'Index' value { type: DT_INT32 } }";
+    add(c);
+  }
+  {
+    Case c{"StridedSlice", {t3}};
+    c.consts[1] = I32({-1, 4, 0});
+    c.consts[2] = I32({0, 0, 6});
+    c.consts[3] = I32({-1, -2, 2});
+    c.attrs = "attr { key: 'Index' value { type: DT_INT32 } } attr { key: 'shrink_axis_mask' "
+              "value { i: 0 } } attr { key: 'begin_mask' value { i: 0 } } attr { key: "
+              "'end_mask' value { i: 0 } } attr { key: 'ellipsis_mask' value { i: 0 } } attr { "
+              "key: 'new_axis_mask' value { i: 0 } }";
+    add(c);
+  }
+  {
+    Case c{"ConcatV2", {t3, TensorShape({4, 2, 6}), TensorShape({4, 0, 6})}};
+    c.consts[3] = I32Scalar(1);
+    c.attrs = "attr { key: 'N' value { i: 3 } } attr { key: 'Tidx' value { type: DT_INT32 } }";
+    add(c);
+  }
+  {
+    Case c{"Pack", {t3, t3}};
+    c.attrs = "attr { key: 'N' value { i: 2 } } attr { key: 'axis' value { i: -1 } }";
+    add(c);
+  }
+  {
+    Case c{"Pad", {t3}};
+    c.consts[1] = I32({1, 0, 2, 3, 0, 1}, {3, 2});
+    c.attrs = "attr { key: 'Tpaddings' value { type: DT_INT32 } }";
+    add(c);
+  }
+  {
+    Case c{"GatherV2", {t3}};
+    c.type_attr = "Tparams";
+    c.consts[1] = Tensor::FromVector<int64_t>({4, 0, 2, 2, 1, 3}, *TensorShape::FromDims({2, 3}));
+    c.consts[2] = I32Scalar(1);
+    c.attrs = "attr { key: 'Tindices' value { type: DT_INT64 } } attr { key: 'Taxis' value { "
+              "type: DT_INT32 } } attr { key: 'batch_dims' value { i: 0 } }";
+    add(c);
+  }
+  for (const char* op : {"Sum", "Mean", "Max", "Min", "Prod"}) {
+    for (const std::vector<int32_t>& axes :
+         std::vector<std::vector<int32_t>>{{2}, {0}, {0, 2}, {-1, 0, 1}}) {
+      Case c{op, {t3}};
+      if (std::string(op) == "Prod") {
+        c.lo = 0.8f;
+        c.hi = 1.2f;
+      }
+      c.consts[1] = I32(axes, {static_cast<int64_t>(axes.size())});
+      c.attrs = "attr { key: 'Tidx' value { type: DT_INT32 } } attr { key: 'keep_dims' value { "
+                "b: true } }";
+      add(c);
+    }
+  }
+  {
+    Case c{"Reshape", {t3}};
+    c.consts[1] = I32({5, -1});
+    c.attrs = "attr { key: 'Tshape' value { type: DT_INT32 } }";
+    add(c);
+    Case shape{"Shape", {t3}};
+    shape.attrs = "attr { key: 'out_type' value { type: DT_INT32 } }";
+    add(shape);
+  }
+  auto conv = [&](const char* op, TensorShape filter, const char* padding, int stride) {
+    Case c{op, {img, filter}};
+    c.lo = -1;
+    c.hi = 1;
+    c.tol = 1e-4;  // float arithmetic: TF32 is off (gpu_test_util.h)
+    c.attrs = absl::StrCat("attr { key: 'padding' value { s: '", padding,
+                           "' } } attr { key: 'strides' value { list { i: 1 i: ", stride,
+                           " i: ", stride, " i: 1 } } }");
+    return c;
+  };
+  add(conv("Conv2D", TensorShape({3, 3, 3, 8}), "SAME", 1));
+  add(conv("Conv2D", TensorShape({3, 3, 3, 8}), "SAME", 2));  // padded copy
+  add(conv("Conv2D", TensorShape({1, 1, 3, 16}), "VALID", 1));
+  add(conv("DepthwiseConv2dNative", TensorShape({3, 3, 3, 2}), "SAME", 2));
+  {
+    Case c = conv("Conv2D", TensorShape({3, 3, 3, 4}), "SAME", 1);
+    c.inputs[0] = img_nchw;
+    c.attrs = "attr { key: 'padding' value { s: 'SAME' } } attr { key: 'strides' value { list { "
+              "i: 1 i: 1 i: 2 i: 2 } } } attr { key: 'data_format' value { s: 'NCHW' } }";
+    add(c);
+  }
+  {
+    Case c = conv("_FusedConv2D", TensorShape({3, 3, 3, 8}), "SAME", 1);
+    c.inputs.push_back(TensorShape({8}));
+    c.attrs += " attr { key: 'num_args' value { i: 1 } } attr { key: 'fused_ops' value { list { "
+               "s: 'BiasAdd' s: 'Relu' } } } attr { key: 'epsilon' value { f: 0.0001 } }";
+    add(c);
+  }
+  for (const char* op : {"MaxPool", "AvgPool"}) {
+    for (const char* padding : {"SAME", "VALID"}) {
+      Case c{op, {img}};
+      c.attrs = absl::StrFormat(
+          "attr { key: 'ksize' value { list { i: 1 i: 3 i: 3 i: 1 } } } attr { key: 'strides' "
+          "value { list { i: 1 i: 2 i: 2 i: 1 } } } attr { key: 'padding' value { s: '%s' } }",
+          padding);
+      add(c);
+    }
+  }
+  for (bool training : {false, true}) {
+    Case c{"FusedBatchNormV3",
+           {img, TensorShape({3}), TensorShape({3}), TensorShape({3}), TensorShape({3})}};
+    c.lo = 0.5f;  // variances must be positive
+    c.hi = 2;
+    c.tol = 1e-4;
+    c.outputs = 3;  // y, batch mean, batch variance
+    c.attrs = absl::StrFormat(
+        "attr { key: 'U' value { type: DT_FLOAT } } attr { key: 'epsilon' value { f: 0.001 } } "
+        "attr { key: 'is_training' value { b: %s } }",
+        training ? "true" : "false");
+    add(c);
+  }
 }
 
 TEST(GpuConsistencyTest, EveryGpuKernelAgreesWithTheCpu) {
-  REQUIRE_GPU();
+  GR_REQUIRE_GPU();
   const TensorShape m({33, 70}), v({70}), scalar({});
   std::vector<Case> cases = {
       {"MatMul", {TensorShape({64, 96}), TensorShape({96, 80})}, -1, 1,
@@ -141,6 +295,8 @@ TEST(GpuConsistencyTest, EveryGpuKernelAgreesWithTheCpu) {
   pow.hi = 2;
   cases.push_back(pow);
 
+  AddArrayAndNnCases(&cases);
+
   uint32_t seed = 1;
   for (Case& c : cases) {
     // Keep the ops' attrs in TensorFlow's spelling.
@@ -150,17 +306,29 @@ TEST(GpuConsistencyTest, EveryGpuKernelAgreesWithTheCpu) {
     std::vector<Tensor> inputs;
     for (const TensorShape& s : c.inputs) inputs.push_back(Random(s, c.lo, c.hi, seed++));
     if (c.op == "RealDiv") inputs[1] = Random(c.inputs[1], 0.5f, 2, seed++);
-    absl::StatusOr<Tensor> cpu = RunOn(c, "/device:CPU:0", inputs);
-    absl::StatusOr<Tensor> gpu = RunOn(c, "/device:GPU:0", inputs);
-    ASSERT_TRUE(cpu.ok()) << c.op << ": " << cpu.status();
-    ASSERT_TRUE(gpu.ok()) << c.op << ": " << gpu.status();
-    ASSERT_EQ(cpu->shape(), gpu->shape()) << c.op;
-    double worst = 0;
-    for (int64_t i = 0; i < cpu->NumElements(); ++i) {
-      const double a = cpu->flat<float>()[i], b = gpu->flat<float>()[i];
-      worst = std::max(worst, std::fabs(a - b) / std::max(1.0, std::fabs(a)));
+    absl::StatusOr<std::vector<Tensor>> cpu = RunOn(c, "/device:CPU:0", inputs);
+    absl::StatusOr<std::vector<Tensor>> gpu = RunOn(c, "/device:GPU:0", inputs);
+    const std::string what = absl::StrCat(c.op, " ", c.inputs.empty() ? "" : c.inputs[0].DebugString(),
+                                          " ", c.attrs);
+    ASSERT_TRUE(cpu.ok()) << what << ": " << cpu.status();
+    ASSERT_TRUE(gpu.ok()) << what << ": " << gpu.status();
+    for (int k = 0; k < c.outputs; ++k) {
+      const Tensor& a = (*cpu)[k];
+      const Tensor& b = (*gpu)[k];
+      ASSERT_EQ(a.shape(), b.shape()) << what << " output " << k;
+      ASSERT_EQ(a.dtype(), b.dtype()) << what << " output " << k;
+      if (a.dtype() != DT_FLOAT) {
+        EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.TotalBytes()), 0) << what;
+        continue;
+      }
+      double worst = 0;
+      for (int64_t i = 0; i < a.NumElements(); ++i) {
+        const double x = a.flat<float>()[i], y = b.flat<float>()[i];
+        if (std::isinf(x) && x == y) continue;
+        worst = std::max(worst, std::fabs(x - y) / std::max(1.0, std::fabs(x)));
+      }
+      EXPECT_LE(worst, c.tol) << what << " output " << k;
     }
-    EXPECT_LE(worst, c.tol) << c.op << " " << c.inputs[0].DebugString();
   }
 }
 
@@ -198,7 +366,7 @@ void ExpectMatchesTensorFlowOnGpu(const std::string& name, const std::string& fe
 }
 
 TEST(GpuConsistencyTest, TensorFlowsModelsOnTheGpuMatchTensorFlow) {
-  REQUIRE_GPU();
+  GR_REQUIRE_GPU();
   ExpectMatchesTensorFlowOnGpu("mlp", "x", "probs", 2e-3);  // TF32 GEMMs
   ExpectMatchesTensorFlowOnGpu("mlp", "x", "probs", 2e-3, /*optimize=*/true);
   ExpectMatchesTensorFlowOnGpu("cnn", "images", "log_probs", 5e-3);

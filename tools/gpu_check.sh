@@ -31,6 +31,7 @@ TESTS=(
   //kernels/gpu:broadcast_test
   //tests:gpu_session_fake_test
   //tests:gpu_consistency_test
+  //tests:gpu_models_test
 )
 BENCH=//bench:gpu_benchmark
 PACK_DIR=gpu_check/pack
@@ -56,7 +57,8 @@ pack() {
   echo "== building" >&2
   ./bazelw build "${TESTS[@]}" "$BENCH" //tools:graphrun >&2
   rm -rf "$PACK_DIR" "$ARCHIVE"
-  mkdir -p "$PACK_DIR/bin" "$PACK_DIR/lib" "$PACK_DIR/root/tests/fixtures" "$PACK_DIR/root/examples"
+  mkdir -p "$PACK_DIR/bin" "$PACK_DIR/lib" "$PACK_DIR/root/tests/fixtures/models" \
+    "$PACK_DIR/root/examples"
   local b
   for label in "${TESTS[@]}" "$BENCH" //tools:graphrun; do
     b="$(bin_path "$label")"
@@ -67,6 +69,9 @@ pack() {
     done
   done
   cp tests/fixtures/mlp* tests/fixtures/cnn* "$PACK_DIR/root/tests/fixtures/"
+  # The models' graphs, weight lists and TensorFlow's outputs (not .pbtxt).
+  cp tests/fixtures/models/MANIFEST tests/fixtures/models/*.pb tests/fixtures/models/*.weights \
+    tests/fixtures/models/*.npy "$PACK_DIR/root/tests/fixtures/models/"
   cp examples/mlp.pbtxt examples/mlp_x.npy "$PACK_DIR/root/examples/"
   strip --strip-unneeded "$PACK_DIR"/lib/*.so* 2>/dev/null || true
   printf '%s\n' "${TESTS[@]}" > "$PACK_DIR/tests.txt"

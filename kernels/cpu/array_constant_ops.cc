@@ -387,5 +387,14 @@ OpKernel* NewForwardInputsOp(OpKernelConstruction* c) {
 }
 OpKernel* NewNoOp(OpKernelConstruction* c) { return new array_kernels::NoOp(c); }
 OpKernel* NewHostConstOp(OpKernelConstruction* c) { return new array_kernels::ConstOp(c); }
+OpKernel* NewShapeOp(OpKernelConstruction* c) {
+  if (c->output_types()[0] == DT_INT64) return new array_kernels::ShapeOp<int64_t>(c);
+  return new array_kernels::ShapeOp<int32_t>(c);
+}
+OpKernel* NewSizeOp(OpKernelConstruction* c) {
+  if (c->output_types()[0] == DT_INT64) return new array_kernels::SizeOp<int64_t>(c);
+  return new array_kernels::SizeOp<int32_t>(c);
+}
+OpKernel* NewRankOp(OpKernelConstruction* c) { return new array_kernels::RankOp(c); }
 
 }  // namespace graphrun

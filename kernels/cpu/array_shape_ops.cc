@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/array_movement.h"
+#include "kernels/cpu/forward_ops.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 
@@ -181,4 +182,9 @@ REGISTER_KERNEL(KernelDefBuilder("Squeeze").Device(kDeviceCpu)
 
 }  // namespace
 }  // namespace array_kernels
+
+OpKernel* NewReshapeOp(OpKernelConstruction* c) { return new array_kernels::ReshapeOp(c); }
+OpKernel* NewExpandDimsOp(OpKernelConstruction* c) { return new array_kernels::ExpandDimsOp(c); }
+OpKernel* NewSqueezeOp(OpKernelConstruction* c) { return new array_kernels::SqueezeOp(c); }
+
 }  // namespace graphrun

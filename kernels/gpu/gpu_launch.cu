@@ -11,20 +11,18 @@
 #include <utility>
 #include <type_traits>
 
+#include "kernels/gpu/cuda_util.h"
 #include "kernels/gpu/gpu_launch.h"
 
 namespace graphrun {
 namespace gpu {
 namespace {
 
-std::string CudaError(cudaError_t err) {
-  return std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
-}
-
-absl::Status FromCuda(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return absl::OkStatus();
-  return absl::InternalError(std::string(what) + ": " + CudaError(err));
-}
+using cuda_util::Blocks;
+using cuda_util::FromCuda;
+using cuda_util::kRowThreads;
+using cuda_util::Launched;
+using cuda_util::UseStreamDevice;
 
 absl::Status FromCublas(cublasStatus_t s, const char* what) {
   if (s == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
@@ -35,15 +33,6 @@ absl::Status FromCublas(cublasStatus_t s, const char* what) {
     return absl::InvalidArgumentError(message);
   }
   return absl::InternalError(message);
-}
-
-// Makes the stream's GPU current on this thread: executor threads run
-// kernels of several GPUs.
-absl::Status UseStreamDevice(cudaStream_t stream) {
-  int device = 0;
-  cudaError_t err = cudaStreamGetDevice(stream, &device);
-  if (err == cudaSuccess) err = cudaSetDevice(device);
-  return FromCuda(err, "selecting the stream's GPU");
 }
 
 // One cuBLAS handle per (GPU, stream), made on first use, kept for the
@@ -72,13 +61,6 @@ absl::Status HandleFor(cudaStream_t stream, cublasHandle_t* handle) {
   *handle = h;
   return absl::OkStatus();
 }
-
-int Blocks(int64_t n, int threads) {
-  const int64_t b = (n + threads - 1) / threads;
-  return static_cast<int>(b < 1 ? 1 : (b > 65535 * 8 ? 65535 * 8 : b));
-}
-
-absl::Status Launched(const char* what) { return FromCuda(cudaGetLastError(), what); }
 
 // ------------------------------------------------------------ elementwise
 
@@ -167,48 +149,20 @@ __global__ void BiasActivationKernel(const float* in, const float* bias, float* 
   }
 }
 
-// One block per row: the row's max, then the sum of exponentials, each a
-// block reduction in shared memory.
-constexpr int kRowThreads = 256;
-
-__device__ float BlockReduce(float v, float* shared, bool max) {
-  shared[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) {
-      const float o = shared[threadIdx.x + s];
-      shared[threadIdx.x] = max ? fmaxf(shared[threadIdx.x], o) : shared[threadIdx.x] + o;
-    }
-    __syncthreads();
-  }
-  const float r = shared[0];
-  __syncthreads();
-  return r;
-}
-
 __global__ void SoftmaxKernel(const float* in, float* out, int64_t cols, bool log) {
   __shared__ float shared[kRowThreads];
   const float* row = in + blockIdx.x * cols;
   float* dst = out + blockIdx.x * cols;
   float m = -INFINITY;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, row[c]);
-  m = BlockReduce(m, shared, /*max=*/true);
+  m = cuda_util::BlockReduce(m, shared, cuda_util::MaxOp());
   float sum = 0.0f;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) sum += expf(row[c] - m);
-  sum = BlockReduce(sum, shared, /*max=*/false);
+  sum = cuda_util::BlockReduce(sum, shared, cuda_util::SumOp());
   const float log_sum = logf(sum);
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
     dst[c] = log ? row[c] - m - log_sum : expf(row[c] - m) / sum;
   }
-}
-
-__global__ void ReduceRowsKernel(const float* in, float* out, int64_t cols, bool mean) {
-  __shared__ float shared[kRowThreads];
-  const float* row = in + blockIdx.x * cols;
-  float sum = 0.0f;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) sum += row[c];
-  sum = BlockReduce(sum, shared, /*max=*/false);
-  if (threadIdx.x == 0) out[blockIdx.x] = mean && cols > 0 ? sum / cols : sum;
 }
 
 template <typename From, typename To>
@@ -411,17 +365,6 @@ absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, in
   if (rows > 2147483647) return absl::InvalidArgumentError("Softmax: too many rows");
   SoftmaxKernel<<<static_cast<unsigned>(rows), kRowThreads, 0, s>>>(in, out, cols, log);
   return Launched("Softmax");
-}
-
-absl::Status ReduceRows(void* stream, const float* in, float* out, int64_t rows, int64_t cols,
-                        bool mean) {
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  absl::Status status = UseStreamDevice(s);
-  if (!status.ok()) return status;
-  if (rows == 0) return absl::OkStatus();
-  if (rows > 2147483647) return absl::InvalidArgumentError("a reduction over too many rows");
-  ReduceRowsKernel<<<static_cast<unsigned>(rows), kRowThreads, 0, s>>>(in, out, cols, mean);
-  return Launched("a row reduction");
 }
 
 absl::Status Zero(void* stream, void* ptr, int64_t bytes) {

@@ -12,8 +12,10 @@
 #define GRAPHRUN_KERNELS_GPU_GPU_LAUNCH_H_
 
 #include <cstdint>
+#include <functional>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace graphrun {
 namespace gpu {
@@ -66,16 +68,106 @@ absl::Status BiasActivation(void* stream, float* x, const float* bias, int64_t r
 absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, int64_t cols,
                      bool log);
 
-// Sum (or mean) over the last dim of [rows, cols] into out[rows], float.
-absl::Status ReduceRows(void* stream, const float* in, float* out, int64_t rows, int64_t cols,
-                        bool mean);
-
 // `bytes` zero bytes at `ptr`.
 absl::Status Zero(void* stream, void* ptr, int64_t bytes);
 
 // float <-> half / bfloat16 (round to nearest even), and the same type.
 absl::Status Cast(void* stream, ElementType from, ElementType to, const void* in, void* out,
                   int64_t n);
+
+// ------------------------------------------------------ data movement
+// The launchers below move elements of 1, 2, 4 or 8 bytes bitwise, so one
+// kernel serves every dtype of that size (array_launch.cu).
+
+inline constexpr int kMaxCopyDims = 8;
+// For every index (i_0, ..., i_rank-1) below dims:
+//   dst[dst_offset + sum i_d * dst_strides[d]] =
+//       src[src_offset + sum i_d * src_strides[d]]
+// Strides and offsets in elements; source strides may be negative or 0.
+// rank 0 copies one element. Made by array_plans.h.
+struct StridedCopyPlan {
+  int rank = 0;
+  int64_t dims[kMaxCopyDims] = {};
+  int64_t src_strides[kMaxCopyDims] = {};
+  int64_t dst_strides[kMaxCopyDims] = {};
+  int64_t src_offset = 0;
+  int64_t dst_offset = 0;
+};
+absl::Status StridedCopy(void* stream, int element_bytes, const void* src, void* dst,
+                         const StridedCopyPlan& plan);
+
+// n elements of `element_bytes` each set to the low bytes of `bits`.
+absl::Status Fill(void* stream, int element_bytes, uint64_t bits, void* dst, int64_t n);
+
+// `bytes` bytes from src to dst, both device memory, on the stream.
+absl::Status CopyOnDevice(void* stream, const void* src, void* dst, int64_t bytes);
+
+// out[o, j, k] = params[o, indices[j], k] for params [outer, limit, inner];
+// an index outside [0, limit) gives zeros (TensorFlow's GPU Gather).
+enum class IndexType { kInt32, kInt64 };
+absl::Status Gather(void* stream, int element_bytes, const void* params, IndexType index_type,
+                    const void* indices, void* out, int64_t outer, int64_t limit,
+                    int64_t num_indices, int64_t inner);
+
+// out[o, k] = reduce over j of in[o, j, k], float. An empty reduction gives
+// the op's identity (sum 0, prod 1, max -inf, min +inf; mean NaN); a NaN
+// in a max or min gives NaN, as on CPU.
+enum class ReduceOp { kSum, kMean, kMax, kMin, kProd };
+absl::Status Reduce(void* stream, ReduceOp op, const float* in, float* out, int64_t outer,
+                    int64_t r, int64_t inner);
+
+// ------------------------------------------------------------ nn
+
+// 2-D max or average pooling of float NHWC (or NCHW) input, any padding:
+// windows start at -pad_top / -pad_left, and the average counts only the
+// elements inside the input (TensorFlow's AvgPool).
+struct PoolGeometry {
+  bool nchw = false;
+  int64_t n = 0, h = 0, w = 0, c = 0;
+  int64_t window_h = 1, window_w = 1, stride_h = 1, stride_w = 1;
+  int64_t pad_top = 0, pad_left = 0;
+  int64_t out_h = 0, out_w = 0;
+};
+absl::Status Pool(void* stream, bool max, const float* in, float* out, const PoolGeometry& g);
+
+// Batch normalization of float x seen as [outer, channels, inner] (NHWC:
+// inner 1; NCHW: outer N, inner H*W).
+struct BatchNormView {
+  int64_t outer = 0, channels = 0, inner = 1;
+};
+// y = (x - mean) * rsqrt(variance + epsilon) * scale + offset; y may be x.
+absl::Status BatchNormInference(void* stream, const float* x, const float* scale,
+                                const float* offset, const float* mean, const float* variance,
+                                float epsilon, float* y, const BatchNormView& v);
+// The batch's mean and biased variance into saved_mean / saved_variance, y
+// normalized with them, and batch_mean / batch_variance: the mean and the
+// unbiased variance, blended into old_mean / old_variance by
+// (1 - factor, factor) when factor != 1 (old_* may be null when it is 1).
+absl::Status BatchNormTraining(void* stream, const float* x, const float* scale,
+                               const float* offset, const float* old_mean,
+                               const float* old_variance, float epsilon, float factor, float* y,
+                               float* batch_mean, float* batch_variance, float* saved_mean,
+                               float* saved_variance, const BatchNormView& v);
+
+// A 2-D convolution as cuDNN runs it (cudnn_launch.cu): float input
+// [n, c, h, w] in NHWC or NCHW order, the filter [out_c, kh, kw, c/groups]
+// (NHWC) or [out_c, c/groups, kh, kw] (NCHW), symmetric zero padding
+// pad_h / pad_w, output [n, out_c, out_h, out_w] in the input's order.
+// `groups` = c for a depthwise convolution. Made by array_plans.h, which
+// also says how TensorFlow's asymmetric padding is brought to this.
+struct ConvGeometry {
+  bool nchw = false;
+  int64_t n = 0, h = 0, w = 0, c = 0;
+  int64_t out_c = 0, kh = 1, kw = 1, groups = 1;
+  int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t out_h = 0, out_w = 0;
+};
+// `workspace(bytes)` gives device scratch for cuDNN's algorithm (valid
+// until the work on the stream is done, as a kernel's temp tensor is).
+using WorkspaceFn = std::function<absl::StatusOr<void*>(int64_t bytes)>;
+absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const float* filter,
+                    float* out, const WorkspaceFn& workspace);
 
 }  // namespace gpu
 }  // namespace graphrun

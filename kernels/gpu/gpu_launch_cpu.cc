@@ -26,9 +26,34 @@ absl::Status BiasActivation(void*, float*, const float*, int64_t, int64_t, Activ
   return NoCuda();
 }
 absl::Status Softmax(void*, const float*, float*, int64_t, int64_t, bool) { return NoCuda(); }
-absl::Status ReduceRows(void*, const float*, float*, int64_t, int64_t, bool) { return NoCuda(); }
 absl::Status Zero(void*, void*, int64_t) { return NoCuda(); }
 absl::Status Cast(void*, ElementType, ElementType, const void*, void*, int64_t) {
+  return NoCuda();
+}
+absl::Status StridedCopy(void*, int, const void*, void*, const StridedCopyPlan&) {
+  return NoCuda();
+}
+absl::Status Fill(void*, int, uint64_t, void*, int64_t) { return NoCuda(); }
+absl::Status CopyOnDevice(void*, const void*, void*, int64_t) { return NoCuda(); }
+absl::Status Gather(void*, int, const void*, IndexType, const void*, void*, int64_t, int64_t,
+                    int64_t, int64_t) {
+  return NoCuda();
+}
+absl::Status Reduce(void*, ReduceOp, const float*, float*, int64_t, int64_t, int64_t) {
+  return NoCuda();
+}
+absl::Status Pool(void*, bool, const float*, float*, const PoolGeometry&) { return NoCuda(); }
+absl::Status BatchNormInference(void*, const float*, const float*, const float*, const float*,
+                                const float*, float, float*, const BatchNormView&) {
+  return NoCuda();
+}
+absl::Status BatchNormTraining(void*, const float*, const float*, const float*, const float*,
+                               const float*, float, float, float*, float*, float*, float*, float*,
+                               const BatchNormView&) {
+  return NoCuda();
+}
+absl::Status Conv2D(void*, const ConvGeometry&, const float*, const float*, float*,
+                    const WorkspaceFn&) {
   return NoCuda();
 }
 

@@ -10,44 +10,18 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
-#include "kernels/cpu/bias_activation.h"
 #include "kernels/device_context.h"
 #include "kernels/gpu/broadcast.h"
+#include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/gpu_launch.h"
 #include "kernels/kernel_registry.h"
 
 namespace graphrun {
 namespace {
 
-// The device's compute stream; an error on a device without one (the
-// legacy default stream would not be ordered with the copy streams).
-absl::StatusOr<void*> Stream(OpKernelContext* ctx) {
-  DeviceContext* dc = ctx->device()->device_context();
-  if (dc == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(ctx->device()->name(), " has no device context (no stream) for a GPU kernel"));
-  }
-  return dc->compute_stream();
-}
-
-absl::StatusOr<gpu::ElementType> ElementTypeOf(DataType t) {
-  switch (t) {
-    case DT_FLOAT:
-      return gpu::ElementType::kFloat;
-    case DT_HALF:
-      return gpu::ElementType::kHalf;
-    case DT_BFLOAT16:
-      return gpu::ElementType::kBfloat16;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("no GPU kernel for ", DataTypeString(t)));
-  }
-}
-
-class GpuKernel : public OpKernel {
- public:
-  explicit GpuKernel(OpKernelConstruction* c) : OpKernel(c) { set_expensive(false); }
-};
+using gpu::ElementTypeOf;
+using gpu::GpuKernel;
+using gpu::Stream;
 
 // MatMul and BatchMatMul(V2): cuBLAS, float on TF32 tensor cores, half and
 // bfloat16 on tensor cores with float accumulation.
@@ -109,21 +83,12 @@ class MatMulOp : public GpuKernel {
 class FusedMatMulOp : public MatMulOp {
  public:
   explicit FusedMatMulOp(OpKernelConstruction* c) : MatMulOp(c) {
-    absl::StatusOr<cpu::BiasActivation> epilogue = cpu::BiasActivation::FromAttrs(c);
+    absl::StatusOr<gpu::Epilogue> epilogue = gpu::EpilogueFromAttrs(c);
     if (!epilogue.ok()) {
       c->SetStatus(epilogue.status());
       return;
     }
-    alpha_ = epilogue->leakyrelu_alpha;
-    switch (epilogue->activation) {
-      case cpu::FusedActivation::kNone: act_ = gpu::Activation::kNone; break;
-      case cpu::FusedActivation::kRelu: act_ = gpu::Activation::kRelu; break;
-      case cpu::FusedActivation::kRelu6: act_ = gpu::Activation::kRelu6; break;
-      case cpu::FusedActivation::kElu: act_ = gpu::Activation::kElu; break;
-      case cpu::FusedActivation::kLeakyRelu: act_ = gpu::Activation::kLeakyRelu; break;
-      case cpu::FusedActivation::kTanh: act_ = gpu::Activation::kTanh; break;
-      case cpu::FusedActivation::kSigmoid: act_ = gpu::Activation::kSigmoid; break;
-    }
+    epilogue_ = *epilogue;
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -138,12 +103,12 @@ class FusedMatMulOp : public MatMulOp {
                     bias.shape().DebugString())));
     OP_REQUIRES_OK(ctx, gpu::BiasActivation(p.stream, static_cast<float*>(p.out->raw_data()),
                                             static_cast<const float*>(bias.raw_data()),
-                                            p.shape.m, p.shape.n, act_, alpha_));
+                                            p.shape.m, p.shape.n, epilogue_.activation,
+                                            epilogue_.leakyrelu_alpha));
   }
 
  private:
-  gpu::Activation act_ = gpu::Activation::kNone;
-  float alpha_ = 0.2f;
+  gpu::Epilogue epilogue_;
 };
 
 template <gpu::UnaryOp kOp>

@@ -37,7 +37,8 @@ def cuda_library(name, cu_srcs, hdrs = [], deps = [], cpu_srcs = [], **kwargs):
             name = obj + "_nvcc",
             srcs = [src] + hdrs,
             outs = [obj],
-            cmd = (cuda_root + "/bin/nvcc -std=c++17 -O3 -Xcompiler -fPIC " +
+            # 2810: nvcc takes `status = f()` for a discarded [[nodiscard]] value.
+            cmd = (cuda_root + "/bin/nvcc -std=c++17 -O3 -Xcompiler -fPIC -diag-suppress 2810 " +
                    " ".join(_GENCODE) +
                    " %s -c $(location %s) -o $@" % (includes, src)),
         )

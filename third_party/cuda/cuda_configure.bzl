@@ -1,7 +1,7 @@
 """Detects the CUDA toolkit and exposes it to the build.
 
 With a toolkit (at $CUDA_PATH, else /usr/local/cuda) the generated repository
-has `cuda_enabled = True` and targets for the headers, cudart and cuBLAS;
+has `cuda_enabled = True` and targets for the headers, cudart, cuBLAS and cuDNN;
 every build compiles the project's .cu files with nvcc and links them. Without
 one, the same targets exist but are empty, `cuda_enabled = False`, and the
 build is CPU only (the build prints a note once when the rule runs).
@@ -50,11 +50,17 @@ def _cuda_configure_impl(ctx):
             '    deps = [":cudart"],',
             ")",
             "",
+            "cc_library(",
+            '    name = "cudnn",',
+            '    linkopts = ["-L%s/lib64", "-Wl,-rpath,%s/lib64", "-lcudnn"],' % (root, root),
+            '    deps = [":cudart"],',
+            ")",
+            "",
             'exports_files(["nvcc"])',
         ]
         print_note = "CUDA toolkit found at %s (%s): CUDA code is compiled and linked." % (root, version)
     else:
-        for name in ["cuda_headers", "cudart", "cublas"]:
+        for name in ["cuda_headers", "cudart", "cublas", "cudnn"]:
             lines += ["cc_library(", '    name = "%s",' % name, ")", ""]
         lines += ['filegroup(name = "nvcc", srcs = [])']
         if disabled:
