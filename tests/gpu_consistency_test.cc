@@ -9,6 +9,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -46,14 +47,19 @@ struct Case {
   int outputs = 1;              // outputs compared
 };
 
-// A Const node's value attr in text format (int32 / int64 tensors).
+const char* TypeName(DataType t) {
+  return t == DT_INT64 ? "DT_INT64" : t == DT_BOOL ? "DT_BOOL" : "DT_INT32";
+}
+
+// A Const node's value attr in text format (int32, int64, bool tensors).
 std::string TensorText(const Tensor& t) {
-  std::string text = absl::StrCat("tensor { dtype: ", t.dtype() == DT_INT64 ? "DT_INT64" : "DT_INT32",
-                                  " tensor_shape {");
+  std::string text = absl::StrCat("tensor { dtype: ", TypeName(t.dtype()), " tensor_shape {");
   for (int d = 0; d < t.dims(); ++d) absl::StrAppend(&text, " dim { size: ", t.dim_size(d), " }");
   absl::StrAppend(&text, " }");
   for (int64_t i = 0; i < t.NumElements(); ++i) {
-    if (t.dtype() == DT_INT64) {
+    if (t.dtype() == DT_BOOL) {
+      absl::StrAppend(&text, " bool_val: ", t.flat<bool>()[i] ? "true" : "false");
+    } else if (t.dtype() == DT_INT64) {
       absl::StrAppend(&text, " int64_val: ", t.flat<int64_t>()[i]);
     } else {
       absl::StrAppend(&text, " int_val: ", t.flat<int32_t>()[i]);
@@ -70,8 +76,7 @@ GraphDef OneOp(const Case& c, const std::string& device) {
     auto constant = c.consts.find(i);
     if (constant != c.consts.end()) {
       absl::StrAppend(&text, "node { name: 'in", i, "' op: 'Const' device: '/device:CPU:0' ",
-                      "attr { key: 'dtype' value { type: ",
-                      constant->second.dtype() == DT_INT64 ? "DT_INT64" : "DT_INT32",
+                      "attr { key: 'dtype' value { type: ", TypeName(constant->second.dtype()),
                       " } } attr { key: 'value' value { ", TensorText(constant->second),
                       " } } }\n");
     } else {
@@ -125,6 +130,60 @@ Tensor I32Scalar(int32_t v) { return Tensor::Scalar<int32_t>(v); }
 void AddArrayAndNnCases(std::vector<Case>* cases) {
   const TensorShape t3({4, 5, 6}), img({2, 9, 10, 3}), img_nchw({2, 3, 9, 10});
   auto add = [&](Case c) { cases->push_back(std::move(c)); };
+  // bool constants for the logical ops and SelectV2.
+  Tensor mask(DT_BOOL, TensorShape({5, 6}));
+  for (int64_t i = 0; i < mask.NumElements(); ++i) mask.flat<bool>()[i] = (i * 7) % 3 == 0;
+  Tensor row(DT_BOOL, TensorShape({6}));
+  for (int64_t i = 0; i < row.NumElements(); ++i) row.flat<bool>()[i] = i % 2 == 0;
+  for (const char* op : {"LogicalAnd", "LogicalOr"}) {
+    Case c{op, {}};
+    c.type_attr = "";
+    c.consts[0] = mask;
+    c.consts[1] = row;
+    add(c);
+  }
+  {
+    Case c{"LogicalNot", {}};
+    c.type_attr = "";
+    c.consts[0] = mask;
+    add(c);
+    Case select{"SelectV2", {TensorShape({4, 1, 6}), TensorShape({1})}};
+    select.consts[0] = mask;
+    add(select);
+    Case addn{"AddN", {t3, t3, t3}};
+    addn.attrs = "attr { key: 'N' value { i: 3 } }";
+    add(addn);
+  }
+  for (const char* to : {"DT_HALF", "DT_BFLOAT16", "DT_INT64", "DT_BOOL", "DT_DOUBLE"}) {
+    Case c{"Cast", {t3}};
+    c.type_attr = "SrcT";
+    c.lo = -300;  // past half's precision, and int truncation of negatives
+    c.hi = 300;
+    c.attrs = absl::StrCat("attr { key: 'DstT' value { type: ", to, " } }");
+    add(c);
+  }
+  {
+    Case c{"Cast", {}};
+    c.type_attr = "";
+    c.consts[0] = I32({3, -7, 0, 65537}, {4});
+    c.attrs = "attr { key: 'SrcT' value { type: DT_INT32 } } attr { key: 'DstT' value { type: "
+              "DT_FLOAT } }";
+    add(c);
+  }
+  for (const auto& [equation, x, y] :
+       std::vector<std::tuple<const char*, TensorShape, TensorShape>>{
+           {"abc,cd->abd", TensorShape({2, 7, 16}), TensorShape({16, 24})},
+           {"aecd,abcd->acbe", TensorShape({2, 9, 4, 8}), TensorShape({2, 7, 4, 8})},
+           {"acbe,aecd->abcd", TensorShape({2, 4, 7, 9}), TensorShape({2, 9, 4, 8})},
+           {"...ij,...jk->...ik", TensorShape({2, 1, 5, 6}), TensorShape({3, 6, 4})}}) {
+    Case c{"Einsum", {x, y}};
+    c.lo = -1;
+    c.hi = 1;
+    c.tol = 1e-4;
+    c.attrs = absl::StrCat("attr { key: 'equation' value { s: '", equation,
+                           "' } } attr { key: 'N' value { i: 2 } }");
+    add(c);
+  }
   {
     Case c{"Transpose", {t3}};
     c.consts[1] = I32({2, 0, 1});
@@ -252,8 +311,8 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
   }
 }
 
-TEST(GpuConsistencyTest, EveryGpuKernelAgreesWithTheCpu) {
-  GR_REQUIRE_GPU();
+// Every case, its inputs drawn.
+std::vector<Case> AllCases() {
   const TensorShape m({33, 70}), v({70}), scalar({});
   std::vector<Case> cases = {
       {"MatMul", {TensorShape({64, 96}), TensorShape({96, 80})}, -1, 1,
@@ -274,8 +333,17 @@ TEST(GpuConsistencyTest, EveryGpuKernelAgreesWithTheCpu) {
       {"LogSoftmax", {m}},
   };
   for (const char* op : {"Neg", "Abs", "Square", "Tanh", "Sigmoid", "Relu", "Relu6", "Elu",
-                         "Softplus", "Exp"}) {
+                         "Softplus", "Exp", "Erf", "Erfc", "Floor", "Ceil", "Round", "Rint", "Sign",
+                         "Expm1", "Sin", "Cos", "Softsign", "Selu"}) {
     cases.push_back({op, {m}});
+  }
+  {
+    Case c{"LeakyRelu", {m}};
+    c.attrs = "attr { key: 'alpha' value { f: 0.3 } }";
+    cases.push_back(c);
+    Case log1p{"Log1p", {m}};
+    log1p.lo = -0.5f;
+    cases.push_back(log1p);
   }
   for (const char* op : {"Sqrt", "Rsqrt", "Log", "Reciprocal"}) {
     Case c{op, {m}};
@@ -284,7 +352,8 @@ TEST(GpuConsistencyTest, EveryGpuKernelAgreesWithTheCpu) {
     cases.push_back(c);
   }
   for (const char* op : {"AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum",
-                         "SquaredDifference"}) {
+                         "SquaredDifference", "FloorDiv", "FloorMod", "DivNoNan", "Less",
+                         "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual"}) {
     cases.push_back({op, {m, m}});
     cases.push_back({op, {m, v}});
     cases.push_back({op, {TensorShape({33, 1}), v}});
@@ -296,27 +365,60 @@ TEST(GpuConsistencyTest, EveryGpuKernelAgreesWithTheCpu) {
   cases.push_back(pow);
 
   AddArrayAndNnCases(&cases);
-
-  uint32_t seed = 1;
   for (Case& c : cases) {
     // Keep the ops' attrs in TensorFlow's spelling.
     for (char& ch : c.attrs) {
       if (ch == '\'') ch = '"';
     }
-    std::vector<Tensor> inputs;
-    for (const TensorShape& s : c.inputs) inputs.push_back(Random(s, c.lo, c.hi, seed++));
-    if (c.op == "RealDiv") inputs[1] = Random(c.inputs[1], 0.5f, 2, seed++);
+  }
+  return cases;
+}
+
+std::vector<Tensor> InputsOf(const Case& c, uint32_t* seed) {
+  std::vector<Tensor> inputs;
+  for (const TensorShape& s : c.inputs) inputs.push_back(Random(s, c.lo, c.hi, (*seed)++));
+  if (c.op == "RealDiv" || c.op == "FloorDiv" || c.op == "FloorMod") {
+    inputs[1] = Random(c.inputs[1], 0.5f, 2, (*seed)++);
+  }
+  return inputs;
+}
+
+std::string Describe(const Case& c) {
+  return absl::StrCat(c.op, " ", c.inputs.empty() ? "" : c.inputs[0].DebugString(), " ", c.attrs);
+}
+
+// Without a GPU: every case's graph is well formed and runs on the CPU, so
+// the GPU check fails only for what the GPU does.
+TEST(GpuConsistencyTest, EveryCaseRunsOnTheCpu) {
+  uint32_t seed = 1;
+  for (const Case& c : AllCases()) {
+    absl::StatusOr<std::vector<Tensor>> cpu = RunOn(c, "/device:CPU:0", InputsOf(c, &seed));
+    EXPECT_TRUE(cpu.ok()) << Describe(c) << ": " << cpu.status();
+  }
+}
+
+TEST(GpuConsistencyTest, EveryGpuKernelAgreesWithTheCpu) {
+  GR_REQUIRE_GPU();
+  uint32_t seed = 1;
+  for (const Case& c : AllCases()) {
+    const std::vector<Tensor> inputs = InputsOf(c, &seed);
     absl::StatusOr<std::vector<Tensor>> cpu = RunOn(c, "/device:CPU:0", inputs);
     absl::StatusOr<std::vector<Tensor>> gpu = RunOn(c, "/device:GPU:0", inputs);
-    const std::string what = absl::StrCat(c.op, " ", c.inputs.empty() ? "" : c.inputs[0].DebugString(),
-                                          " ", c.attrs);
-    ASSERT_TRUE(cpu.ok()) << what << ": " << cpu.status();
-    ASSERT_TRUE(gpu.ok()) << what << ": " << gpu.status();
+    const std::string what = Describe(c);
+    // Every failing op reported, not only the first.
+    if (!cpu.ok() || !gpu.ok()) {
+      ADD_FAILURE() << what << ": CPU " << cpu.status() << ", GPU " << gpu.status();
+      continue;
+    }
     for (int k = 0; k < c.outputs; ++k) {
       const Tensor& a = (*cpu)[k];
       const Tensor& b = (*gpu)[k];
-      ASSERT_EQ(a.shape(), b.shape()) << what << " output " << k;
-      ASSERT_EQ(a.dtype(), b.dtype()) << what << " output " << k;
+      if (a.shape() != b.shape() || a.dtype() != b.dtype()) {
+        ADD_FAILURE() << what << " output " << k << ": CPU " << a.shape().DebugString() << " "
+                      << DataTypeString(a.dtype()) << ", GPU " << b.shape().DebugString() << " "
+                      << DataTypeString(b.dtype());
+        continue;
+      }
       if (a.dtype() != DT_FLOAT) {
         EXPECT_EQ(std::memcmp(a.raw_data(), b.raw_data(), a.TotalBytes()), 0) << what;
         continue;

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/ops/einsum_equation.h"
 #include "graph/status_macros.h"
 
 namespace graphrun {
@@ -544,6 +545,160 @@ absl::StatusOr<ConvPlan> PlanConv2D(const TensorShape& input, const TensorShape&
   return plan;
 }
 
+namespace {
+
+// One einsum operand with its dims of size 1 dropped: label -> (size,
+// element stride in the operand as laid out).
+struct EinsumOperand {
+  std::vector<int> labels;
+  std::vector<int64_t> sizes, strides;
+  int64_t elements = 1;
+  int Find(int label) const {
+    for (size_t i = 0; i < labels.size(); ++i) {
+      if (labels[i] == label) return static_cast<int>(i);
+    }
+    return -1;
+  }
+};
+
+absl::StatusOr<EinsumOperand> OperandOf(const std::vector<int>& labels, const TensorShape& shape,
+                                        absl::string_view equation) {
+  EinsumOperand op;
+  const std::vector<int64_t> dims = DimsOf(shape);
+  const std::vector<int64_t> strides = RowMajorStrides(dims);
+  for (size_t i = 0; i < labels.size(); ++i) {
+    op.elements *= dims[i];
+    if (dims[i] == 1) continue;
+    if (op.Find(labels[i]) >= 0) {
+      return absl::UnimplementedError(absl::StrCat("Einsum '", equation,
+                                                   "' takes a diagonal: no GPU kernel for it"));
+    }
+    op.labels.push_back(labels[i]);
+    op.sizes.push_back(dims[i]);
+    op.strides.push_back(strides[i]);
+  }
+  return op;
+}
+
+// A copy of `op` into the order `labels` (each of op's labels once);
+// `*copy` false when op is already laid out so.
+absl::StatusOr<StridedCopyPlan> ArrangeAs(const EinsumOperand& op, const std::vector<int>& labels,
+                                          bool* copy, TensorShape* layout) {
+  std::vector<int64_t> dims, src;
+  for (int l : labels) {
+    const int i = op.Find(l);
+    dims.push_back(op.sizes[i]);
+    src.push_back(op.strides[i]);
+  }
+  GR_ASSIGN_OR_RETURN(*layout, ShapeOf(dims));
+  GR_ASSIGN_OR_RETURN(StridedCopyPlan plan, MakeCopyPlan(dims, src, RowMajorStrides(dims)));
+  *copy = !(plan.rank == 0 ||
+            (plan.rank == 1 && plan.src_strides[0] == 1 && plan.dst_strides[0] == 1));
+  return plan;
+}
+
+std::vector<int> Concat(std::initializer_list<const std::vector<int>*> parts) {
+  std::vector<int> out;
+  for (const std::vector<int>* p : parts) out.insert(out.end(), p->begin(), p->end());
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<EinsumPlan> PlanEinsum(absl::string_view equation, const TensorShape& x,
+                                      const TensorShape& y) {
+  GR_ASSIGN_OR_RETURN(EinsumEquation eq, ParseEinsumEquation(equation, 2));
+  GR_ASSIGN_OR_RETURN(EinsumDims dims, ResolveEinsum(eq, {DimsOf(x), DimsOf(y)}));
+  GR_ASSIGN_OR_RETURN(const TensorShape output, ShapeOf(dims.OutputDims()));
+  const TensorShape* shapes[2] = {&x, &y};
+  EinsumOperand ops[2];
+  for (int i = 0; i < 2; ++i) {
+    GR_ASSIGN_OR_RETURN(ops[i], OperandOf(dims.inputs[i], *shapes[i], equation));
+  }
+  // The output's labels of size > 1, in its order.
+  std::vector<int> out_labels;
+  const std::vector<int64_t> out_dims = DimsOf(output);
+  for (size_t i = 0; i < dims.output.size(); ++i) {
+    if (out_dims[i] != 1) out_labels.push_back(dims.output[i]);
+  }
+  const auto in_out = [&](int l) {
+    return std::find(out_labels.begin(), out_labels.end(), l) != out_labels.end();
+  };
+  std::vector<int> batch, free[2], contracted;
+  for (int l : out_labels) {
+    const bool a = ops[0].Find(l) >= 0, b = ops[1].Find(l) >= 0;
+    (a && b ? batch : a ? free[0] : free[1]).push_back(l);
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int l : ops[i].labels) {
+      if (in_out(l)) continue;
+      if (ops[1 - i].Find(l) < 0) {
+        return absl::UnimplementedError(
+            absl::StrCat("Einsum '", equation, "' sums label ", EinsumLabelName(l),
+                         " within one input: no GPU kernel for it"));
+      }
+      if (i == 0) contracted.push_back(l);
+    }
+  }
+  const auto size_of = [&](const std::vector<int>& labels, const EinsumOperand& op) {
+    int64_t p = 1;
+    for (int l : labels) p *= op.sizes[op.Find(l)];
+    return p;
+  };
+  // Every pairing and transposition; the fewest elements copied wins.
+  EinsumPlan best;
+  int64_t best_cost = -1;
+  for (bool swap : {false, true}) {
+    const int a = swap ? 1 : 0, b = 1 - a;
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        EinsumPlan p;
+        p.swap = swap;
+        p.transpose_a = ta;
+        p.transpose_b = tb;
+        p.output = output;
+        p.batch = size_of(batch, ops[a]);
+        p.m = size_of(free[a], ops[a]);
+        p.k = size_of(contracted, ops[a]);
+        p.n = size_of(free[b], ops[b]);
+        const std::vector<int> a_order =
+            ta ? Concat({&batch, &contracted, &free[a]}) : Concat({&batch, &free[a], &contracted});
+        const std::vector<int> b_order =
+            tb ? Concat({&batch, &free[b], &contracted}) : Concat({&batch, &contracted, &free[b]});
+        GR_ASSIGN_OR_RETURN(p.a_copy, ArrangeAs(ops[a], a_order, &p.copy_a, &p.a_layout));
+        GR_ASSIGN_OR_RETURN(p.b_copy, ArrangeAs(ops[b], b_order, &p.copy_b, &p.b_layout));
+        // C as [batch, free[a], free[b]] into the output's order.
+        const std::vector<int> c_order = Concat({&batch, &free[a], &free[b]});
+        std::vector<int64_t> c_dims, src;
+        for (int l : c_order) {
+          const int in_a = ops[a].Find(l);
+          c_dims.push_back(in_a >= 0 ? ops[a].sizes[in_a] : ops[b].sizes[ops[b].Find(l)]);
+        }
+        const std::vector<int64_t> c_strides = RowMajorStrides(c_dims);
+        std::vector<int64_t> copy_dims;
+        for (int l : out_labels) {
+          const int at = static_cast<int>(std::find(c_order.begin(), c_order.end(), l) -
+                                          c_order.begin());
+          copy_dims.push_back(c_dims[at]);
+          src.push_back(c_strides[at]);
+        }
+        GR_ASSIGN_OR_RETURN(p.product, ShapeOf({p.batch, p.m, p.n}));
+        GR_ASSIGN_OR_RETURN(p.out_copy, MakeCopyPlan(copy_dims, src, RowMajorStrides(copy_dims)));
+        p.copy_out = !(p.out_copy.rank == 0 ||
+                       (p.out_copy.rank == 1 && p.out_copy.src_strides[0] == 1 &&
+                        p.out_copy.dst_strides[0] == 1));
+        const int64_t cost = (p.copy_a ? ops[a].elements : 0) + (p.copy_b ? ops[b].elements : 0) +
+                             (p.copy_out ? output.num_elements() : 0);
+        if (best_cost < 0 || cost < best_cost) {
+          best = p;
+          best_cost = cost;
+        }
+      }
+    }
+  }
+  return best;
+}
+
 // ---------------------------------------------------- host references
 
 void StridedCopyOnHost(const StridedCopyPlan& p, int element_bytes, const void* src, void* dst) {
@@ -630,6 +785,38 @@ void PoolOnHost(bool max, const float* in, float* out, const PoolGeometry& g) {
       }
     }
   }
+}
+
+void EinsumOnHost(const EinsumPlan& plan, const float* x, const float* y, float* out) {
+  const float* a_in = plan.swap ? y : x;
+  const float* b_in = plan.swap ? x : y;
+  std::vector<float> a_copy, b_copy, c(static_cast<size_t>(plan.batch * plan.m * plan.n));
+  if (plan.copy_a) {
+    a_copy.resize(static_cast<size_t>(plan.a_layout.num_elements()));
+    StridedCopyOnHost(plan.a_copy, 4, a_in, a_copy.data());
+    a_in = a_copy.data();
+  }
+  if (plan.copy_b) {
+    b_copy.resize(static_cast<size_t>(plan.b_layout.num_elements()));
+    StridedCopyOnHost(plan.b_copy, 4, b_in, b_copy.data());
+    b_in = b_copy.data();
+  }
+  float* c_out = plan.copy_out ? c.data() : out;
+  for (int64_t bt = 0; bt < plan.batch; ++bt) {
+    const float* a = a_in + bt * plan.m * plan.k;
+    const float* b = b_in + bt * plan.k * plan.n;
+    for (int64_t i = 0; i < plan.m; ++i) {
+      for (int64_t j = 0; j < plan.n; ++j) {
+        double acc = 0;
+        for (int64_t l = 0; l < plan.k; ++l) {
+          acc += static_cast<double>(plan.transpose_a ? a[l * plan.m + i] : a[i * plan.k + l]) *
+                 (plan.transpose_b ? b[j * plan.k + l] : b[l * plan.n + j]);
+        }
+        c_out[(bt * plan.m + i) * plan.n + j] = static_cast<float>(acc);
+      }
+    }
+  }
+  if (plan.copy_out) StridedCopyOnHost(plan.out_copy, 4, c.data(), out);
 }
 
 void Conv2DOnHost(const ConvGeometry& g, const float* in, const float* filter, float* out) {

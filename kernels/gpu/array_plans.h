@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/tensor.h"
@@ -113,6 +114,25 @@ struct ConvPlan {
 absl::StatusOr<ConvPlan> PlanConv2D(const TensorShape& input, const TensorShape& filter,
                                     const ConvAttrs& attrs, bool depthwise);
 
+// A two-input Einsum as one (batched) GEMM: each operand copied into
+// [batch, m, k] / [batch, k, n] order (or their transposes) only where it
+// is not already, C = [batch, m, n], copied into the output's order only
+// where that differs; of the ways to pair the operands with cuBLAS' A and
+// B, the one that copies the fewest elements. Dims of size 1 are dropped
+// first (they broadcast). Unimplemented for a label repeated within an
+// input (a diagonal) or summed within one input alone.
+struct EinsumPlan {
+  bool swap = false;  // cuBLAS' A is input 1
+  bool copy_a = false, copy_b = false, copy_out = false;
+  StridedCopyPlan a_copy, b_copy, out_copy;  // each when copied
+  TensorShape a_layout, b_layout, product;   // the copies' and C's shapes
+  bool transpose_a = false, transpose_b = false;
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  TensorShape output;
+};
+absl::StatusOr<EinsumPlan> PlanEinsum(absl::string_view equation, const TensorShape& x,
+                                      const TensorShape& y);
+
 // ---------------------------------------------------- host references
 
 // Runs `plan` on host memory, as StridedCopy does on a GPU.
@@ -126,6 +146,9 @@ void ReduceOnHost(ReduceOp op, const float* in, float* out, int64_t outer, int64
                   int64_t inner);
 // As Pool on a GPU.
 void PoolOnHost(bool max, const float* in, float* out, const PoolGeometry& g);
+// A whole EinsumPlan on host memory (float): the copies, the product (as
+// gpu::Gemm computes it), the output's copy.
+void EinsumOnHost(const EinsumPlan& plan, const float* x, const float* y, float* out);
 // As cuDNN's cross-correlation of `g`: in and out in g's order, filter in
 // cuDNN's layout for it.
 void Conv2DOnHost(const ConvGeometry& g, const float* in, const float* filter, float* out);

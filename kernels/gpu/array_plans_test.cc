@@ -373,6 +373,47 @@ TEST(ConvPlanTest, MatchesTheCpuUnderEveryPaddingAndLayout) {
               HasSubstr("input and filter must have the same depth: 3 vs 4"));
 }
 
+TEST(EinsumPlanTest, MatchesTheCpuAndCopiesOnlyWhatItMust) {
+  struct Case {
+    std::string equation;
+    std::vector<int64_t> x, y;
+    int max_copies;  // of the two operands and the output
+  };
+  const std::vector<Case> cases = {
+      {"abc,cd->abd", {2, 3, 4}, {4, 5}, 0},            // EinsumDense: one GEMM
+      {"aecd,abcd->acbe", {2, 5, 3, 4}, {2, 6, 3, 4}, 3},  // attention scores
+      {"acbe,aecd->abcd", {2, 3, 6, 5}, {2, 5, 3, 4}, 3},  // attention output
+      {"ij,jk->ik", {3, 4}, {4, 5}, 0},
+      {"ij,kj->ik", {3, 4}, {5, 4}, 0},
+      {"ji,jk->ik", {4, 3}, {4, 5}, 0},
+      {"bij,bjk->bik", {2, 3, 4}, {2, 4, 5}, 0},
+      {"...ij,...jk->...ik", {2, 1, 3, 4}, {5, 4, 6}, 3},
+      {"i,j->ij", {3}, {4}, 0},
+      {"ij,ij->i", {3, 4}, {3, 4}, 0},
+      {"abc,abd->acd", {2, 3, 4}, {2, 3, 5}, 0},
+      {"ab,ab->", {2, 3}, {2, 3}, 0},
+      {"abcd,cde->abe", {2, 3, 4, 5}, {4, 5, 6}, 0},
+  };
+  for (const Case& c : cases) {
+    const Tensor x = Random(c.x, 13), y = Random(c.y, 14);
+    absl::StatusOr<EinsumPlan> plan = PlanEinsum(c.equation, x.shape(), y.shape());
+    ASSERT_TRUE(plan.ok()) << c.equation << ": " << plan.status();
+    EXPECT_LE(int{plan->copy_a} + int{plan->copy_b} + int{plan->copy_out}, c.max_copies)
+        << c.equation;
+    Tensor got(DT_FLOAT, plan->output);
+    EinsumOnHost(*plan, static_cast<const float*>(x.raw_data()),
+                 static_cast<const float*>(y.raw_data()), static_cast<float*>(got.raw_data()));
+    ExpectNear(CpuOp("Einsum", {x, y}, {{"equation", AttrS(c.equation)}, {"N", AttrI(2)}}), got,
+               1e-5, c.equation);
+  }
+  EXPECT_EQ(PlanEinsum("ii,ij->ij", Shape({3, 3}), Shape({3, 4})).status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(PlanEinsum("ij,kl->ik", Shape({3, 2}), Shape({4, 5})).status().code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(PlanEinsum("ij,jk->ik", Shape({3, 2}), Shape({4, 5})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace gpu
 }  // namespace graphrun

@@ -1,6 +1,7 @@
 #include "kernels/gpu/broadcast.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -9,33 +10,49 @@
 namespace graphrun {
 namespace gpu {
 
-absl::StatusOr<Broadcast> MakeBroadcast(const TensorShape& x, const TensorShape& y) {
+namespace {
+
+// `shapes` (2 or 3: x, y[, cond]) broadcast together.
+absl::StatusOr<Broadcast> BroadcastOf(absl::Span<const TensorShape* const> shapes) {
   // The CPU kernels' plan: dims right-aligned, all-1 dims dropped, runs of
   // dims that the same inputs broadcast merged into one.
-  const TensorShape* shapes[] = {&x, &y};
   const cwise::BroadcastPlan plan = cwise::MakeBroadcastPlan(shapes);
-  if (!plan.valid) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Incompatible shapes: ", x.DebugString(), " vs. ", y.DebugString()));
+  std::string names;
+  for (const TensorShape* s : shapes) {
+    absl::StrAppend(&names, names.empty() ? "" : " vs. ", s->DebugString());
   }
+  if (!plan.valid) return absl::InvalidArgumentError(absl::StrCat("Incompatible shapes: ", names));
   if (plan.rank() > kMaxBroadcastDims) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "broadcasting ", x.DebugString(), " with ", y.DebugString(), " needs ", plan.rank(),
-        " dims on GPU, at most ", kMaxBroadcastDims));
+    return absl::InvalidArgumentError(absl::StrCat("broadcasting ", names, " needs ", plan.rank(),
+                                                   " dims on GPU, at most ", kMaxBroadcastDims));
   }
   Broadcast b;
   for (int64_t d : plan.output_dims) b.output.AddDim(d);
   b.shape.rank = plan.rank();
   // Element strides, 0 where an input is broadcast.
-  int64_t xs = 1, ys = 1;
-  for (int i = b.shape.rank - 1; i >= 0; --i) {
-    b.shape.dims[i] = plan.out_dims[i];
-    b.shape.x_strides[i] = plan.in_bcast[0][i] > 1 ? 0 : xs;
-    b.shape.y_strides[i] = plan.in_bcast[1][i] > 1 ? 0 : ys;
-    xs *= plan.in_dims[0][i];
-    ys *= plan.in_dims[1][i];
+  int64_t* strides[3] = {b.shape.x_strides, b.shape.y_strides, b.shape.c_strides};
+  for (size_t k = 0; k < shapes.size(); ++k) {
+    int64_t stride = 1;
+    for (int i = b.shape.rank - 1; i >= 0; --i) {
+      strides[k][i] = plan.in_bcast[k][i] > 1 ? 0 : stride;
+      stride *= plan.in_dims[k][i];
+    }
   }
+  for (int i = 0; i < b.shape.rank; ++i) b.shape.dims[i] = plan.out_dims[i];
   return b;
+}
+
+}  // namespace
+
+absl::StatusOr<Broadcast> MakeBroadcast(const TensorShape& x, const TensorShape& y) {
+  const TensorShape* shapes[] = {&x, &y};
+  return BroadcastOf(shapes);
+}
+
+absl::StatusOr<Broadcast> MakeBroadcast3(const TensorShape& cond, const TensorShape& x,
+                                         const TensorShape& y) {
+  const TensorShape* shapes[] = {&x, &y, &cond};
+  return BroadcastOf(shapes);
 }
 
 absl::StatusOr<MatMulShape> MatMulShapes(const TensorShape& a, const TensorShape& b,

@@ -20,6 +20,10 @@ struct Broadcast {
 // InvalidArgument naming both shapes when they are incompatible, or when
 // even merged they need more than kMaxBroadcastDims dims.
 absl::StatusOr<Broadcast> MakeBroadcast(const TensorShape& x, const TensorShape& y);
+// The same for SelectV2's three inputs: the condition's strides in
+// shape.c_strides.
+absl::StatusOr<Broadcast> MakeBroadcast3(const TensorShape& cond, const TensorShape& x,
+                                         const TensorShape& y);
 
 // A (batched) matrix product as cuBLAS runs it: C[batch, m, n] from
 // A[batch, m, k] (transposed: [batch, k, m]) and B[batch, k, n] ([batch, n,

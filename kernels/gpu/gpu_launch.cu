@@ -65,7 +65,7 @@ absl::Status HandleFor(cudaStream_t stream, cublasHandle_t* handle) {
 // ------------------------------------------------------------ elementwise
 
 template <UnaryOp kOp>
-__device__ __forceinline__ float ApplyUnary(float x) {
+__device__ __forceinline__ float ApplyUnary(float x, float alpha = 0.0f) {
   if constexpr (kOp == UnaryOp::kNeg) return -x;
   if constexpr (kOp == UnaryOp::kAbs) return fabsf(x);
   if constexpr (kOp == UnaryOp::kSquare) return x * x;
@@ -80,14 +80,30 @@ __device__ __forceinline__ float ApplyUnary(float x) {
   if constexpr (kOp == UnaryOp::kElu) return x > 0.0f ? x : expm1f(x);
   if constexpr (kOp == UnaryOp::kSoftplus) return x > 20.0f ? x : log1pf(expf(x));
   if constexpr (kOp == UnaryOp::kReciprocal) return 1.0f / x;
+  if constexpr (kOp == UnaryOp::kErf) return erff(x);
+  if constexpr (kOp == UnaryOp::kErfc) return erfcf(x);
+  if constexpr (kOp == UnaryOp::kFloor) return floorf(x);
+  if constexpr (kOp == UnaryOp::kCeil) return ceilf(x);
+  if constexpr (kOp == UnaryOp::kRint) return rintf(x);
+  if constexpr (kOp == UnaryOp::kSign) return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);
+  if constexpr (kOp == UnaryOp::kLog1p) return log1pf(x);
+  if constexpr (kOp == UnaryOp::kExpm1) return expm1f(x);
+  if constexpr (kOp == UnaryOp::kSin) return sinf(x);
+  if constexpr (kOp == UnaryOp::kCos) return cosf(x);
+  if constexpr (kOp == UnaryOp::kSoftsign) return x / (1.0f + fabsf(x));
+  if constexpr (kOp == UnaryOp::kSelu) {
+    return x > 0.0f ? 1.0507009873554804934f * x
+                    : 1.0507009873554804934f * 1.6732632423543772848f * expm1f(x);
+  }
+  if constexpr (kOp == UnaryOp::kLeakyRelu) return x > 0.0f ? x : x * alpha;
   return x;
 }
 
 template <UnaryOp kOp>
-__global__ void UnaryKernel(const float* in, float* out, int64_t n) {
+__global__ void UnaryKernel(const float* in, float* out, int64_t n, float alpha) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    out[i] = ApplyUnary<kOp>(in[i]);
+    out[i] = ApplyUnary<kOp>(in[i], alpha);
   }
 }
 
@@ -101,7 +117,87 @@ __device__ __forceinline__ float ApplyBinary(float x, float y) {
   if constexpr (kOp == BinaryOp::kMinimum) return fminf(x, y);
   if constexpr (kOp == BinaryOp::kSquaredDifference) return (x - y) * (x - y);
   if constexpr (kOp == BinaryOp::kPow) return powf(x, y);
+  if constexpr (kOp == BinaryOp::kFloorDiv) return floorf(x / y);
+  if constexpr (kOp == BinaryOp::kFloorMod) {
+    const float r = fmodf(x, y);
+    return r != 0.0f && ((y < 0.0f) != (r < 0.0f)) ? r + y : r;
+  }
+  if constexpr (kOp == BinaryOp::kDivNoNan) return y == 0.0f ? 0.0f : x / y;
   return x;
+}
+
+// The element offsets of output element i in x, y (and the condition).
+__device__ __forceinline__ void Offsets(int64_t i, const BroadcastShape& shape, int64_t* xi,
+                                        int64_t* yi, int64_t* ci) {
+  int64_t rest = i;
+  *xi = *yi = *ci = 0;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    const int64_t coord = rest % shape.dims[d];
+    rest /= shape.dims[d];
+    *xi += coord * shape.x_strides[d];
+    *yi += coord * shape.y_strides[d];
+    *ci += coord * shape.c_strides[d];
+  }
+}
+
+template <CompareOp kOp>
+__global__ void CompareKernel(const float* x, const float* y, bool* out, int64_t n,
+                              BroadcastShape shape) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    int64_t xi, yi, ci;
+    Offsets(i, shape, &xi, &yi, &ci);
+    const float a = x[xi], b = y[yi];
+    bool r = false;
+    if constexpr (kOp == CompareOp::kLess) r = a < b;
+    if constexpr (kOp == CompareOp::kLessEqual) r = a <= b;
+    if constexpr (kOp == CompareOp::kGreater) r = a > b;
+    if constexpr (kOp == CompareOp::kGreaterEqual) r = a >= b;
+    if constexpr (kOp == CompareOp::kEqual) r = a == b;
+    if constexpr (kOp == CompareOp::kNotEqual) r = a != b;
+    out[i] = r;
+  }
+}
+
+__global__ void LogicalKernel(const bool* x, const bool* y, bool* out, int64_t n,
+                              BroadcastShape shape, bool is_and) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    int64_t xi, yi, ci;
+    Offsets(i, shape, &xi, &yi, &ci);
+    out[i] = is_and ? (x[xi] && y[yi]) : (x[xi] || y[yi]);
+  }
+}
+
+__global__ void LogicalNotKernel(const bool* x, bool* out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    out[i] = !x[i];
+  }
+}
+
+__global__ void SelectKernel(const bool* cond, const float* x, const float* y, float* out,
+                             int64_t n, BroadcastShape shape) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{blockDim.x} * gridDim.x) {
+    int64_t xi, yi, ci;
+    Offsets(i, shape, &xi, &yi, &ci);
+    out[i] = cond[ci] ? x[xi] : y[yi];
+  }
+}
+
+// Elements of a broadcast's output, and whether x and y are both laid out
+// as the output (no broadcasting).
+int64_t OutputElements(const BroadcastShape& shape, bool* same) {
+  int64_t n = 1, contiguous = 1;
+  *same = true;
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    n *= shape.dims[d];
+    *same = *same && (shape.dims[d] == 1 ||
+                      (shape.x_strides[d] == contiguous && shape.y_strides[d] == contiguous));
+    contiguous *= shape.dims[d];
+  }
+  return n;
 }
 
 template <BinaryOp kOp>
@@ -117,13 +213,8 @@ __global__ void BinaryBroadcastKernel(const float* x, const float* y, float* out
                                       BroadcastShape shape) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    int64_t rest = i, xi = 0, yi = 0;
-    for (int d = shape.rank - 1; d >= 0; --d) {
-      const int64_t coord = rest % shape.dims[d];
-      rest /= shape.dims[d];
-      xi += coord * shape.x_strides[d];
-      yi += coord * shape.y_strides[d];
-    }
+    int64_t xi, yi, ci;
+    Offsets(i, shape, &xi, &yi, &ci);
     out[i] = ApplyBinary<kOp>(x[xi], y[yi]);
   }
 }
@@ -165,54 +256,54 @@ __global__ void SoftmaxKernel(const float* in, float* out, int64_t cols, bool lo
   }
 }
 
-template <typename From, typename To>
-__device__ __forceinline__ To Convert(From x) {
-  if constexpr (std::is_same_v<From, To>) return x;
-  if constexpr (std::is_same_v<From, float> && std::is_same_v<To, __half>) {
-    return __float2half_rn(x);
-  }
-  if constexpr (std::is_same_v<From, float> && std::is_same_v<To, __nv_bfloat16>) {
-    return __float2bfloat16_rn(x);
-  }
-  if constexpr (std::is_same_v<From, __half> && std::is_same_v<To, float>) {
-    return __half2float(x);
-  }
-  if constexpr (std::is_same_v<From, __nv_bfloat16> && std::is_same_v<To, float>) {
-    return __bfloat162float(x);
-  }
-  if constexpr (std::is_same_v<From, __half> && std::is_same_v<To, __nv_bfloat16>) {
-    return __float2bfloat16_rn(__half2float(x));
-  }
-  if constexpr (std::is_same_v<From, __nv_bfloat16> && std::is_same_v<To, __half>) {
-    return __float2half_rn(__bfloat162float(x));
+// Conversions through float for the 16-bit types, static_cast otherwise.
+template <typename T>
+__device__ __forceinline__ float ToFloat(T x) {
+  if constexpr (std::is_same_v<T, __half>) return __half2float(x);
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(x);
+  if constexpr (!std::is_same_v<T, __half> && !std::is_same_v<T, __nv_bfloat16>) {
+    return static_cast<float>(x);
   }
 }
 
 template <typename From, typename To>
-__global__ void CastKernel(const From* in, To* out, int64_t n) {
+__device__ __forceinline__ To Convert(From x, bool truncate) {
+  constexpr bool kFrom16 = std::is_same_v<From, __half> || std::is_same_v<From, __nv_bfloat16>;
+  if constexpr (std::is_same_v<From, To>) {
+    return x;
+  } else if constexpr (std::is_same_v<To, __half>) {
+    return truncate ? __float2half_rz(ToFloat(x)) : __float2half_rn(ToFloat(x));
+  } else if constexpr (std::is_same_v<To, __nv_bfloat16>) {
+    return truncate ? __float2bfloat16_rz(ToFloat(x)) : __float2bfloat16_rn(ToFloat(x));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return ToFloat(x) != 0.0f;
+  } else if constexpr (kFrom16) {
+    return static_cast<To>(ToFloat(x));
+  } else {
+    return static_cast<To>(x);
+  }
+}
+
+template <typename From, typename To>
+__global__ void CastKernel(const From* in, To* out, int64_t n, bool truncate) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    out[i] = Convert<From, To>(in[i]);
+    out[i] = Convert<From, To>(in[i], truncate);
   }
 }
 
-template <typename From>
-absl::Status CastFrom(cudaStream_t s, ElementType to, const void* in, void* out, int64_t n) {
-  const int threads = 256;
-  const From* src = static_cast<const From*>(in);
-  switch (to) {
-    case ElementType::kFloat:
-      CastKernel<From, float><<<Blocks(n, threads), threads, 0, s>>>(src, static_cast<float*>(out), n);
-      break;
-    case ElementType::kHalf:
-      CastKernel<From, __half><<<Blocks(n, threads), threads, 0, s>>>(src, static_cast<__half*>(out), n);
-      break;
-    case ElementType::kBfloat16:
-      CastKernel<From, __nv_bfloat16>
-          <<<Blocks(n, threads), threads, 0, s>>>(src, static_cast<__nv_bfloat16*>(out), n);
-      break;
+// Calls fn(T{}) with the C++ type of a CastType.
+template <typename Fn>
+void VisitCastType(CastType t, Fn&& fn) {
+  switch (t) {
+    case CastType::kFloat: fn(float{}); break;
+    case CastType::kHalf: fn(__half{}); break;
+    case CastType::kBfloat16: fn(__nv_bfloat16{}); break;
+    case CastType::kDouble: fn(double{}); break;
+    case CastType::kInt32: fn(int32_t{}); break;
+    case CastType::kInt64: fn(int64_t{}); break;
+    case CastType::kBool: fn(bool{}); break;
   }
-  return Launched("Cast");
 }
 
 }  // namespace
@@ -259,7 +350,8 @@ absl::Status Gemm(void* stream, ElementType type, bool transpose_a, bool transpo
       "cublasGemmStridedBatchedEx");
 }
 
-absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_t n) {
+absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_t n,
+                   float alpha) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   absl::Status status = UseStreamDevice(s);
   if (!status.ok()) return status;
@@ -269,7 +361,7 @@ absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_
   switch (op) {
 #define GR_UNARY_CASE(name) \
   case UnaryOp::name:       \
-    UnaryKernel<UnaryOp::name><<<blocks, threads, 0, s>>>(in, out, n); \
+    UnaryKernel<UnaryOp::name><<<blocks, threads, 0, s>>>(in, out, n, alpha); \
     break;
     GR_UNARY_CASE(kNeg)
     GR_UNARY_CASE(kAbs)
@@ -285,6 +377,19 @@ absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_
     GR_UNARY_CASE(kElu)
     GR_UNARY_CASE(kSoftplus)
     GR_UNARY_CASE(kReciprocal)
+    GR_UNARY_CASE(kErf)
+    GR_UNARY_CASE(kErfc)
+    GR_UNARY_CASE(kFloor)
+    GR_UNARY_CASE(kCeil)
+    GR_UNARY_CASE(kRint)
+    GR_UNARY_CASE(kSign)
+    GR_UNARY_CASE(kLog1p)
+    GR_UNARY_CASE(kExpm1)
+    GR_UNARY_CASE(kSin)
+    GR_UNARY_CASE(kCos)
+    GR_UNARY_CASE(kSoftsign)
+    GR_UNARY_CASE(kSelu)
+    GR_UNARY_CASE(kLeakyRelu)
 #undef GR_UNARY_CASE
   }
   return Launched("a unary kernel");
@@ -295,15 +400,8 @@ absl::Status Binary(void* stream, BinaryOp op, const float* x, const float* y, f
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   absl::Status status = UseStreamDevice(s);
   if (!status.ok()) return status;
-  int64_t n = 1;
   bool same = true;
-  int64_t contiguous = 1;
-  for (int d = shape.rank - 1; d >= 0; --d) {
-    n *= shape.dims[d];
-    same = same && (shape.dims[d] == 1 ||
-                    (shape.x_strides[d] == contiguous && shape.y_strides[d] == contiguous));
-    contiguous *= shape.dims[d];
-  }
+  const int64_t n = OutputElements(shape, &same);
   if (n == 0) return absl::OkStatus();
   const int threads = 256;
   const int blocks = Blocks(n, threads);
@@ -324,9 +422,77 @@ absl::Status Binary(void* stream, BinaryOp op, const float* x, const float* y, f
     GR_BINARY_CASE(kMinimum)
     GR_BINARY_CASE(kSquaredDifference)
     GR_BINARY_CASE(kPow)
+    GR_BINARY_CASE(kFloorDiv)
+    GR_BINARY_CASE(kFloorMod)
+    GR_BINARY_CASE(kDivNoNan)
 #undef GR_BINARY_CASE
   }
   return Launched("a binary kernel");
+}
+
+absl::Status Compare(void* stream, CompareOp op, const float* x, const float* y, bool* out,
+                     const BroadcastShape& shape) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  absl::Status status = UseStreamDevice(s);
+  if (!status.ok()) return status;
+  bool same = true;
+  const int64_t n = OutputElements(shape, &same);
+  if (n == 0) return absl::OkStatus();
+  const int threads = 256;
+  const int blocks = Blocks(n, threads);
+  switch (op) {
+    case CompareOp::kLess:
+      CompareKernel<CompareOp::kLess><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
+      break;
+    case CompareOp::kLessEqual:
+      CompareKernel<CompareOp::kLessEqual><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
+      break;
+    case CompareOp::kGreater:
+      CompareKernel<CompareOp::kGreater><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
+      break;
+    case CompareOp::kGreaterEqual:
+      CompareKernel<CompareOp::kGreaterEqual><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
+      break;
+    case CompareOp::kEqual:
+      CompareKernel<CompareOp::kEqual><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
+      break;
+    case CompareOp::kNotEqual:
+      CompareKernel<CompareOp::kNotEqual><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
+      break;
+  }
+  return Launched("a comparison");
+}
+
+absl::Status Logical(void* stream, bool is_and, const bool* x, const bool* y, bool* out,
+                     const BroadcastShape& shape) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  absl::Status status = UseStreamDevice(s);
+  if (!status.ok()) return status;
+  bool same = true;
+  const int64_t n = OutputElements(shape, &same);
+  if (n == 0) return absl::OkStatus();
+  LogicalKernel<<<Blocks(n, 256), 256, 0, s>>>(x, y, out, n, shape, is_and);
+  return Launched(is_and ? "LogicalAnd" : "LogicalOr");
+}
+
+absl::Status LogicalNot(void* stream, const bool* x, bool* out, int64_t n) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  absl::Status status = UseStreamDevice(s);
+  if (!status.ok() || n == 0) return status;
+  LogicalNotKernel<<<Blocks(n, 256), 256, 0, s>>>(x, out, n);
+  return Launched("LogicalNot");
+}
+
+absl::Status Select(void* stream, const bool* cond, const float* x, const float* y, float* out,
+                    const BroadcastShape& shape) {
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  absl::Status status = UseStreamDevice(s);
+  if (!status.ok()) return status;
+  bool same = true;
+  const int64_t n = OutputElements(shape, &same);
+  if (n == 0) return absl::OkStatus();
+  SelectKernel<<<Blocks(n, 256), 256, 0, s>>>(cond, x, y, out, n, shape);
+  return Launched("SelectV2");
 }
 
 namespace {
@@ -375,21 +541,23 @@ absl::Status Zero(void* stream, void* ptr, int64_t bytes) {
   return FromCuda(cudaMemsetAsync(ptr, 0, static_cast<size_t>(bytes), s), "cudaMemsetAsync");
 }
 
-absl::Status Cast(void* stream, ElementType from, ElementType to, const void* in, void* out,
-                  int64_t n) {
+absl::Status Cast(void* stream, CastType from, CastType to, const void* in, void* out, int64_t n,
+                  bool truncate) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   absl::Status status = UseStreamDevice(s);
   if (!status.ok()) return status;
   if (n == 0) return absl::OkStatus();
-  switch (from) {
-    case ElementType::kFloat:
-      return CastFrom<float>(s, to, in, out, n);
-    case ElementType::kHalf:
-      return CastFrom<__half>(s, to, in, out, n);
-    case ElementType::kBfloat16:
-      return CastFrom<__nv_bfloat16>(s, to, in, out, n);
-  }
-  return absl::InvalidArgumentError("Cast: unknown element type");
+  const int threads = 256;
+  VisitCastType(from, [&](auto from_zero) {
+    using From = decltype(from_zero);
+    VisitCastType(to, [&](auto to_zero) {
+      using To = decltype(to_zero);
+      CastKernel<From, To><<<Blocks(n, threads), threads, 0, s>>>(static_cast<const From*>(in),
+                                                                  static_cast<To*>(out), n,
+                                                                  truncate);
+    });
+  });
+  return Launched("Cast");
 }
 
 }  // namespace gpu

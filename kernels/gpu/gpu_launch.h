@@ -36,23 +36,45 @@ absl::Status Gemm(void* stream, ElementType type, bool transpose_a, bool transpo
 
 enum class UnaryOp {
   kNeg, kAbs, kSquare, kSqrt, kRsqrt, kExp, kLog, kTanh, kSigmoid, kRelu, kRelu6, kElu,
-  kSoftplus, kReciprocal,
+  kSoftplus, kReciprocal, kErf, kErfc, kFloor, kCeil, kRint, kSign, kLog1p, kExpm1, kSin, kCos,
+  kSoftsign, kSelu, kLeakyRelu,
 };
-// out[i] = op(in[i]), float.
-absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_t n);
+// out[i] = op(in[i]), float; `alpha` is LeakyRelu's slope (unused by the
+// others). kRint rounds half to even (TensorFlow's Round and Rint).
+absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_t n,
+                   float alpha = 0.0f);
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kSquaredDifference, kPow };
+enum class BinaryOp {
+  kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kSquaredDifference, kPow, kFloorDiv, kFloorMod,
+  kDivNoNan,
+};
 // Up to kMaxBroadcastDims dims; `dims` the output's, `*_strides` each
-// input's element strides per output dim (0 where broadcast).
+// input's element strides per output dim (0 where broadcast); c_strides
+// only for Select's condition.
 inline constexpr int kMaxBroadcastDims = 6;
 struct BroadcastShape {
   int rank = 0;
   int64_t dims[kMaxBroadcastDims] = {};
   int64_t x_strides[kMaxBroadcastDims] = {};
   int64_t y_strides[kMaxBroadcastDims] = {};
+  int64_t c_strides[kMaxBroadcastDims] = {};
 };
 // out = x op y with broadcasting, float.
 absl::Status Binary(void* stream, BinaryOp op, const float* x, const float* y, float* out,
+                    const BroadcastShape& shape);
+
+// out = x op y with broadcasting, float x and y, bool out (1 byte).
+enum class CompareOp { kLess, kLessEqual, kGreater, kGreaterEqual, kEqual, kNotEqual };
+absl::Status Compare(void* stream, CompareOp op, const float* x, const float* y, bool* out,
+                     const BroadcastShape& shape);
+
+// out = x && y (or x || y) with broadcasting; out = !x.
+absl::Status Logical(void* stream, bool is_and, const bool* x, const bool* y, bool* out,
+                     const BroadcastShape& shape);
+absl::Status LogicalNot(void* stream, const bool* x, bool* out, int64_t n);
+
+// out = cond ? x : y with broadcasting of all three (SelectV2), float.
+absl::Status Select(void* stream, const bool* cond, const float* x, const float* y, float* out,
                     const BroadcastShape& shape);
 
 // out[r, c] = in[r, c] + bias[c] for `rows` rows of `cols`, float.
@@ -71,9 +93,12 @@ absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, in
 // `bytes` zero bytes at `ptr`.
 absl::Status Zero(void* stream, void* ptr, int64_t bytes);
 
-// float <-> half / bfloat16 (round to nearest even), and the same type.
-absl::Status Cast(void* stream, ElementType from, ElementType to, const void* in, void* out,
-                  int64_t n);
+// Cast between float, half, bfloat16 (round to nearest even, or toward
+// zero with `truncate`: Cast's Truncate attr), double, int32, int64 and
+// bool, as static_cast does (float to int truncates; to bool: x != 0).
+enum class CastType { kFloat, kHalf, kBfloat16, kDouble, kInt32, kInt64, kBool };
+absl::Status Cast(void* stream, CastType from, CastType to, const void* in, void* out, int64_t n,
+                  bool truncate = false);
 
 // ------------------------------------------------------ data movement
 // The launchers below move elements of 1, 2, 4 or 8 bytes bitwise, so one

@@ -15,7 +15,7 @@ absl::Status Gemm(void*, ElementType, bool, bool, int64_t, int64_t, int64_t, con
                   const void*, void*, int64_t, int64_t, int64_t, int64_t, bool) {
   return NoCuda();
 }
-absl::Status Unary(void*, UnaryOp, const float*, float*, int64_t) { return NoCuda(); }
+absl::Status Unary(void*, UnaryOp, const float*, float*, int64_t, float) { return NoCuda(); }
 absl::Status Binary(void*, BinaryOp, const float*, const float*, float*, const BroadcastShape&) {
   return NoCuda();
 }
@@ -27,7 +27,18 @@ absl::Status BiasActivation(void*, float*, const float*, int64_t, int64_t, Activ
 }
 absl::Status Softmax(void*, const float*, float*, int64_t, int64_t, bool) { return NoCuda(); }
 absl::Status Zero(void*, void*, int64_t) { return NoCuda(); }
-absl::Status Cast(void*, ElementType, ElementType, const void*, void*, int64_t) {
+absl::Status Cast(void*, CastType, CastType, const void*, void*, int64_t, bool) {
+  return NoCuda();
+}
+absl::Status Compare(void*, CompareOp, const float*, const float*, bool*, const BroadcastShape&) {
+  return NoCuda();
+}
+absl::Status Logical(void*, bool, const bool*, const bool*, bool*, const BroadcastShape&) {
+  return NoCuda();
+}
+absl::Status LogicalNot(void*, const bool*, bool*, int64_t) { return NoCuda(); }
+absl::Status Select(void*, const bool*, const float*, const float*, float*,
+                    const BroadcastShape&) {
   return NoCuda();
 }
 absl::Status StridedCopy(void*, int, const void*, void*, const StridedCopyPlan&) {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "kernels/device_context.h"
+#include "kernels/gpu/array_plans.h"
 #include "kernels/gpu/broadcast.h"
 #include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/gpu/gpu_launch.h"
@@ -111,10 +112,70 @@ class FusedMatMulOp : public MatMulOp {
   gpu::Epilogue epilogue_;
 };
 
+// Einsum of two inputs as one cuBLAS GEMM, the operands and the product
+// rearranged by strided copies only where array_plans.h's PlanEinsum says.
+class EinsumOp : public GpuKernel {
+ public:
+  explicit EinsumOp(OpKernelConstruction* c) : GpuKernel(c) {
+    absl::Status s = c->GetAttr("equation", &equation_);
+    if (s.ok() && c->input_types().size() != 2) {
+      s = absl::UnimplementedError("Einsum on GPU takes two inputs");
+    }
+    if (!s.ok()) c->SetStatus(s);
+  }
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    absl::StatusOr<gpu::EinsumPlan> plan = gpu::PlanEinsum(equation_, x.shape(), y.shape());
+    OP_REQUIRES_OK(ctx, plan.status());
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, plan->output, &out));
+    if (out->NumElements() == 0) return;
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    if (plan->k == 0 || x.NumElements() == 0 || y.NumElements() == 0) {  // sums of nothing
+      OP_REQUIRES_OK(ctx, gpu::Zero(*stream, out->raw_data(), static_cast<int64_t>(out->TotalBytes())));
+      return;
+    }
+    absl::StatusOr<gpu::ElementType> type = ElementTypeOf(x.dtype());
+    OP_REQUIRES_OK(ctx, type.status());
+    const int bytes = static_cast<int>(DataTypeSize(x.dtype()));
+    const void* a = plan->swap ? y.raw_data() : x.raw_data();
+    const void* b = plan->swap ? x.raw_data() : y.raw_data();
+    Tensor a_copy, b_copy, product;
+    if (plan->copy_a) {
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(x.dtype(), plan->a_layout, &a_copy));
+      OP_REQUIRES_OK(ctx, gpu::StridedCopy(*stream, bytes, a, a_copy.raw_data(), plan->a_copy));
+      a = a_copy.raw_data();
+    }
+    if (plan->copy_b) {
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(x.dtype(), plan->b_layout, &b_copy));
+      OP_REQUIRES_OK(ctx, gpu::StridedCopy(*stream, bytes, b, b_copy.raw_data(), plan->b_copy));
+      b = b_copy.raw_data();
+    }
+    void* c = out->raw_data();
+    if (plan->copy_out) {
+      OP_REQUIRES_OK(ctx, ctx->allocate_temp(x.dtype(), plan->product, &product));
+      c = product.raw_data();
+    }
+    OP_REQUIRES_OK(ctx, gpu::Gemm(*stream, *type, plan->transpose_a, plan->transpose_b, plan->m,
+                                  plan->n, plan->k, a, b, c, plan->batch, plan->m * plan->k,
+                                  plan->k * plan->n, plan->m * plan->n));
+    if (plan->copy_out) {
+      OP_REQUIRES_OK(ctx, gpu::StridedCopy(*stream, bytes, c, out->raw_data(), plan->out_copy));
+    }
+  }
+
+ private:
+  std::string equation_;
+};
+
 template <gpu::UnaryOp kOp>
 class UnaryOp : public GpuKernel {
  public:
-  using GpuKernel::GpuKernel;
+  explicit UnaryOp(OpKernelConstruction* c) : GpuKernel(c) {
+    if constexpr (kOp == gpu::UnaryOp::kLeakyRelu) c->SetStatus(c->GetAttr("alpha", &alpha_));
+  }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     Tensor* y = nullptr;
@@ -122,8 +183,11 @@ class UnaryOp : public GpuKernel {
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
     OP_REQUIRES_OK(ctx, gpu::Unary(*stream, kOp, static_cast<const float*>(x.raw_data()),
-                                   static_cast<float*>(y->raw_data()), x.NumElements()));
+                                   static_cast<float*>(y->raw_data()), x.NumElements(), alpha_));
   }
+
+ private:
+  float alpha_ = 0.2f;
 };
 
 template <gpu::BinaryOp kOp>
@@ -142,6 +206,111 @@ class BinaryOp : public GpuKernel {
     OP_REQUIRES_OK(ctx, gpu::Binary(*stream, kOp, static_cast<const float*>(x.raw_data()),
                                     static_cast<const float*>(y.raw_data()),
                                     static_cast<float*>(z->raw_data()), b->shape));
+  }
+};
+
+template <gpu::CompareOp kOp>
+class CompareOp : public GpuKernel {
+ public:
+  using GpuKernel::GpuKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    const Tensor& y = ctx->input(1);
+    absl::StatusOr<gpu::Broadcast> b = gpu::MakeBroadcast(x.shape(), y.shape());
+    OP_REQUIRES_OK(ctx, b.status());
+    Tensor* z = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, b->output, &z));
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    OP_REQUIRES_OK(ctx, gpu::Compare(*stream, kOp, static_cast<const float*>(x.raw_data()),
+                                     static_cast<const float*>(y.raw_data()),
+                                     static_cast<bool*>(z->raw_data()), b->shape));
+  }
+};
+
+// LogicalAnd, LogicalOr (broadcasting) and LogicalNot.
+class LogicalOp : public GpuKernel {
+ public:
+  explicit LogicalOp(OpKernelConstruction* c)
+      : GpuKernel(c), op_(c->def().op() == "LogicalAnd" ? 0 : c->def().op() == "LogicalOr" ? 1 : 2) {}
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& x = ctx->input(0);
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    Tensor* z = nullptr;
+    if (op_ == 2) {
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &z));
+      OP_REQUIRES_OK(ctx, gpu::LogicalNot(*stream, static_cast<const bool*>(x.raw_data()),
+                                          static_cast<bool*>(z->raw_data()), x.NumElements()));
+      return;
+    }
+    const Tensor& y = ctx->input(1);
+    absl::StatusOr<gpu::Broadcast> b = gpu::MakeBroadcast(x.shape(), y.shape());
+    OP_REQUIRES_OK(ctx, b.status());
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, b->output, &z));
+    OP_REQUIRES_OK(ctx, gpu::Logical(*stream, op_ == 0, static_cast<const bool*>(x.raw_data()),
+                                     static_cast<const bool*>(y.raw_data()),
+                                     static_cast<bool*>(z->raw_data()), b->shape));
+  }
+
+ private:
+  const int op_;  // 0 and, 1 or, 2 not
+};
+
+class SelectV2Op : public GpuKernel {
+ public:
+  using GpuKernel::GpuKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& cond = ctx->input(0);
+    const Tensor& x = ctx->input(1);
+    const Tensor& y = ctx->input(2);
+    absl::StatusOr<gpu::Broadcast> b = gpu::MakeBroadcast3(cond.shape(), x.shape(), y.shape());
+    OP_REQUIRES_OK(ctx, b.status());
+    Tensor* z = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, b->output, &z));
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    OP_REQUIRES_OK(ctx, gpu::Select(*stream, static_cast<const bool*>(cond.raw_data()),
+                                    static_cast<const float*>(x.raw_data()),
+                                    static_cast<const float*>(y.raw_data()),
+                                    static_cast<float*>(z->raw_data()), b->shape));
+  }
+};
+
+// AddN: the inputs (one shape) summed into the output pairwise, in order.
+class AddNOp : public GpuKernel {
+ public:
+  using GpuKernel::GpuKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& first = ctx->input(0);
+    for (int i = 1; i < ctx->num_inputs(); ++i) {
+      OP_REQUIRES(ctx, ctx->input(i).shape() == first.shape(),
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "AddN: all inputs must have the same shape; input 0 is ",
+                      first.shape().DebugString(), ", input ", i, " is ",
+                      ctx->input(i).shape().DebugString())));
+    }
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, first.shape(), &out));
+    absl::StatusOr<void*> stream = Stream(ctx);
+    OP_REQUIRES_OK(ctx, stream.status());
+    const int64_t n = first.NumElements();
+    gpu::BroadcastShape same;
+    same.rank = 1;
+    same.dims[0] = n;
+    same.x_strides[0] = same.y_strides[0] = 1;
+    float* sum = static_cast<float*>(out->raw_data());
+    if (ctx->num_inputs() == 1) {
+      OP_REQUIRES_OK(ctx, gpu::CopyOnDevice(*stream, first.raw_data(), sum,
+                                            static_cast<int64_t>(first.TotalBytes())));
+      return;
+    }
+    for (int i = 1; i < ctx->num_inputs(); ++i) {
+      const float* acc = i == 1 ? static_cast<const float*>(first.raw_data()) : sum;
+      OP_REQUIRES_OK(ctx, gpu::Binary(*stream, gpu::BinaryOp::kAdd, acc,
+                                      static_cast<const float*>(ctx->input(i).raw_data()), sum,
+                                      same));
+    }
   }
 };
 
@@ -199,22 +368,41 @@ class SoftmaxOp : public GpuKernel {
   const bool log_;
 };
 
+absl::StatusOr<gpu::CastType> CastTypeOf(DataType t) {
+  switch (t) {
+    case DT_FLOAT: return gpu::CastType::kFloat;
+    case DT_HALF: return gpu::CastType::kHalf;
+    case DT_BFLOAT16: return gpu::CastType::kBfloat16;
+    case DT_DOUBLE: return gpu::CastType::kDouble;
+    case DT_INT32: return gpu::CastType::kInt32;
+    case DT_INT64: return gpu::CastType::kInt64;
+    case DT_BOOL: return gpu::CastType::kBool;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("no GPU Cast for ", DataTypeString(t)));
+  }
+}
+
 class CastOp : public GpuKernel {
  public:
-  explicit CastOp(OpKernelConstruction* c) : GpuKernel(c) {}
+  explicit CastOp(OpKernelConstruction* c) : GpuKernel(c) {
+    if (c->attrs().Find("Truncate") != nullptr) c->SetStatus(c->GetAttr("Truncate", &truncate_));
+  }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    absl::StatusOr<gpu::ElementType> from = ElementTypeOf(x.dtype());
+    absl::StatusOr<gpu::CastType> from = CastTypeOf(x.dtype());
     OP_REQUIRES_OK(ctx, from.status());
-    absl::StatusOr<gpu::ElementType> to = ElementTypeOf(ctx->expected_output_dtype(0));
+    absl::StatusOr<gpu::CastType> to = CastTypeOf(ctx->expected_output_dtype(0));
     OP_REQUIRES_OK(ctx, to.status());
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
     OP_REQUIRES_OK(ctx, gpu::Cast(*stream, *from, *to, x.raw_data(), y->raw_data(),
-                                  x.NumElements()));
+                                  x.NumElements(), truncate_));
   }
+
+ private:
+  bool truncate_ = false;
 };
 
 const std::vector<DataType> kGemmTypes = {DT_FLOAT, DT_HALF, DT_BFLOAT16};
@@ -227,6 +415,9 @@ REGISTER_KERNEL(
 REGISTER_KERNEL(
     KernelDefBuilder("BatchMatMulV2").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes),
     MatMulOp);
+
+REGISTER_KERNEL(KernelDefBuilder("Einsum").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes),
+                EinsumOp);
 
 REGISTER_KERNEL(KernelDefBuilder("_FusedMatMul").Device(kDeviceGpu).TypeConstraint<float>("T"),
                 FusedMatMulOp);
@@ -249,6 +440,20 @@ GR_GPU_UNARY("Elu", kElu);
 GR_GPU_UNARY("Softplus", kSoftplus);
 GR_GPU_UNARY("Reciprocal", kReciprocal);
 GR_GPU_UNARY("Inv", kReciprocal);
+GR_GPU_UNARY("Erf", kErf);
+GR_GPU_UNARY("Erfc", kErfc);
+GR_GPU_UNARY("Floor", kFloor);
+GR_GPU_UNARY("Ceil", kCeil);
+GR_GPU_UNARY("Round", kRint);
+GR_GPU_UNARY("Rint", kRint);
+GR_GPU_UNARY("Sign", kSign);
+GR_GPU_UNARY("Log1p", kLog1p);
+GR_GPU_UNARY("Expm1", kExpm1);
+GR_GPU_UNARY("Sin", kSin);
+GR_GPU_UNARY("Cos", kCos);
+GR_GPU_UNARY("Softsign", kSoftsign);
+GR_GPU_UNARY("Selu", kSelu);
+GR_GPU_UNARY("LeakyRelu", kLeakyRelu);
 #undef GR_GPU_UNARY
 
 #define GR_GPU_BINARY(name, op)                                                     \
@@ -264,7 +469,28 @@ GR_GPU_BINARY("Maximum", kMaximum);
 GR_GPU_BINARY("Minimum", kMinimum);
 GR_GPU_BINARY("SquaredDifference", kSquaredDifference);
 GR_GPU_BINARY("Pow", kPow);
+GR_GPU_BINARY("FloorDiv", kFloorDiv);
+GR_GPU_BINARY("FloorMod", kFloorMod);
+GR_GPU_BINARY("DivNoNan", kDivNoNan);
 #undef GR_GPU_BINARY
+
+#define GR_GPU_COMPARE(name, op)                                                    \
+  REGISTER_KERNEL(KernelDefBuilder(name).Device(kDeviceGpu).TypeConstraint<float>("T"), \
+                  CompareOp<gpu::CompareOp::op>)
+GR_GPU_COMPARE("Less", kLess);
+GR_GPU_COMPARE("LessEqual", kLessEqual);
+GR_GPU_COMPARE("Greater", kGreater);
+GR_GPU_COMPARE("GreaterEqual", kGreaterEqual);
+GR_GPU_COMPARE("Equal", kEqual);
+GR_GPU_COMPARE("NotEqual", kNotEqual);
+#undef GR_GPU_COMPARE
+
+REGISTER_KERNEL(KernelDefBuilder("LogicalAnd").Device(kDeviceGpu), LogicalOp);
+REGISTER_KERNEL(KernelDefBuilder("LogicalOr").Device(kDeviceGpu), LogicalOp);
+REGISTER_KERNEL(KernelDefBuilder("LogicalNot").Device(kDeviceGpu), LogicalOp);
+REGISTER_KERNEL(KernelDefBuilder("SelectV2").Device(kDeviceGpu).TypeConstraint<float>("T"),
+                SelectV2Op);
+REGISTER_KERNEL(KernelDefBuilder("AddN").Device(kDeviceGpu).TypeConstraint<float>("T"), AddNOp);
 
 REGISTER_KERNEL(KernelDefBuilder("BiasAdd").Device(kDeviceGpu).TypeConstraint<float>("T"),
                 BiasAddOp);
@@ -272,10 +498,12 @@ REGISTER_KERNEL(KernelDefBuilder("Softmax").Device(kDeviceGpu).TypeConstraint<fl
                 SoftmaxOp);
 REGISTER_KERNEL(KernelDefBuilder("LogSoftmax").Device(kDeviceGpu).TypeConstraint<float>("T"),
                 SoftmaxOp);
+const std::vector<DataType> kCastTypes = {DT_FLOAT, DT_HALF,  DT_BFLOAT16, DT_DOUBLE,
+                                          DT_INT32, DT_INT64, DT_BOOL};
 REGISTER_KERNEL(KernelDefBuilder("Cast")
                     .Device(kDeviceGpu)
-                    .TypeConstraint("SrcT", kGemmTypes)
-                    .TypeConstraint("DstT", kGemmTypes),
+                    .TypeConstraint("SrcT", kCastTypes)
+                    .TypeConstraint("DstT", kCastTypes),
                 CastOp);
 
 }  // namespace
