@@ -234,6 +234,12 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
     c.attrs = "attr { key: 'Tindices' value { type: DT_INT64 } } attr { key: 'Taxis' value { "
               "type: DT_INT32 } } attr { key: 'batch_dims' value { i: 0 } }";
     add(c);
+    Case batched = c;  // each row of params with its own indices
+    batched.consts[1] = Tensor::FromVector<int64_t>({4, 0, 2, 1, 1, 3, 0, 0},
+                                                    *TensorShape::FromDims({4, 2}));
+    batched.attrs = "attr { key: 'Tindices' value { type: DT_INT64 } } attr { key: 'Taxis' "
+                    "value { type: DT_INT32 } } attr { key: 'batch_dims' value { i: 1 } }";
+    add(batched);
   }
   for (const char* op : {"Sum", "Mean", "Max", "Min", "Prod"}) {
     for (const std::vector<int32_t>& axes :
@@ -279,11 +285,20 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
               "i: 1 i: 1 i: 2 i: 2 } } } attr { key: 'data_format' value { s: 'NCHW' } }";
     add(c);
   }
-  {
+  for (bool nchw : {false, true}) {
     Case c = conv("_FusedConv2D", TensorShape({3, 3, 3, 8}), "SAME", 1);
     c.inputs.push_back(TensorShape({8}));
     c.attrs += " attr { key: 'num_args' value { i: 1 } } attr { key: 'fused_ops' value { list { "
                "s: 'BiasAdd' s: 'Relu' } } } attr { key: 'epsilon' value { f: 0.0001 } }";
+    if (nchw) {
+      c.inputs[0] = img_nchw;
+      c.attrs += " attr { key: 'data_format' value { s: 'NCHW' } }";
+    }
+    add(c);
+  }
+  {
+    Case c{"BiasAdd", {img_nchw, TensorShape({3})}};
+    c.attrs = "attr { key: 'data_format' value { s: 'NCHW' } }";
     add(c);
   }
   for (const char* op : {"MaxPool", "AvgPool"}) {
@@ -296,17 +311,21 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
       add(c);
     }
   }
-  for (bool training : {false, true}) {
+  for (const auto& [training, x, format] :
+       std::vector<std::tuple<bool, TensorShape, const char*>>{
+           {false, img, "NHWC"}, {true, img, "NHWC"}, {false, img_nchw, "NCHW"},
+           {true, img_nchw, "NCHW"}, {true, TensorShape({2, 3, 4, 5, 3}), "NDHWC"}}) {
     Case c{"FusedBatchNormV3",
-           {img, TensorShape({3}), TensorShape({3}), TensorShape({3}), TensorShape({3})}};
+           {x, TensorShape({3}), TensorShape({3}), TensorShape({3}), TensorShape({3})}};
     c.lo = 0.5f;  // variances must be positive
     c.hi = 2;
     c.tol = 1e-4;
     c.outputs = 3;  // y, batch mean, batch variance
     c.attrs = absl::StrFormat(
         "attr { key: 'U' value { type: DT_FLOAT } } attr { key: 'epsilon' value { f: 0.001 } } "
-        "attr { key: 'is_training' value { b: %s } }",
-        training ? "true" : "false");
+        "attr { key: 'is_training' value { b: %s } } attr { key: 'data_format' value { s: '%s' "
+        "} }",
+        training ? "true" : "false", format);
     add(c);
   }
 }

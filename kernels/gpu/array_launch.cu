@@ -3,6 +3,7 @@
 // cudnn_launch.cu). Compiled by nvcc on every build with the toolkit.
 #include <cuda_runtime.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -54,16 +55,19 @@ __global__ void FillKernel(E* dst, int64_t n, E value) {
 }
 
 template <typename E, typename I>
-__global__ void GatherKernel(const E* params, const I* indices, E* out, int64_t n, int64_t limit,
-                             int64_t num_indices, int64_t inner) {
+__global__ void GatherKernel(const E* params, const I* indices, E* out, int64_t n, int64_t outer,
+                             int64_t limit, int64_t num_indices, int64_t inner) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     const int64_t k = i % inner;
-    const int64_t rest = i / inner;
+    int64_t rest = i / inner;
     const int64_t j = rest % num_indices;
-    const int64_t o = rest / num_indices;
-    const int64_t index = static_cast<int64_t>(indices[j]);
-    out[i] = index >= 0 && index < limit ? params[(o * limit + index) * inner + k] : E(0);
+    rest /= num_indices;
+    const int64_t o = rest % outer;
+    const int64_t b = rest / outer;
+    const int64_t index = static_cast<int64_t>(indices[b * num_indices + j]);
+    out[i] = index >= 0 && index < limit ? params[((b * outer + o) * limit + index) * inner + k]
+                                         : E(0);
   }
 }
 
@@ -165,13 +169,15 @@ __global__ void PoolKernel(const float* in, float* out, int64_t n_out, PoolGeome
     const int64_t h0 = oh * g.stride_h - g.pad_top, w0 = ow * g.stride_w - g.pad_left;
     const int64_t h_begin = h0 < 0 ? 0 : h0, w_begin = w0 < 0 ? 0 : w0;
     const int64_t h_end = min(h0 + g.window_h, g.h), w_end = min(w0 + g.window_w, g.w);
-    float acc = max ? -INFINITY : 0.0f;
+    // As the CPU's MaxPool: from the lowest float, `acc < v ? v : acc` (a
+    // NaN input is passed over; a window with nothing inside gives lowest).
+    float acc = max ? -FLT_MAX : 0.0f;
     for (int64_t h = h_begin; h < h_end; ++h) {
       for (int64_t w = w_begin; w < w_end; ++w) {
         const int64_t at = g.nchw ? ((n * g.c + c) * g.h + h) * g.w + w
                                   : ((n * g.h + h) * g.w + w) * g.c + c;
         const float v = in[at];
-        acc = max ? MaxNaN(v, acc) : acc + v;
+        acc = max ? (acc < v ? v : acc) : acc + v;
       }
     }
     if (!max) {
@@ -186,7 +192,7 @@ __global__ void PoolKernel(const float* in, float* out, int64_t n_out, PoolGeome
 
 __global__ void NormalizeKernel(const float* x, const float* scale, const float* offset,
                                 const float* mean, const float* variance, float epsilon,
-                                float* y, int64_t n, BatchNormView v) {
+                                float* y, int64_t n, ChannelView v) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
     const int64_t c = (i / v.inner) % v.channels;
@@ -199,7 +205,7 @@ __global__ void NormalizeKernel(const float* x, const float* scale, const float*
 // the CPU kernel), then the batch statistics TensorFlow returns.
 __global__ void MomentsKernel(const float* x, const float* old_mean, const float* old_variance,
                               float factor, float* batch_mean, float* batch_variance,
-                              float* saved_mean, float* saved_variance, BatchNormView v) {
+                              float* saved_mean, float* saved_variance, ChannelView v) {
   __shared__ float shared[kRowThreads];
   const int64_t c = blockIdx.x;
   const int64_t count = v.outer * v.inner;
@@ -281,12 +287,12 @@ absl::Status CopyOnDevice(void* stream, const void* src, void* dst, int64_t byte
 }
 
 absl::Status Gather(void* stream, int element_bytes, const void* params, IndexType index_type,
-                    const void* indices, void* out, int64_t outer, int64_t limit,
+                    const void* indices, void* out, int64_t batch, int64_t outer, int64_t limit,
                     int64_t num_indices, int64_t inner) {
   cudaStream_t s;
   absl::Status status = Begin(stream, &s);
   if (!status.ok()) return status;
-  const int64_t n = outer * num_indices * inner;
+  const int64_t n = batch * outer * num_indices * inner;
   if (n == 0) return absl::OkStatus();
   status = BySize(element_bytes, [&](auto zero) {
     using E = decltype(zero);
@@ -294,10 +300,10 @@ absl::Status Gather(void* stream, int element_bytes, const void* params, IndexTy
     E* o = static_cast<E*>(out);
     if (index_type == IndexType::kInt32) {
       GatherKernel<E, int32_t><<<Blocks(n, kThreads), kThreads, 0, s>>>(
-          p, static_cast<const int32_t*>(indices), o, n, limit, num_indices, inner);
+          p, static_cast<const int32_t*>(indices), o, n, outer, limit, num_indices, inner);
     } else {
       GatherKernel<E, int64_t><<<Blocks(n, kThreads), kThreads, 0, s>>>(
-          p, static_cast<const int64_t*>(indices), o, n, limit, num_indices, inner);
+          p, static_cast<const int64_t*>(indices), o, n, outer, limit, num_indices, inner);
     }
   });
   if (!status.ok()) return status;
@@ -335,7 +341,7 @@ absl::Status Pool(void* stream, bool max, const float* in, float* out, const Poo
 
 absl::Status BatchNormInference(void* stream, const float* x, const float* scale,
                                 const float* offset, const float* mean, const float* variance,
-                                float epsilon, float* y, const BatchNormView& v) {
+                                float epsilon, float* y, const ChannelView& v) {
   cudaStream_t s;
   absl::Status status = Begin(stream, &s);
   if (!status.ok()) return status;
@@ -350,7 +356,7 @@ absl::Status BatchNormTraining(void* stream, const float* x, const float* scale,
                                const float* offset, const float* old_mean,
                                const float* old_variance, float epsilon, float factor, float* y,
                                float* batch_mean, float* batch_variance, float* saved_mean,
-                               float* saved_variance, const BatchNormView& v) {
+                               float* saved_variance, const ChannelView& v) {
   cudaStream_t s;
   absl::Status status = Begin(stream, &s);
   if (!status.ok()) return status;

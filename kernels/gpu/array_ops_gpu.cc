@@ -141,9 +141,9 @@ class ConcatOp : public GpuKernel {
       }
     } else {
       const Tensor& axis_t = ctx->input(n);
-      OP_REQUIRES(ctx, axis_t.NumElements() == 1,
+      OP_REQUIRES(ctx, axis_t.dims() == 0,
                   absl::InvalidArgumentError(absl::StrCat(
-                      "Concat dim tensor should be a scalar, but got shape ",
+                      "axis tensor should be a scalar integer, but got shape ",
                       axis_t.shape().DebugString())));
       axis = IntScalar(axis_t);
       for (int i = 0; i < n; ++i) shapes.push_back(ctx->input(i).shape());
@@ -209,7 +209,7 @@ class PadOp : public GpuKernel {
   }
 };
 
-// Gather (axis 0) and GatherV2 (axis in host memory, batch_dims 0). An
+// Gather (axis 0) and GatherV2 (axis in host memory, any batch_dims). An
 // index out of range gives zeros, as TensorFlow's GPU kernel (checking
 // would need the indices on the host).
 class GatherOp : public GpuKernel {
@@ -223,9 +223,7 @@ class GatherOp : public GpuKernel {
     int64_t axis = 0;
     if (v2_) {
       const Tensor& axis_t = ctx->input(2);
-      OP_REQUIRES(ctx, axis_t.NumElements() == 1,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "axis must be scalar, but has shape ", axis_t.shape().DebugString())));
+      OP_REQUIRES(ctx, axis_t.dims() == 0, absl::InvalidArgumentError("axis must be scalar"));
       axis = IntScalar(axis_t);
     }
     absl::StatusOr<gpu::GatherExtent> e =
@@ -241,8 +239,8 @@ class GatherOp : public GpuKernel {
     OP_REQUIRES_OK(ctx, gpu::Gather(*stream, ElementBytes(params), params.raw_data(),
                                     indices.dtype() == DT_INT64 ? gpu::IndexType::kInt64
                                                                 : gpu::IndexType::kInt32,
-                                    indices.raw_data(), out->raw_data(), e->outer, e->limit,
-                                    e->num_indices, e->inner));
+                                    indices.raw_data(), out->raw_data(), e->batch, e->outer,
+                                    e->limit, e->num_indices, e->inner));
   }
 
  private:

@@ -60,6 +60,33 @@ absl::StatusOr<Window> WindowOf(int64_t input, int64_t size, int64_t dilation, i
   return w;
 }
 
+// The explicit_paddings of a 4-D windowed op, as TensorFlow's
+// CheckValidPadding: 8 non-negative values, zero for the batch and channel
+// dims (none unless padding is EXPLICIT).
+absl::Status CheckExplicitPaddings(Padding padding, absl::Span<const int64_t> paddings,
+                                   int channel_dim) {
+  if (padding != Padding::kExplicit) {
+    if (paddings.empty()) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+  }
+  if (paddings.size() != 8) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "explicit_paddings attribute must contain 8 values, but got: ", paddings.size()));
+  }
+  for (int64_t p : paddings) {
+    if (p < 0) {
+      return absl::InvalidArgumentError("All elements of explicit_paddings must be nonnegative");
+    }
+  }
+  if (paddings[0] != 0 || paddings[1] != 0 || paddings[2 * channel_dim] != 0 ||
+      paddings[2 * channel_dim + 1] != 0) {
+    return absl::InvalidArgumentError(
+        "Nonzero explicit padding in the batch or depth dimensions is not supported");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims) {
@@ -220,8 +247,8 @@ absl::StatusOr<std::vector<StridedCopyPlan>> ConcatPlans(const std::vector<Tenso
     for (int d = 0; d < rank; ++d) {
       if (d != axis && s.dim_size(d) != first.dim_size(d)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "ConcatOp : Dimension ", d, " in both shapes must be equal: shape[0] = ",
-            first.DebugString(), " vs. shape[", i, "] = ", s.DebugString()));
+            "ConcatOp : Dimensions of inputs should match: shape[0] = ", first.DebugString(),
+            " vs. shape[", i, "] = ", s.DebugString()));
       }
     }
     out_dims[axis] += s.dim_size(axis);
@@ -275,23 +302,40 @@ absl::StatusOr<StridedCopyPlan> PadPlan(const TensorShape& in, const TensorShape
 absl::StatusOr<GatherExtent> GatherPlan(const TensorShape& params, const TensorShape& indices,
                                         int64_t axis, int64_t batch_dims) {
   const int rank = params.dims();
-  if (batch_dims != 0) {
-    return absl::UnimplementedError("GatherV2 with batch_dims != 0 has no GPU kernel");
-  }
   if (rank < 1) return absl::InvalidArgumentError("params must be at least 1 dimensional");
   if (axis < -rank || axis >= rank) {
     return absl::InvalidArgumentError(absl::StrCat("Expected axis in the range [", -rank, ", ",
                                                    rank, "), but got ", axis));
   }
   if (axis < 0) axis += rank;
+  if (batch_dims < 0) batch_dims += indices.dims();
+  if (batch_dims < 0 || batch_dims > indices.dims()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Expected batch_dims in the range [", -indices.dims(), ", ", indices.dims(),
+        "], but got ", batch_dims));
+  }
+  if (batch_dims > axis) {
+    return absl::InvalidArgumentError(absl::StrCat("batch_dims (", batch_dims,
+                                                   ") must be less than or equal to axis (",
+                                                   axis, ")."));
+  }
+  for (int64_t d = 0; d < batch_dims; ++d) {
+    if (params.dim_size(d) != indices.dim_size(d)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "params.shape[", d, "]: ", params.dim_size(d), " should be equal to indices.shape[", d,
+          "]: ", indices.dim_size(d)));
+    }
+  }
   const std::vector<int64_t> p = DimsOf(params);
+  const std::vector<int64_t> idx = DimsOf(indices);
   GatherExtent e;
-  e.outer = Product(absl::MakeConstSpan(p).subspan(0, axis));
+  e.batch = Product(absl::MakeConstSpan(p).subspan(0, batch_dims));
+  e.outer = Product(absl::MakeConstSpan(p).subspan(batch_dims, axis - batch_dims));
   e.limit = p[axis];
   e.inner = Product(absl::MakeConstSpan(p).subspan(axis + 1));
-  e.num_indices = indices.num_elements();
+  e.num_indices = Product(absl::MakeConstSpan(idx).subspan(batch_dims));
   std::vector<int64_t> out_dims(p.begin(), p.begin() + axis);
-  for (int d = 0; d < indices.dims(); ++d) out_dims.push_back(indices.dim_size(d));
+  out_dims.insert(out_dims.end(), idx.begin() + batch_dims, idx.end());
   out_dims.insert(out_dims.end(), p.begin() + axis + 1, p.end());
   GR_ASSIGN_OR_RETURN(e.output, ShapeOf(out_dims));
   return e;
@@ -402,10 +446,7 @@ absl::StatusOr<PoolGeometry> PoolPlan(const TensorShape& in, absl::Span<const in
   if (ksize[c] != 1 || strides[c] != 1) {
     return absl::UnimplementedError("Depthwise pooling has no GPU kernel");
   }
-  if (padding == Padding::kExplicit && explicit_paddings.size() != 8) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "explicit_paddings attribute must contain 8 values, but got: ", explicit_paddings.size()));
-  }
+  GR_RETURN_IF_ERROR(CheckExplicitPaddings(padding, explicit_paddings, c));
   const auto pad = [&](int dim, int side) -> int64_t {
     return padding == Padding::kExplicit ? explicit_paddings[2 * dim + side] : 0;
   };
@@ -454,11 +495,7 @@ absl::StatusOr<ConvPlan> PlanConv2D(const TensorShape& input, const TensorShape&
         "Current implementation does not yet support strides or dilations in the batch and "
         "depth dimensions.");
   }
-  if (attrs.padding == Padding::kExplicit && attrs.explicit_paddings.size() != 8) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("explicit_paddings attribute must contain 8 values, but got: ",
-                     attrs.explicit_paddings.size()));
-  }
+  GR_RETURN_IF_ERROR(CheckExplicitPaddings(attrs.padding, attrs.explicit_paddings, c_dim));
   ConvPlan plan;
   ConvGeometry& g = plan.geometry;
   g.nchw = nchw;
@@ -723,13 +760,16 @@ void GatherOnHost(const GatherExtent& e, int element_bytes, const void* params,
   const char* p = static_cast<const char*>(params);
   char* o = static_cast<char*>(out);
   const int64_t row = e.inner * element_bytes;
-  for (int64_t a = 0; a < e.outer; ++a) {
-    for (int64_t j = 0; j < e.num_indices; ++j, o += row) {
-      const int64_t index = indices[j];
-      if (index >= 0 && index < e.limit) {
-        std::memcpy(o, p + (a * e.limit + index) * row, static_cast<size_t>(row));
-      } else {
-        std::memset(o, 0, static_cast<size_t>(row));
+  for (int64_t b = 0; b < e.batch; ++b) {
+    for (int64_t a = 0; a < e.outer; ++a) {
+      for (int64_t j = 0; j < e.num_indices; ++j, o += row) {
+        const int64_t index = indices[b * e.num_indices + j];
+        if (index >= 0 && index < e.limit) {
+          std::memcpy(o, p + ((b * e.outer + a) * e.limit + index) * row,
+                      static_cast<size_t>(row));
+        } else {
+          std::memset(o, 0, static_cast<size_t>(row));
+        }
       }
     }
   }
@@ -767,12 +807,12 @@ void PoolOnHost(bool max, const float* in, float* out, const PoolGeometry& g) {
           const int64_t h0 = oh * g.stride_h - g.pad_top, w0 = ow * g.stride_w - g.pad_left;
           const int64_t hb = std::max<int64_t>(h0, 0), wb = std::max<int64_t>(w0, 0);
           const int64_t he = std::min(h0 + g.window_h, g.h), we = std::min(w0 + g.window_w, g.w);
-          float acc = max ? -std::numeric_limits<float>::infinity() : 0.0f;
+          float acc = max ? std::numeric_limits<float>::lowest() : 0.0f;
           for (int64_t h = hb; h < he; ++h) {
             for (int64_t w = wb; w < we; ++w) {
               const float v = in[g.nchw ? ((n * g.c + c) * g.h + h) * g.w + w
                                         : ((n * g.h + h) * g.w + w) * g.c + c];
-              acc = max ? ((std::isnan(v) || v > acc) ? v : acc) : acc + v;
+              acc = max ? (acc < v ? v : acc) : acc + v;
             }
           }
           if (!max) {

@@ -59,10 +59,10 @@ absl::StatusOr<std::vector<StridedCopyPlan>> ConcatPlans(const std::vector<Tenso
 absl::StatusOr<StridedCopyPlan> PadPlan(const TensorShape& in, const TensorShape& paddings_shape,
                                         absl::Span<const int64_t> paddings, TensorShape* out);
 
-// GatherV2 (batch_dims 0) as [outer, limit, inner] params and
-// `num_indices` indices.
+// GatherV2 as [batch, outer, limit, inner] params and [batch,
+// num_indices] indices (batch: the first batch_dims dims of both).
 struct GatherExtent {
-  int64_t outer = 1, limit = 0, num_indices = 0, inner = 1;
+  int64_t batch = 1, outer = 1, limit = 0, num_indices = 0, inner = 1;
   TensorShape output;
 };
 absl::StatusOr<GatherExtent> GatherPlan(const TensorShape& params, const TensorShape& indices,

@@ -186,7 +186,7 @@ TEST(CopyPlanTest, ConcatAndPadMatchTheCpu) {
   }
   TensorShape shape;
   EXPECT_THAT(ConcatPlans({Shape({2, 3}), Shape({3, 3})}, 1, &shape).status().message(),
-              HasSubstr("Dimension 0 in both shapes must be equal"));
+              HasSubstr("ConcatOp : Dimensions of inputs should match"));
 
   const Tensor x = Random({2, 3, 2}, 7);
   const std::vector<int32_t> paddings = {1, 2, 0, 3, 2, 0};
@@ -225,8 +225,24 @@ TEST(GatherPlanTest, MatchesTheCpuAndZeroesIndicesOutOfRange) {
   Tensor got(DT_FLOAT, e->output);
   GatherOnHost(*e, 4, params.raw_data(), bad.data(), got.raw_data());
   for (int64_t i = 0; i < got.NumElements(); ++i) EXPECT_EQ(got.flat<float>()[i], 0.0f);
-  EXPECT_EQ(GatherPlan(params.shape(), idx.shape(), 1, 1).status().code(),
-            absl::StatusCode::kUnimplemented);
+  // batch_dims 1: each of params' first dim gathers with its own indices.
+  const std::vector<int64_t> batched = {4, 0, 2, 1, 1, 3, 0, 0};
+  const Tensor batched_idx = Tensor::FromVector<int64_t>(batched, Shape({4, 2}));
+  for (int axis : {1, 2}) {
+    absl::StatusOr<GatherExtent> b = GatherPlan(params.shape(), batched_idx.shape(), axis, 1);
+    ASSERT_TRUE(b.ok()) << b.status();
+    std::vector<int64_t> in_range = batched;
+    for (int64_t& i : in_range) i %= b->limit;
+    Tensor out(DT_FLOAT, b->output);
+    GatherOnHost(*b, 4, params.raw_data(), in_range.data(), out.raw_data());
+    ExpectSameBytes(CpuOp("GatherV2",
+                          {params, Tensor::FromVector<int64_t>(in_range, Shape({4, 2})),
+                           Tensor::Scalar<int32_t>(axis)},
+                          {{"batch_dims", AttrI(1)}}),
+                    out, "GatherV2 batch_dims 1 axis " + std::to_string(axis));
+  }
+  EXPECT_THAT(GatherPlan(params.shape(), Shape({3, 2}), 1, 1).status().message(),
+              HasSubstr("should be equal to indices.shape[0]"));
 }
 
 TEST(ReducePlanTest, MatchesTheCpuOverEveryAxisPattern) {
@@ -282,7 +298,8 @@ TEST(PoolPlanTest, MatchesTheCpu) {
       {{2, 3, 7, 8}, {1, 1, 3, 3}, {1, 1, 2, 2}, "SAME", true},
   };
   for (const Case& c : cases) {
-    const Tensor x = Random(c.dims, 10);
+    Tensor x = Random(c.dims, 10);
+    x.flat<float>()[5] = std::numeric_limits<float>::quiet_NaN();  // passed over by MaxPool
     for (bool max : {true, false}) {
       TensorShape shape;
       absl::StatusOr<op_shapes::Padding> padding = op_shapes::ParsePadding(c.padding);
@@ -371,6 +388,13 @@ TEST(ConvPlanTest, MatchesTheCpuUnderEveryPaddingAndLayout) {
               HasSubstr("input depth must be evenly divisible by filter depth: 3 vs 2"));
   EXPECT_THAT(PlanConv2D(Shape({1, 5, 5, 3}), Shape({3, 3, 4, 1}), attrs, true).status().message(),
               HasSubstr("input and filter must have the same depth: 3 vs 4"));
+  attrs.padding = op_shapes::Padding::kExplicit;
+  attrs.explicit_paddings = {0, 0, 1, 1, 1, 1, 1, 0};
+  EXPECT_THAT(PlanConv2D(Shape({1, 5, 5, 3}), Shape({3, 3, 3, 1}), attrs, false).status().message(),
+              HasSubstr("Nonzero explicit padding in the batch or depth dimensions"));
+  attrs.explicit_paddings = {0, 0, -1, 1, 1, 1, 0, 0};
+  EXPECT_THAT(PlanConv2D(Shape({1, 5, 5, 3}), Shape({3, 3, 3, 1}), attrs, false).status().message(),
+              HasSubstr("must be nonnegative"));
 }
 
 TEST(EinsumPlanTest, MatchesTheCpuAndCopiesOnlyWhatItMust) {

@@ -21,12 +21,18 @@ namespace {
 absl::Status FromCudnn(cudnnStatus_t s, const char* what) {
   if (s == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
   const std::string message = std::string(what) + ": " + cudnnGetErrorString(s);
-  if (s == CUDNN_STATUS_ALLOC_FAILED) return absl::ResourceExhaustedError(message);
-  const int category = CUDNN_STATUS_CATEGORY(s);
-  if (category == CUDNN_STATUS_BAD_PARAM || category == CUDNN_STATUS_NOT_SUPPORTED) {
-    return absl::InvalidArgumentError(message);
+  if (s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+      s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED) {
+    return absl::ResourceExhaustedError(message);
   }
-  return absl::InternalError(message);
+  if (s == CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE) {
+    return absl::UnavailableError(message);
+  }
+  switch (CUDNN_STATUS_CATEGORY(s)) {
+    case CUDNN_STATUS_BAD_PARAM: return absl::InvalidArgumentError(message);
+    case CUDNN_STATUS_NOT_SUPPORTED: return absl::UnimplementedError(message);
+    default: return absl::InternalError(message);
+  }
 }
 
 #define GR_CUDNN(call, what)                           \
@@ -35,12 +41,20 @@ absl::Status FromCudnn(cudnnStatus_t s, const char* what) {
     if (!_s.ok()) return _s;                           \
   } while (0)
 
+// A cuDNN handle and the lock that keeps it to one thread at a time (cuDNN
+// handles must not be used concurrently; GPU kernels run on whichever
+// executor thread made them ready).
+struct Handle {
+  cudnnHandle_t handle = nullptr;
+  std::mutex mu;
+};
+
 // One handle per (GPU, stream), kept for the process (as the cuBLAS ones).
-absl::Status HandleFor(cudaStream_t stream, cudnnHandle_t* handle) {
+absl::Status HandleFor(cudaStream_t stream, Handle** handle) {
   int device = 0;
   cudaGetDevice(&device);
   static std::mutex mu;
-  static auto* handles = new std::map<std::pair<int, cudaStream_t>, cudnnHandle_t>();
+  static auto* handles = new std::map<std::pair<int, cudaStream_t>, Handle*>();
   std::lock_guard<std::mutex> lock(mu);
   auto it = handles->find({device, stream});
   if (it != handles->end()) {
@@ -54,8 +68,10 @@ absl::Status HandleFor(cudaStream_t stream, cudnnHandle_t* handle) {
     cudnnDestroy(h);
     return s;
   }
-  (*handles)[{device, stream}] = h;
-  *handle = h;
+  Handle* made = new Handle();
+  made->handle = h;
+  (*handles)[{device, stream}] = made;
+  *handle = made;
   return absl::OkStatus();
 }
 
@@ -161,9 +177,11 @@ absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const 
   if (g.groups < 1 || g.c % g.groups != 0 || g.out_c % g.groups != 0) {
     return absl::InvalidArgumentError("a grouped convolution whose channels the groups do not divide");
   }
-  cudnnHandle_t handle;
-  status = HandleFor(s, &handle);
+  Handle* locked = nullptr;
+  status = HandleFor(s, &locked);
   if (!status.ok()) return status;
+  std::lock_guard<std::mutex> hold(locked->mu);
+  cudnnHandle_t handle = locked->handle;
   Descriptors d;
   status = Describe(g, &d);
   if (!status.ok()) return status;
@@ -171,7 +189,8 @@ absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const 
   status = RankedAlgorithms(handle, g, d, &ranked);
   if (!status.ok()) return status;
   // The fastest algorithm whose workspace can be had and that runs; the
-  // next when not (a heuristic's pick may still refuse the geometry).
+  // next when not (a heuristic's pick may still refuse the geometry as not
+  // supported; any other error is the convolution's).
   absl::Status last = absl::InvalidArgumentError("cuDNN ranked no algorithm for this convolution");
   for (const cudnnConvolutionFwdAlgoPerf_t& p : ranked) {
     size_t bytes = 0;
@@ -193,8 +212,7 @@ absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const 
                                                       p.algo, ws, bytes, &beta, d.y, out);
     if (run == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
     last = FromCudnn(run, "cudnnConvolutionForward");
-    const int category = CUDNN_STATUS_CATEGORY(run);
-    if (category != CUDNN_STATUS_NOT_SUPPORTED && category != CUDNN_STATUS_BAD_PARAM) return last;
+    if (CUDNN_STATUS_CATEGORY(run) != CUDNN_STATUS_NOT_SUPPORTED) return last;
   }
   return last;
 }

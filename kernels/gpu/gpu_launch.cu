@@ -219,14 +219,15 @@ __global__ void BinaryBroadcastKernel(const float* x, const float* y, float* out
   }
 }
 
-// out = act(in + bias) per row; in may be out. The activations are the
-// unary kernels' (LeakyRelu, with its slope, aside).
-__global__ void BiasActivationKernel(const float* in, const float* bias, float* out, int64_t rows,
-                                     int64_t cols, Activation act, float alpha) {
-  const int64_t n = rows * cols;
+// out = act(in + bias) per channel of [outer, channels, inner]; in may be
+// out. The activations are the unary kernels' (LeakyRelu, with its slope,
+// aside).
+__global__ void BiasActivationKernel(const float* in, const float* bias, float* out,
+                                     ChannelView view, Activation act, float alpha) {
+  const int64_t n = view.outer * view.channels * view.inner;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{blockDim.x} * gridDim.x) {
-    float v = in[i] + bias[i % cols];
+    float v = in[i] + bias[(i / view.inner) % view.channels];
     switch (act) {
       case Activation::kNone: break;
       case Activation::kRelu: v = ApplyUnary<UnaryOp::kRelu>(v); break;
@@ -497,29 +498,43 @@ absl::Status Select(void* stream, const bool* cond, const float* x, const float*
 
 namespace {
 absl::Status LaunchBiasActivation(void* stream, const float* in, const float* bias, float* out,
-                                  int64_t rows, int64_t cols, Activation act, float alpha,
+                                  const ChannelView& v, Activation act, float alpha,
                                   const char* what) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   absl::Status status = UseStreamDevice(s);
   if (!status.ok()) return status;
-  if (rows * cols == 0) return absl::OkStatus();
+  const int64_t n = v.outer * v.channels * v.inner;
+  if (n == 0) return absl::OkStatus();
   const int threads = 256;
-  BiasActivationKernel<<<Blocks(rows * cols, threads), threads, 0, s>>>(in, bias, out, rows, cols,
-                                                                        act, alpha);
+  BiasActivationKernel<<<Blocks(n, threads), threads, 0, s>>>(in, bias, out, v, act, alpha);
   return Launched(what);
+}
+
+ChannelView Rows(int64_t rows, int64_t cols) {
+  ChannelView v;
+  v.outer = rows;
+  v.channels = cols;
+  v.inner = 1;
+  return v;
 }
 }  // namespace
 
 absl::Status BiasAdd(void* stream, const float* in, const float* bias, float* out, int64_t rows,
                      int64_t cols) {
-  return LaunchBiasActivation(stream, in, bias, out, rows, cols, Activation::kNone, 0.0f,
+  return LaunchBiasActivation(stream, in, bias, out, Rows(rows, cols), Activation::kNone, 0.0f,
                               "BiasAdd");
 }
 
 absl::Status BiasActivation(void* stream, float* x, const float* bias, int64_t rows,
                             int64_t cols, Activation act, float leakyrelu_alpha) {
-  return LaunchBiasActivation(stream, x, bias, x, rows, cols, act, leakyrelu_alpha,
+  return LaunchBiasActivation(stream, x, bias, x, Rows(rows, cols), act, leakyrelu_alpha,
                               "a bias + activation epilogue");
+}
+
+absl::Status ChannelBiasActivation(void* stream, const float* in, const float* bias, float* out,
+                                   const ChannelView& v, Activation act, float leakyrelu_alpha) {
+  return LaunchBiasActivation(stream, in, bias, out, v, act, leakyrelu_alpha,
+                              "a per-channel bias + activation");
 }
 
 absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, int64_t cols,

@@ -81,10 +81,21 @@ absl::Status Select(void* stream, const bool* cond, const float* x, const float*
 absl::Status BiasAdd(void* stream, const float* in, const float* bias, float* out, int64_t rows,
                      int64_t cols);
 
+// A tensor seen as [outer, channels, inner]: channels last (NHWC: inner 1)
+// or after the batch (NCHW: outer N, inner H*W).
+struct ChannelView {
+  int64_t outer = 0, channels = 0, inner = 1;
+};
+
 // The epilogue of _FusedMatMul: in place, x[r, c] = act(x[r, c] + bias[c]).
 enum class Activation { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kTanh, kSigmoid };
 absl::Status BiasActivation(void* stream, float* x, const float* bias, int64_t rows,
                             int64_t cols, Activation act, float leakyrelu_alpha);
+
+// The same over any channel view (NCHW's BiasAdd and fused convolution):
+// out[o, c, i] = act(in[o, c, i] + bias[c]); out may be in.
+absl::Status ChannelBiasActivation(void* stream, const float* in, const float* bias, float* out,
+                                   const ChannelView& v, Activation act, float leakyrelu_alpha);
 
 // Softmax (or LogSoftmax) over the last dim of [rows, cols], float.
 absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, int64_t cols,
@@ -127,11 +138,12 @@ absl::Status Fill(void* stream, int element_bytes, uint64_t bits, void* dst, int
 // `bytes` bytes from src to dst, both device memory, on the stream.
 absl::Status CopyOnDevice(void* stream, const void* src, void* dst, int64_t bytes);
 
-// out[o, j, k] = params[o, indices[j], k] for params [outer, limit, inner];
-// an index outside [0, limit) gives zeros (TensorFlow's GPU Gather).
+// out[b, o, j, k] = params[b, o, indices[b, j], k] for params [batch,
+// outer, limit, inner] and indices [batch, num_indices]; an index outside
+// [0, limit) gives zeros (TensorFlow's GPU Gather).
 enum class IndexType { kInt32, kInt64 };
 absl::Status Gather(void* stream, int element_bytes, const void* params, IndexType index_type,
-                    const void* indices, void* out, int64_t outer, int64_t limit,
+                    const void* indices, void* out, int64_t batch, int64_t outer, int64_t limit,
                     int64_t num_indices, int64_t inner);
 
 // out[o, k] = reduce over j of in[o, j, k], float. An empty reduction gives
@@ -155,15 +167,10 @@ struct PoolGeometry {
 };
 absl::Status Pool(void* stream, bool max, const float* in, float* out, const PoolGeometry& g);
 
-// Batch normalization of float x seen as [outer, channels, inner] (NHWC:
-// inner 1; NCHW: outer N, inner H*W).
-struct BatchNormView {
-  int64_t outer = 0, channels = 0, inner = 1;
-};
 // y = (x - mean) * rsqrt(variance + epsilon) * scale + offset; y may be x.
 absl::Status BatchNormInference(void* stream, const float* x, const float* scale,
                                 const float* offset, const float* mean, const float* variance,
-                                float epsilon, float* y, const BatchNormView& v);
+                                float epsilon, float* y, const ChannelView& v);
 // The batch's mean and biased variance into saved_mean / saved_variance, y
 // normalized with them, and batch_mean / batch_variance: the mean and the
 // unbiased variance, blended into old_mean / old_variance by
@@ -172,7 +179,7 @@ absl::Status BatchNormTraining(void* stream, const float* x, const float* scale,
                                const float* offset, const float* old_mean,
                                const float* old_variance, float epsilon, float factor, float* y,
                                float* batch_mean, float* batch_variance, float* saved_mean,
-                               float* saved_variance, const BatchNormView& v);
+                               float* saved_variance, const ChannelView& v);
 
 // A 2-D convolution as cuDNN runs it (cudnn_launch.cu): float input
 // [n, c, h, w] in NHWC or NCHW order, the filter [out_c, kh, kw, c/groups]

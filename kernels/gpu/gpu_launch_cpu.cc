@@ -25,6 +25,10 @@ absl::Status BiasAdd(void*, const float*, const float*, float*, int64_t, int64_t
 absl::Status BiasActivation(void*, float*, const float*, int64_t, int64_t, Activation, float) {
   return NoCuda();
 }
+absl::Status ChannelBiasActivation(void*, const float*, const float*, float*, const ChannelView&,
+                                   Activation, float) {
+  return NoCuda();
+}
 absl::Status Softmax(void*, const float*, float*, int64_t, int64_t, bool) { return NoCuda(); }
 absl::Status Zero(void*, void*, int64_t) { return NoCuda(); }
 absl::Status Cast(void*, CastType, CastType, const void*, void*, int64_t, bool) {
@@ -47,7 +51,7 @@ absl::Status StridedCopy(void*, int, const void*, void*, const StridedCopyPlan&)
 absl::Status Fill(void*, int, uint64_t, void*, int64_t) { return NoCuda(); }
 absl::Status CopyOnDevice(void*, const void*, void*, int64_t) { return NoCuda(); }
 absl::Status Gather(void*, int, const void*, IndexType, const void*, void*, int64_t, int64_t,
-                    int64_t, int64_t) {
+                    int64_t, int64_t, int64_t) {
   return NoCuda();
 }
 absl::Status Reduce(void*, ReduceOp, const float*, float*, int64_t, int64_t, int64_t) {
@@ -55,12 +59,12 @@ absl::Status Reduce(void*, ReduceOp, const float*, float*, int64_t, int64_t, int
 }
 absl::Status Pool(void*, bool, const float*, float*, const PoolGeometry&) { return NoCuda(); }
 absl::Status BatchNormInference(void*, const float*, const float*, const float*, const float*,
-                                const float*, float, float*, const BatchNormView&) {
+                                const float*, float, float*, const ChannelView&) {
   return NoCuda();
 }
 absl::Status BatchNormTraining(void*, const float*, const float*, const float*, const float*,
                                const float*, float, float, float*, float*, float*, float*, float*,
-                               const BatchNormView&) {
+                               const ChannelView&) {
   return NoCuda();
 }
 absl::Status Conv2D(void*, const ConvGeometry&, const float*, const float*, float*,

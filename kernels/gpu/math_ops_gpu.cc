@@ -314,6 +314,7 @@ class AddNOp : public GpuKernel {
   }
 };
 
+// BiasAdd, the bias along the last dim (NHWC) or dim 1 (NCHW, rank >= 3).
 class BiasAddOp : public GpuKernel {
  public:
   explicit BiasAddOp(OpKernelConstruction* c) : GpuKernel(c) {
@@ -322,28 +323,41 @@ class BiasAddOp : public GpuKernel {
       absl::Status s = c->GetAttr("data_format", &format);
       if (!s.ok()) c->SetStatus(s);
     }
-    if (format != "NHWC") {
-      c->SetStatus(absl::UnimplementedError("BiasAdd on GPU takes data_format NHWC only"));
+    if (format != "NHWC" && format != "NCHW") {
+      c->SetStatus(absl::InvalidArgumentError(absl::StrCat("Invalid data format: ", format)));
     }
+    nchw_ = format == "NCHW";
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const Tensor& bias = ctx->input(1);
-    OP_REQUIRES(ctx, x.dims() >= 1 && bias.dims() == 1 &&
-                         bias.dim_size(0) == x.dim_size(x.dims() - 1),
+    OP_REQUIRES(ctx, x.dims() >= 2,
                 absl::InvalidArgumentError(absl::StrCat(
-                    "Must provide as many biases as the last dimension of the input tensor: ",
+                    "Input tensor must be at least 2D: ", x.shape().DebugString())));
+    const int channel_dim = nchw_ && x.dims() >= 3 ? 1 : x.dims() - 1;
+    OP_REQUIRES(ctx, bias.dims() == 1 && bias.dim_size(0) == x.dim_size(channel_dim),
+                absl::InvalidArgumentError(absl::StrCat(
+                    "Must provide as many biases as the ",
+                    nchw_ ? "channel" : "last", " dimension of the input tensor: ",
                     bias.shape().DebugString(), " vs. ", x.shape().DebugString())));
+    gpu::ChannelView v;
+    v.channels = x.dim_size(channel_dim);
+    v.outer = 1;
+    for (int d = 0; d < channel_dim; ++d) v.outer *= x.dim_size(d);
+    for (int d = channel_dim + 1; d < x.dims(); ++d) v.inner *= x.dim_size(d);
+    const float* in = static_cast<const float*>(x.raw_data());
+    const float* b = static_cast<const float*>(bias.raw_data());
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, x.shape(), &y));
-    const int64_t cols = bias.dim_size(0);
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
-    OP_REQUIRES_OK(ctx, gpu::BiasAdd(*stream, static_cast<const float*>(x.raw_data()),
-                                     static_cast<const float*>(bias.raw_data()),
-                                     static_cast<float*>(y->raw_data()),
-                                     cols == 0 ? 0 : x.NumElements() / cols, cols));
+    OP_REQUIRES_OK(ctx, gpu::ChannelBiasActivation(*stream, in, b,
+                                                   static_cast<float*>(y->raw_data()), v,
+                                                   gpu::Activation::kNone, 0.0f));
   }
+
+ private:
+  bool nchw_ = false;
 };
 
 class SoftmaxOp : public GpuKernel {

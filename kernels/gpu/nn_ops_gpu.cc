@@ -1,7 +1,8 @@
 // The GPU's nn kernels, float: Conv2D, DepthwiseConv2dNative and their
 // fused forms (_FusedConv2D, _FusedDepthwiseConv2dNative: bias and
-// activation after the convolution) on cuDNN; MaxPool and AvgPool, and
-// FusedBatchNorm (V1-V3, inference and training) as CUDA kernels.
+// activation after the convolution) on cuDNN, NHWC or NCHW; MaxPool and
+// AvgPool, and FusedBatchNorm (V1-V3, 4-D or 5-D, inference and training)
+// as CUDA kernels.
 //
 // cuDNN takes its filter as [out, kh, kw, in] (NHWC) or [out, in, kh, kw]
 // (NCHW), so each step first copies TensorFlow's [kh, kw, in, out] filter
@@ -10,6 +11,8 @@
 // first (array_plans.h). Pooling is a direct kernel rather than cuDNN's: it
 // takes TensorFlow's asymmetric padding as it is, and an average counts
 // only the elements inside the input, without a padded copy.
+#include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,9 +79,6 @@ class ConvOp : public GpuKernel {
       absl::StatusOr<gpu::Epilogue> e = gpu::EpilogueFromAttrs(c);
       s = e.status();
       if (e.ok()) epilogue_ = *e;
-      if (s.ok() && attrs_.nchw) {
-        s = absl::UnimplementedError("a fused convolution on GPU takes data_format NHWC only");
-      }
     }
     if (!s.ok()) c->SetStatus(s);
   }
@@ -132,9 +132,14 @@ class ConvOp : public GpuKernel {
                                       workspace));
     }
     if (fused_) {
-      OP_REQUIRES_OK(ctx, gpu::BiasActivation(*stream, FloatData(out), FloatData(ctx->input(2)),
-                                              out->NumElements() / g.out_c, g.out_c,
-                                              epilogue_.activation, epilogue_.leakyrelu_alpha));
+      gpu::ChannelView v;
+      v.channels = g.out_c;
+      v.outer = g.nchw ? g.n : g.n * g.out_h * g.out_w;
+      v.inner = g.nchw ? g.out_h * g.out_w : 1;
+      OP_REQUIRES_OK(ctx, gpu::ChannelBiasActivation(*stream, FloatData(out),
+                                                     FloatData(ctx->input(2)), FloatData(out), v,
+                                                     epilogue_.activation,
+                                                     epilogue_.leakyrelu_alpha));
     }
   }
 
@@ -192,18 +197,27 @@ class FusedBatchNormOp : public GpuKernel {
       s = c->GetAttr("exponential_avg_factor", &factor_);
     }
     if (s.ok()) s = c->GetAttr("is_training", &is_training_);
-    if (s.ok()) s = ReadDataFormat(c, &nchw_);
+    std::string format = "NHWC";
+    if (s.ok() && c->attrs().Find("data_format") != nullptr) s = c->GetAttr("data_format", &format);
+    if (s.ok() && format != "NHWC" && format != "NCHW" && format != "NDHWC" && format != "NCDHW") {
+      s = absl::InvalidArgumentError("Invalid data format");
+    }
+    channel_last_ = format == "NHWC" || format == "NDHWC";
     if (!s.ok()) c->SetStatus(s);
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    OP_REQUIRES(ctx, x.dims() == 4,
+    OP_REQUIRES(ctx, x.dims() == 4 || x.dims() == 5,
                 absl::InvalidArgumentError(
-                    absl::StrCat("input must be 4-dimensional", x.shape().DebugString())));
-    gpu::BatchNormView v;
-    v.channels = x.dim_size(nchw_ ? 1 : 3);
-    v.outer = nchw_ ? x.dim_size(0) : (v.channels == 0 ? 0 : x.NumElements() / v.channels);
-    v.inner = nchw_ ? x.dim_size(2) * x.dim_size(3) : 1;
+                    absl::StrCat("input must be 4 or 5-dimensional", x.shape().DebugString())));
+    gpu::ChannelView v;
+    v.channels = x.dim_size(channel_last_ ? x.dims() - 1 : 1);
+    if (channel_last_) {
+      v.outer = v.channels == 0 ? 0 : x.NumElements() / v.channels;
+    } else {
+      v.outer = x.dim_size(0);
+      for (int d = 2; d < x.dims(); ++d) v.inner *= x.dim_size(d);
+    }
     const bool use_given = !is_training_ || factor_ != 1.0f;
     for (int i = 1; i <= 4; ++i) {
       const Tensor& t = ctx->input(i);
@@ -225,6 +239,15 @@ class FusedBatchNormOp : public GpuKernel {
       Tensor* reserve3 = nullptr;
       OP_REQUIRES_OK(ctx, ctx->allocate_output(5, TensorShape(), &reserve3));
       OP_REQUIRES_OK(ctx, gpu::Zero(*stream, reserve3->raw_data(), 4));
+    }
+    if (x.NumElements() == 0) {  // NaN statistics, as TensorFlow
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      uint32_t bits;
+      std::memcpy(&bits, &nan, sizeof(bits));
+      for (Tensor* t : stats) {
+        OP_REQUIRES_OK(ctx, gpu::Fill(*stream, 4, bits, t->raw_data(), t->NumElements()));
+      }
+      return;
     }
     if (!is_training_) {
       OP_REQUIRES_OK(ctx, gpu::BatchNormInference(*stream, FloatData(x), FloatData(ctx->input(1)),
@@ -252,7 +275,7 @@ class FusedBatchNormOp : public GpuKernel {
   float epsilon_ = 1e-4f;
   float factor_ = 1.0f;
   bool is_training_ = true;
-  bool nchw_ = false;
+  bool channel_last_ = true;
 };
 
 REGISTER_KERNEL(KernelDefBuilder("Conv2D").Device(kDeviceGpu).TypeConstraint<float>("T"),

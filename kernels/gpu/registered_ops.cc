@@ -18,10 +18,24 @@ const KernelRegistrar kHostSend(
 const KernelRegistrar kHostRecv(
     KernelDefBuilder("_HostRecv").Device(kDeviceGpu).HostMemory("tensor").Build(NewRecvOp));
 
+// Every forwardable type but the host-only ones: strings, TensorList
+// handles (DT_VARIANT) and TensorArray handles (DT_RESOURCE) live in host
+// memory, so nodes passing them on stay on CPU with them.
+const std::vector<DataType>& GpuForwardableTypes() {
+  static const std::vector<DataType>* types = [] {
+    auto* v = new std::vector<DataType>();
+    for (DataType t : ForwardableTypes()) {
+      if (t != DT_STRING && t != DT_VARIANT && t != DT_RESOURCE) v->push_back(t);
+    }
+    return v;
+  }();
+  return *types;
+}
+
 KernelRegistrar Forward(const char* op) {
   return KernelRegistrar(KernelDefBuilder(op)
                              .Device(kDeviceGpu)
-                             .TypeConstraint("T", ForwardableTypes())
+                             .TypeConstraint("T", GpuForwardableTypes())
                              .Build(NewForwardInputsOp));
 }
 const KernelRegistrar kIdentity = Forward("Identity");
