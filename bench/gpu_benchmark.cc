@@ -93,8 +93,10 @@ void BM_MatMulGraphrun(benchmark::State& state) {
     return;
   }
   std::vector<Tensor> inputs = {
-      *Tensor::Allocate(gpu->allocator(), type, TensorShape({n, n})),
-      *Tensor::Allocate(gpu->allocator(), type, TensorShape({n, n}))};
+      *Tensor::Allocate(gpu->allocator(), type, TensorShape({n, n}),
+                        TensorBuffer::Init::kUninitialized),
+      *Tensor::Allocate(gpu->allocator(), type, TensorShape({n, n}),
+                        TensorBuffer::Init::kUninitialized)};
   OpKernelContext::Params params;
   params.device = gpu;
   params.op_kernel = kernel->get();
@@ -219,7 +221,8 @@ void BM_Copy(benchmark::State& state) {
   host_attr.on_host = true;
   Allocator* host_alloc = state.range(2) ? gpu->GetAllocator(host_attr) : HostAllocator();
   Tensor host = *Tensor::Allocate(host_alloc, DT_FLOAT, TensorShape({floats}));
-  Tensor device = *Tensor::Allocate(gpu->allocator(), DT_FLOAT, TensorShape({floats}));
+  Tensor device = *Tensor::Allocate(gpu->allocator(), DT_FLOAT, TensorShape({floats}),
+                                    TensorBuffer::Init::kUninitialized);
   DeviceContext* ctx = gpu->device_context();
   for (auto _ : state) {
     absl::Status s = WaitFor([&](StatusCallback cb) {

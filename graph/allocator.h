@@ -54,6 +54,10 @@ class Allocator {
   // overlap. Default: nothing.
   virtual void BeginStep() {}
   virtual void EndStep() {}
+  // Whether the host may read and write this allocator's memory directly:
+  // false for a GPU's device memory, whose buffers are also reused in the
+  // order of the device's stream rather than the host's.
+  virtual bool IsHostMemory() const { return true; }
 };
 
 // The process-wide default host allocator (aligned_alloc/free). Never null;

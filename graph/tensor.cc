@@ -111,6 +111,9 @@ std::shared_ptr<TensorBuffer> TensorBuffer::Create(Allocator* allocator,
     ConstructAll<Variant>(data, num_elements);
   } else if (dtype == DT_RESOURCE) {
     ConstructAll<ResourceHandle>(data, num_elements);
+  } else if (!allocator->IsHostMemory()) {
+    // Device memory: the host cannot write it (a device's kernels or copies
+    // fill it, in its stream's order).
   } else if (init == Init::kZero) {
     std::memset(data, 0, bytes);
   } else if (PoisonUninitialized()) {

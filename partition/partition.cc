@@ -545,14 +545,20 @@ absl::StatusOr<std::string> Partitioner::ControlLoopMerge(const std::string& fra
   // The predicate of each iteration, from the LoopCond's location.
   std::string pred = pivot.name();
   if (loc_[pivot.id()] != loc) {
-    const DupKey key{pivot.id(), 0, loc, false};
+    // Switch reads its predicate on the host: off CPUs the predicate lives
+    // in host memory (as a GPU's Switch and LoopCond keep it).
+    const bool recv_on_host = !locations_.at(loc).is_cpu;
+    const bool send_on_host = OnHost(pivot, /*is_output=*/true, 0);
+    const DupKey key{pivot.id(), 0, loc, recv_on_host};
     auto it = dup_.find(key);
     if (it != dup_.end()) {
       pred = it->second;
     } else {
       const std::string tensor_name = NewName(absl::StrCat("cloop_pred_", frame));
-      AddSend(loc_[pivot.id()], loc, pivot.name(), tensor_name, false, pivot.name(), DT_BOOL);
-      NodeDef* recv = AddRecv(loc_[pivot.id()], loc, pivot.name(), tensor_name, false, DT_BOOL);
+      AddSend(loc_[pivot.id()], loc, pivot.name(), tensor_name, send_on_host, pivot.name(),
+              DT_BOOL);
+      NodeDef* recv =
+          AddRecv(loc_[pivot.id()], loc, pivot.name(), tensor_name, recv_on_host, DT_BOOL);
       recv->add_input(absl::StrCat("^", merge->name()));
       ++stats_.data_sends;
       pred = recv->name();

@@ -9,6 +9,8 @@
 //                 forward their input; the executor moves the value into,
 //                 out of, or to the next iteration of a frame.
 //   ControlTrigger does nothing; the executor runs it even when dead.
+#include "kernels/cpu/control_flow_ops.h"
+
 #include "absl/strings/str_cat.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -74,4 +76,10 @@ REGISTER_KERNEL(KernelDefBuilder("LoopCond").Device(kDeviceCpu), ForwardOp);
 REGISTER_KERNEL(KernelDefBuilder("ControlTrigger").Device(kDeviceCpu), ControlTriggerOp);
 
 }  // namespace
+
+OpKernel* NewSwitchOp(OpKernelConstruction* c) { return new SwitchOp(c); }
+OpKernel* NewMergeOp(OpKernelConstruction* c) { return new MergeOp(c); }
+OpKernel* NewControlForwardOp(OpKernelConstruction* c) { return new ForwardOp(c); }
+OpKernel* NewControlTriggerOp(OpKernelConstruction* c) { return new ControlTriggerOp(c); }
+
 }  // namespace graphrun

@@ -178,12 +178,15 @@ class UnaryOp : public GpuKernel {
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
+    // Forwarding empties input 0's slot: what the launch needs is read first.
+    const float* in = static_cast<const float*>(x.raw_data());
+    const int64_t n = x.NumElements();
     Tensor* y = nullptr;
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, x.shape(), &y));
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
-    OP_REQUIRES_OK(ctx, gpu::Unary(*stream, kOp, static_cast<const float*>(x.raw_data()),
-                                   static_cast<float*>(y->raw_data()), x.NumElements(), alpha_));
+    OP_REQUIRES_OK(ctx, gpu::Unary(*stream, kOp, in, static_cast<float*>(y->raw_data()), n,
+                                   alpha_));
   }
 
  private:

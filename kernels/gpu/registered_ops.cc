@@ -2,6 +2,7 @@
 // on CPUs (the rendezvous copies between memory spaces; forwarding never
 // touches the bytes). _HostSend and _HostRecv keep their tensor in host
 // memory, as TensorFlow's.
+#include "kernels/cpu/control_flow_ops.h"
 #include "kernels/cpu/forward_ops.h"
 #include "kernels/cpu/sendrecv_ops.h"
 #include "kernels/kernel_registry.h"
@@ -44,6 +45,36 @@ const KernelRegistrar kStopGradient = Forward("StopGradient");
 const KernelRegistrar kPreventGradient = Forward("PreventGradient");
 const KernelRegistrar kSnapshot = Forward("Snapshot");
 const KernelRegistrar kNoOp(KernelDefBuilder("NoOp").Device(kDeviceGpu).Build(NewNoOp));
+
+// v1 control flow (a loop's frame may span the CPU and a GPU, and the
+// partitioner's control loops run on every device the frame reaches): the
+// CPU's kernels, the predicates and Merge's index in host memory.
+KernelRegistrar ControlForward(const char* op) {
+  return KernelRegistrar(KernelDefBuilder(op)
+                             .Device(kDeviceGpu)
+                             .TypeConstraint("T", GpuForwardableTypes())
+                             .Build(NewControlForwardOp));
+}
+const KernelRegistrar kEnter = ControlForward("Enter");
+const KernelRegistrar kExit = ControlForward("Exit");
+const KernelRegistrar kNextIteration = ControlForward("NextIteration");
+const KernelRegistrar kSwitch(KernelDefBuilder("Switch")
+                                  .Device(kDeviceGpu)
+                                  .TypeConstraint("T", GpuForwardableTypes())
+                                  .HostMemory("pred")
+                                  .Build(NewSwitchOp));
+const KernelRegistrar kMerge(KernelDefBuilder("Merge")
+                                 .Device(kDeviceGpu)
+                                 .TypeConstraint("T", GpuForwardableTypes())
+                                 .HostMemory("value_index")
+                                 .Build(NewMergeOp));
+const KernelRegistrar kLoopCond(KernelDefBuilder("LoopCond")
+                                    .Device(kDeviceGpu)
+                                    .HostMemory("input")
+                                    .HostMemory("output")
+                                    .Build(NewControlForwardOp));
+const KernelRegistrar kControlTrigger(
+    KernelDefBuilder("ControlTrigger").Device(kDeviceGpu).Build(NewControlTriggerOp));
 
 }  // namespace
 }  // namespace graphrun

@@ -49,7 +49,8 @@ class SharedBfc : public Allocator {
  public:
   SharedBfc(std::shared_ptr<GpuPlatform> platform, bool pinned_host, BfcAllocatorOptions options)
       : bfc_(std::make_unique<PlatformMemory>(std::move(platform), pinned_host),
-             std::move(options)) {}
+             std::move(options)),
+        pinned_host_(pinned_host) {}
 
   std::string Name() const override { return bfc_.Name(); }
   void* AllocateRaw(size_t alignment, size_t num_bytes) override {
@@ -65,6 +66,7 @@ class SharedBfc : public Allocator {
   bool ResetPeak() override { return bfc_.ResetPeak(); }
   void BeginStep() override { bfc_.BeginStep(); }
   void EndStep() override { bfc_.EndStep(); }
+  bool IsHostMemory() const override { return pinned_host_; }
   // The device's reference.
   void Release() { Unref(); }
 
@@ -74,6 +76,7 @@ class SharedBfc : public Allocator {
     if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
   }
   BfcAllocator bfc_;
+  const bool pinned_host_;
   std::atomic<int64_t> refs_{1};
 };
 

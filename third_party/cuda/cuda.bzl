@@ -13,11 +13,12 @@ def _source_root():
     repo = native.repository_name()  # "@" in the main workspace
     return "." if repo == "@" else "external/" + repo[1:]
 
-def cuda_library(name, cu_srcs, hdrs = [], deps = [], cpu_srcs = [], **kwargs):
+def cuda_library(name, cu_srcs, hdrs = [], deps = [], cpu_srcs = [], nvcc_hdrs = [], **kwargs):
     """A cc_library whose .cu sources are compiled by nvcc.
 
     Without CUDA the library has only `cpu_srcs` (fallbacks that say no GPU is
-    available), so dependents build either way.
+    available), so dependents build either way. `nvcc_hdrs`: headers of
+    other targets (in `deps`) that the .cu files include.
     """
     if not cuda_enabled:
         native.cc_library(
@@ -35,7 +36,7 @@ def cuda_library(name, cu_srcs, hdrs = [], deps = [], cpu_srcs = [], **kwargs):
         obj = name + "_" + src.replace("/", "_").replace(".cu", ".o")
         native.genrule(
             name = obj + "_nvcc",
-            srcs = [src] + hdrs,
+            srcs = [src] + hdrs + nvcc_hdrs,
             outs = [obj],
             # 2810: nvcc takes `status = f()` for a discarded [[nodiscard]] value.
             cmd = (cuda_root + "/bin/nvcc -std=c++17 -O3 -Xcompiler -fPIC -diag-suppress 2810 " +

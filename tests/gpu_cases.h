@@ -1,0 +1,59 @@
+// The GPU kernels' consistency cases: one node per case (the op on the
+// device under test, its float inputs fed, its int and bool arguments as
+// constants on the CPU), covering every op with a GPU kernel and the
+// layouts, paddings and broadcasts where the GPU kernels take different
+// paths. Run on a real GPU by gpu_consistency_test and on the fake GPU (the
+// GPU kernels over host launchers) by gpu_kernels_fake_test, each against
+// the CPU kernels on the same inputs. Test-only.
+#ifndef GRAPHRUN_TESTS_GPU_CASES_H_
+#define GRAPHRUN_TESTS_GPU_CASES_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/tensor.h"
+#include "runtime/session.h"
+
+namespace graphrun {
+namespace testing {
+
+struct GpuOpCase {
+  std::string op;
+  std::vector<TensorShape> inputs;  // float placeholders, fed random values
+  float lo = -2, hi = 2;
+  std::string attrs;  // extra NodeDef attrs, text format
+  double tol = 1e-5;
+  // Constant inputs (int32/int64 axes, shapes, indices), by input slot; the
+  // float inputs fill the other slots in order.
+  std::map<int, Tensor> consts;
+  std::string type_attr = "T";  // the float type attr ("" for none)
+  int outputs = 1;              // outputs compared
+};
+
+std::vector<GpuOpCase> AllGpuOpCases();
+
+// A case's float inputs, drawn from [lo, hi) with seeds from `*seed` on.
+std::vector<Tensor> InputsOf(const GpuOpCase& c, uint32_t* seed);
+
+// "Op [shape] attrs", for failure messages.
+std::string Describe(const GpuOpCase& c);
+
+// Runs the case's graph, its op on `device`, in a session made with
+// `options` (the optimizer off); the op's first c.outputs outputs.
+absl::StatusOr<std::vector<Tensor>> RunCase(const GpuOpCase& c, const std::string& device,
+                                            SessionOptions options,
+                                            const std::vector<Tensor>& inputs);
+
+// Every case on the CPU and on /device:GPU:0 of a session made with
+// `gpu_options()`: a test failure for each op that fails or disagrees
+// beyond its tolerance (other dtypes than float: bit for bit).
+void ExpectEveryCaseAgrees(const std::function<SessionOptions()>& gpu_options);
+
+}  // namespace testing
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_TESTS_GPU_CASES_H_

@@ -1,0 +1,66 @@
+// The GPU OpKernels on the fake GPU (runtime/gpu/testing: device memory on
+// the host heap, streams as threads; the launchers of gpu_launch.h as host
+// code queued on those streams): every case of gpu_cases.h, placed on the
+// fake GPU with its int arguments crossing into host memory and its tensors
+// copied in and out through the device context, must agree with the CPU
+// kernels. This checks on CPU everything of the GPU kernels but the CUDA
+// kernels' own arithmetic: shapes, host-memory arguments, allocations,
+// plans and the arguments each launcher is given. The Keras fixture models
+// run the same way, against TensorFlow's outputs.
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+
+#include "gtest/gtest.h"
+#include "runtime/gpu/gpu_device.h"
+#include "runtime/gpu/testing/fake_gpu_platform.h"
+#include "runtime/session.h"
+#include "tests/fixture_manifest.h"
+#include "tests/gpu_cases.h"
+
+namespace graphrun {
+namespace {
+
+SessionOptions WithFakeGpu() {
+  SessionOptions options;
+  GpuDeviceOptions o;
+  o.memory_limit = int64_t{256} << 20;
+  options.make_gpu_devices = GpuDevicesOn({std::make_shared<FakeGpuPlatform>()}, o);
+  return options;
+}
+
+TEST(GpuKernelsOnFakeGpuTest, EveryGpuKernelAgreesWithTheCpu) {
+  testing::ExpectEveryCaseAgrees(WithFakeGpu);
+}
+
+// Every Keras fixture model with each node asked onto the fake GPU (soft
+// placement keeps those without a GPU kernel on the CPU): TensorFlow's
+// outputs, and nodes on the GPU.
+class FakeGpuModelsTest : public ::testing::TestWithParam<testing::FixtureModel> {};
+
+TEST_P(FakeGpuModelsTest, MatchesTensorFlowWithItsNodesOnTheGpu) {
+  const testing::FixtureModel& model = GetParam();
+  SessionOptions options = WithFakeGpu();
+  options.allow_soft_placement = true;
+  RunMetadata metadata;
+  const absl::Status s = testing::RunFixture(model, options, &metadata, [](GraphDef* graph) {
+    for (NodeDef& n : *graph->mutable_node()) n.set_device("/device:GPU:0");
+  });
+  ASSERT_TRUE(s.ok()) << model.name << ": " << s;
+  bool on_gpu = false;
+  for (const std::string& d : metadata.placement().devices()) {
+    on_gpu |= absl::EndsWith(d, "GPU:0");
+  }
+  EXPECT_TRUE(on_gpu) << model.name << ": nothing ran on the GPU";
+}
+
+INSTANTIATE_TEST_SUITE_P(Manifest, FakeGpuModelsTest,
+                         ::testing::ValuesIn(testing::ReadFixtureManifest("tests/fixtures/models/")),
+                         [](const ::testing::TestParamInfo<testing::FixtureModel>& info) {
+                           return info.param.name;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FakeGpuModelsTest);
+
+}  // namespace
+}  // namespace graphrun
