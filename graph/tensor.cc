@@ -146,6 +146,12 @@ absl::StatusOr<Tensor> Tensor::Allocate(Allocator* allocator, DataType dtype,
     return absl::UnimplementedError(absl::StrCat(
         "tensors of type ", DataTypeString(dtype), " are not supported"));
   }
+  if (init == TensorBuffer::Init::kZero && !allocator->IsHostMemory()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a zero-filled tensor from ", allocator->Name(),
+        ", whose memory the host cannot write: allocate it uninitialized and fill it on the "
+        "device"));
+  }
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;

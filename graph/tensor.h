@@ -36,7 +36,8 @@ class TensorBuffer {
   // variable GRAPHRUN_POISON_TENSORS=1 (set for every test) they are filled
   // with 0xFF bytes instead, so code that reads them before writing shows
   // up as NaN / -1 rather than as a lucky zero. Neither touches memory the
-  // host cannot write (Allocator::IsHostMemory() false: a GPU's).
+  // host cannot write (Allocator::IsHostMemory() false: a GPU's), for which
+  // Tensor::Allocate refuses kZero.
   enum class Init { kZero, kUninitialized };
   // Returns nullptr if the allocator has no memory left. DT_STRING,
   // DT_VARIANT and DT_RESOURCE buffers always hold default-constructed

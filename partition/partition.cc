@@ -545,9 +545,10 @@ absl::StatusOr<std::string> Partitioner::ControlLoopMerge(const std::string& fra
   // The predicate of each iteration, from the LoopCond's location.
   std::string pred = pivot.name();
   if (loc_[pivot.id()] != loc) {
-    // Switch reads its predicate on the host: off CPUs the predicate lives
-    // in host memory (as a GPU's Switch and LoopCond keep it).
-    const bool recv_on_host = !locations_.at(loc).is_cpu;
+    // Switch reads its predicate on the host: where memory types are known,
+    // the predicate lives in host memory off CPUs (as a GPU's Switch and
+    // LoopCond keep it).
+    const bool recv_on_host = options_.host_memory != nullptr && !locations_.at(loc).is_cpu;
     const bool send_on_host = OnHost(pivot, /*is_output=*/true, 0);
     const DupKey key{pivot.id(), 0, loc, recv_on_host};
     auto it = dup_.find(key);

@@ -35,6 +35,7 @@ class TrackingAllocator : public Allocator {
   AllocatorStats Stats() const;
   std::optional<AllocatorStats> GetStats() const override { return Stats(); }
   bool ResetPeak() override;
+  bool IsHostMemory() const override { return base_->IsHostMemory(); }
 
  private:
   Allocator* const base_;

@@ -136,8 +136,12 @@ absl::StatusOr<PartitionedStep> PlaceAndPartition(const Graph& graph,
   step.summary.set_cross_device_bytes(placement.schedule.transfer_bytes);
   std::set<int> used(placement.device.begin(), placement.device.end());
   for (int d : used) step.summary.add_devices(devices.devices()[d].name);
-  if (used.size() <= 1) {
-    const std::string& device = devices.devices()[used.empty() ? 0 : *used.begin()].name;
+  // One CPU: the graph as it is. One device with memory of its own is still
+  // partitioned, so that its kernels' host-memory arguments (a LoopCond's,
+  // a Switch's predicate) get their same-device copies.
+  const placer::DeviceInfo& only = devices.devices()[used.empty() ? 0 : *used.begin()];
+  if (used.size() <= 1 && (only.type == "CPU" || options.placer.availability == nullptr)) {
+    const std::string& device = only.name;
     GraphDef def = graph.ToGraphDef();
     for (NodeDef& n : *def.mutable_node()) n.set_device(device);
     step.partitions.emplace(device, std::move(def));

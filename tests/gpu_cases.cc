@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <memory>
 #include <random>
 #include <string>
@@ -435,6 +436,32 @@ void ExpectEveryCaseAgrees(const std::function<SessionOptions()>& gpu_options) {
         worst = std::max(worst, std::fabs(x - y) / std::max(1.0, std::fabs(x)));
       }
       EXPECT_LE(worst, c.tol) << what << " output " << k;
+    }
+  }
+}
+
+void ExpectModelOnGpu(const std::string& model, const RunMetadata& metadata) {
+  static const std::set<std::string> kCompute = {
+      "Conv2D",  "_FusedConv2D", "DepthwiseConv2dNative", "_FusedDepthwiseConv2dNative",
+      "MatMul",  "_FusedMatMul", "BatchMatMulV2",         "Einsum",
+      "FusedBatchNormV3", "MaxPool", "AvgPool", "Softmax", "Mean"};
+  ASSERT_GT(metadata.partition_graphs_size(), 0) << model << ": no partition graphs";
+  std::set<std::string> on_gpu;
+  bool has_loop = false;
+  for (const GraphDef& part : metadata.partition_graphs()) {
+    for (const NodeDef& n : part.node()) {
+      has_loop |= n.op() == "Enter";
+      const bool gpu = absl::StrContains(n.device(), "GPU:0");
+      if (gpu) on_gpu.insert(n.op());
+      auto t = n.attr().find("T");
+      const bool is_float = t != n.attr().end() && t->second.type() == DT_FLOAT;
+      EXPECT_FALSE(!gpu && is_float && kCompute.count(n.op()) > 0)
+          << model << ": " << n.name() << " (" << n.op() << ") ran on " << n.device();
+    }
+  }
+  if (has_loop) {
+    for (const char* op : {"Enter", "Merge", "Switch"}) {
+      EXPECT_EQ(on_gpu.count(op), 1u) << model << ": no " << op << " on the GPU";
     }
   }
 }

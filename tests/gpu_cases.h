@@ -53,6 +53,13 @@ absl::StatusOr<std::vector<Tensor>> RunCase(const GpuOpCase& c, const std::strin
 // beyond its tolerance (other dtypes than float: bit for bit).
 void ExpectEveryCaseAgrees(const std::function<SessionOptions()>& gpu_options);
 
+// For a model run with its nodes asked onto GPU 0 (`metadata` with the
+// partition graphs): a test failure for each float compute op (a
+// convolution, product, batch norm, pooling, softmax, mean) left on a CPU,
+// and, where the model has a while loop, unless the GPU's partition has the
+// loop's Enter, Merge and Switch nodes.
+void ExpectModelOnGpu(const std::string& model, const RunMetadata& metadata);
+
 }  // namespace testing
 }  // namespace graphrun
 

@@ -1,7 +1,7 @@
 // On a real GPU: every Keras model of tests/fixtures/models/MANIFEST, each
 // node asked onto GPU 0 (soft placement keeps the nodes without a GPU
 // kernel on the CPU, with Send/Recv between), must match TensorFlow's
-// outputs, and must have run nodes on the GPU. TF32 is off, so the
+// outputs, with its float compute ops and loops on the GPU. TF32 is off, so the
 // tolerance is the model's, raised to 1e-3 for the GPU's other summation
 // orders over deep networks. Skips, saying why, where no GPU is visible.
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/fixture_manifest.h"
+#include "tests/gpu_cases.h"
 #include "tests/gpu_test_util.h"
 
 namespace graphrun {
@@ -31,11 +32,7 @@ TEST_P(GpuModelsTest, MatchesTensorFlowWithItsNodesOnTheGpu) {
         for (NodeDef& n : *graph->mutable_node()) n.set_device("/device:GPU:0");
       });
   ASSERT_TRUE(s.ok()) << model.name << ": " << s;
-  int on_gpu = 0;
-  for (const std::string& d : metadata.placement().devices()) {
-    on_gpu += absl::EndsWith(d, "GPU:0") ? 1 : 0;
-  }
-  EXPECT_GT(on_gpu, 0) << model.name << ": nothing ran on the GPU";
+  testing::ExpectModelOnGpu(model.name, metadata);
 }
 
 INSTANTIATE_TEST_SUITE_P(Manifest, GpuModelsTest,

@@ -123,7 +123,8 @@ TEST(GpuDeviceTest, OutOfMemoryIsAnErrorNotACrash) {
   options.memory_limit = int64_t{32} << 20;
   Gpu gpu(fake, options);
   absl::StatusOr<Tensor> big =
-      Tensor::Allocate(gpu.device->allocator(), DT_FLOAT, TensorShape({int64_t{16} << 20}));
+      Tensor::Allocate(gpu.device->allocator(), DT_FLOAT, TensorShape({int64_t{16} << 20}),
+                       TensorBuffer::Init::kUninitialized);
   ASSERT_FALSE(big.ok());
   // The error names the allocator, the bytes asked and what is left.
   EXPECT_EQ(big.status().code(), absl::StatusCode::kResourceExhausted);

@@ -11,9 +11,13 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
+#include <type_traits>
 #include <limits>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
 #include "graph/types.h"
 #include "kernels/gpu/array_plans.h"
 #include "kernels/gpu/gpu_launch.h"
@@ -22,6 +26,37 @@
 namespace graphrun {
 namespace gpu {
 namespace {
+
+// An error unless every pointer lies in the fake GPU's device memory, as a
+// GPU kernel given a host pointer would fault (nullptr: an empty tensor's).
+absl::Status OnDevice(void* stream, const char* what, std::initializer_list<const void*> ptrs) {
+  if (stream == nullptr) return absl::FailedPreconditionError("no stream");
+  const FakeGpuPlatform* platform = FakeGpuPlatform::PlatformOf(static_cast<GpuStream*>(stream));
+  for (const void* p : ptrs) {
+    if (p != nullptr && !platform->IsDeviceMemory(p)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the fake GPU's ", what, " was given memory that is not the GPU's"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ElementBytesOk(int element_bytes) {
+  if (element_bytes == 1 || element_bytes == 2 || element_bytes == 4 || element_bytes == 8) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("no GPU copy of ", element_bytes, "-byte elements"));
+}
+
+// Returns the error of OnDevice when there are elements to touch.
+#define GR_FAKE_ON_DEVICE(n, what, ...)                               \
+  do {                                                                \
+    if ((n) > 0) {                                                    \
+      absl::Status gr_device_ = OnDevice(stream, what, {__VA_ARGS__}); \
+      if (!gr_device_.ok()) return gr_device_;                        \
+    }                                                                 \
+  } while (0)
 
 absl::Status Queue(void* stream, std::function<void()> work) {
   if (stream == nullptr) return absl::FailedPreconditionError("no stream");
@@ -172,6 +207,14 @@ template <>
 double AsDouble<int64_t>(int64_t v) {
   return static_cast<double>(v);
 }
+template <>
+double AsDouble<int32_t>(int32_t v) {
+  return static_cast<double>(v);
+}
+template <>
+double AsDouble<bool>(bool v) {
+  return v ? 1.0 : 0.0;
+}
 
 }  // namespace
 
@@ -181,6 +224,7 @@ absl::Status Gemm(void* stream, ElementType type, bool transpose_a, bool transpo
   if (m < 1 || n < 1 || k < 1 || batch < 1) {
     return absl::InvalidArgumentError("a GEMM dimension below 1");
   }
+  GR_FAKE_ON_DEVICE(m * n, "Gemm", a, b, c);
   return Queue(stream, [=] {
     for (int64_t bt = 0; bt < batch; ++bt) {
       for (int64_t i = 0; i < m; ++i) {
@@ -200,6 +244,7 @@ absl::Status Gemm(void* stream, ElementType type, bool transpose_a, bool transpo
 
 absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_t n,
                    float alpha) {
+  GR_FAKE_ON_DEVICE(n, "Unary", in, out);
   return Queue(stream, [=] {
     for (int64_t i = 0; i < n; ++i) out[i] = ApplyUnary(op, in[i], alpha);
   });
@@ -207,6 +252,7 @@ absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_
 
 absl::Status Binary(void* stream, BinaryOp op, const float* x, const float* y, float* out,
                     const BroadcastShape& shape) {
+  GR_FAKE_ON_DEVICE(Elements(shape), "Binary", x, y, out);
   return Queue(stream, [=] {
     for (int64_t i = 0, n = Elements(shape); i < n; ++i) {
       int64_t xi, yi, ci;
@@ -218,6 +264,7 @@ absl::Status Binary(void* stream, BinaryOp op, const float* x, const float* y, f
 
 absl::Status Compare(void* stream, CompareOp op, const float* x, const float* y, bool* out,
                      const BroadcastShape& shape) {
+  GR_FAKE_ON_DEVICE(Elements(shape), "Compare", x, y, out);
   return Queue(stream, [=] {
     for (int64_t i = 0, n = Elements(shape); i < n; ++i) {
       int64_t xi, yi, ci;
@@ -229,6 +276,7 @@ absl::Status Compare(void* stream, CompareOp op, const float* x, const float* y,
 
 absl::Status Logical(void* stream, bool is_and, const bool* x, const bool* y, bool* out,
                      const BroadcastShape& shape) {
+  GR_FAKE_ON_DEVICE(Elements(shape), "Logical", x, y, out);
   return Queue(stream, [=] {
     for (int64_t i = 0, n = Elements(shape); i < n; ++i) {
       int64_t xi, yi, ci;
@@ -239,6 +287,7 @@ absl::Status Logical(void* stream, bool is_and, const bool* x, const bool* y, bo
 }
 
 absl::Status LogicalNot(void* stream, const bool* x, bool* out, int64_t n) {
+  GR_FAKE_ON_DEVICE(n, "LogicalNot", x, out);
   return Queue(stream, [=] {
     for (int64_t i = 0; i < n; ++i) out[i] = !x[i];
   });
@@ -246,6 +295,7 @@ absl::Status LogicalNot(void* stream, const bool* x, bool* out, int64_t n) {
 
 absl::Status Select(void* stream, const bool* cond, const float* x, const float* y, float* out,
                     const BroadcastShape& shape) {
+  GR_FAKE_ON_DEVICE(Elements(shape), "Select", cond, x, y, out);
   return Queue(stream, [=] {
     for (int64_t i = 0, n = Elements(shape); i < n; ++i) {
       int64_t xi, yi, ci;
@@ -257,6 +307,7 @@ absl::Status Select(void* stream, const bool* cond, const float* x, const float*
 
 absl::Status ChannelBiasActivation(void* stream, const float* in, const float* bias, float* out,
                                    const ChannelView& v, Activation act, float alpha) {
+  GR_FAKE_ON_DEVICE(v.outer * v.channels * v.inner, "ChannelBiasActivation", in, bias, out);
   return Queue(stream, [=] {
     for (int64_t i = 0, n = v.outer * v.channels * v.inner; i < n; ++i) {
       out[i] = Activate(act, in[i] + bias[(i / v.inner) % v.channels], alpha);
@@ -282,6 +333,7 @@ absl::Status BiasActivation(void* stream, float* x, const float* bias, int64_t r
 
 absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, int64_t cols,
                      bool log) {
+  GR_FAKE_ON_DEVICE(rows * cols, "Softmax", in, out);
   return Queue(stream, [=] {
     for (int64_t r = 0; r < rows; ++r) {
       const float* row = in + r * cols;
@@ -298,12 +350,19 @@ absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, in
 }
 
 absl::Status Zero(void* stream, void* ptr, int64_t bytes) {
+  GR_FAKE_ON_DEVICE(bytes, "Zero", ptr);
   return Queue(stream, [=] { std::memset(ptr, 0, static_cast<size_t>(bytes)); });
 }
 
 absl::Status Cast(void* stream, CastType from, CastType to, const void* in, void* out, int64_t n,
                   bool truncate) {
-  if (truncate) return absl::UnimplementedError("the fake GPU's Cast does not truncate");
+  const bool narrows_float = (from == CastType::kFloat || from == CastType::kDouble) &&
+                             (to == CastType::kHalf || to == CastType::kBfloat16 ||
+                              (from == CastType::kDouble && to == CastType::kFloat));
+  if (truncate && narrows_float) {
+    return absl::UnimplementedError("the fake GPU's Cast does not truncate");
+  }
+  GR_FAKE_ON_DEVICE(n, "Cast", in, out);
   return Queue(stream, [=] {
     VisitCast(from, [&](auto from_zero) {
       using From = decltype(from_zero);
@@ -314,6 +373,8 @@ absl::Status Cast(void* stream, CastType from, CastType to, const void* in, void
         for (int64_t i = 0; i < n; ++i) {
           if constexpr (std::is_same_v<To, bool>) {
             dst[i] = AsDouble(src[i]) != 0;
+          } else if constexpr (std::is_integral_v<From> && std::is_integral_v<To>) {
+            dst[i] = static_cast<To>(src[i]);  // wraps, as on the GPU
           } else if constexpr (std::is_integral_v<To> || std::is_same_v<To, double>) {
             dst[i] = static_cast<To>(AsDouble(src[i]));
           } else {
@@ -327,10 +388,19 @@ absl::Status Cast(void* stream, CastType from, CastType to, const void* in, void
 
 absl::Status StridedCopy(void* stream, int element_bytes, const void* src, void* dst,
                          const StridedCopyPlan& plan) {
+  GR_RETURN_IF_ERROR(ElementBytesOk(element_bytes));
+  if (plan.rank < 0 || plan.rank > kMaxCopyDims) {
+    return absl::InvalidArgumentError(absl::StrCat("a strided copy of rank ", plan.rank));
+  }
+  int64_t n = 1;
+  for (int d = 0; d < plan.rank; ++d) n *= plan.dims[d];
+  GR_FAKE_ON_DEVICE(n, "StridedCopy", src, dst);
   return Queue(stream, [=] { StridedCopyOnHost(plan, element_bytes, src, dst); });
 }
 
 absl::Status Fill(void* stream, int element_bytes, uint64_t bits, void* dst, int64_t n) {
+  GR_RETURN_IF_ERROR(ElementBytesOk(element_bytes));
+  GR_FAKE_ON_DEVICE(n, "Fill", dst);
   return Queue(stream, [=] {
     for (int64_t i = 0; i < n; ++i) {
       std::memcpy(static_cast<char*>(dst) + i * element_bytes, &bits, element_bytes);
@@ -339,12 +409,15 @@ absl::Status Fill(void* stream, int element_bytes, uint64_t bits, void* dst, int
 }
 
 absl::Status CopyOnDevice(void* stream, const void* src, void* dst, int64_t bytes) {
+  GR_FAKE_ON_DEVICE(bytes, "CopyOnDevice", src, dst);
   return Queue(stream, [=] { std::memcpy(dst, src, static_cast<size_t>(bytes)); });
 }
 
 absl::Status Gather(void* stream, int element_bytes, const void* params, IndexType index_type,
                     const void* indices, void* out, int64_t batch, int64_t outer, int64_t limit,
                     int64_t num_indices, int64_t inner) {
+  GR_RETURN_IF_ERROR(ElementBytesOk(element_bytes));
+  GR_FAKE_ON_DEVICE(batch * outer * num_indices * inner, "Gather", params, indices, out);
   GatherExtent e;
   e.batch = batch;
   e.outer = outer;
@@ -363,16 +436,20 @@ absl::Status Gather(void* stream, int element_bytes, const void* params, IndexTy
 
 absl::Status Reduce(void* stream, ReduceOp op, const float* in, float* out, int64_t outer,
                     int64_t r, int64_t inner) {
+  GR_FAKE_ON_DEVICE(outer * inner, "Reduce", r > 0 ? in : nullptr, out);
   return Queue(stream, [=] { ReduceOnHost(op, in, out, outer, r, inner); });
 }
 
 absl::Status Pool(void* stream, bool max, const float* in, float* out, const PoolGeometry& g) {
+  GR_FAKE_ON_DEVICE(g.n * g.c * g.out_h * g.out_w, "Pool", in, out);
   return Queue(stream, [=] { PoolOnHost(max, in, out, g); });
 }
 
 absl::Status BatchNormInference(void* stream, const float* x, const float* scale,
                                 const float* offset, const float* mean, const float* variance,
                                 float epsilon, float* y, const ChannelView& v) {
+  GR_FAKE_ON_DEVICE(v.outer * v.channels * v.inner, "BatchNormInference", x, scale, offset, mean,
+                    variance, y);
   return Queue(stream, [=] {
     for (int64_t i = 0, n = v.outer * v.channels * v.inner; i < n; ++i) {
       const int64_t c = (i / v.inner) % v.channels;
@@ -386,6 +463,9 @@ absl::Status BatchNormTraining(void* stream, const float* x, const float* scale,
                                const float* old_variance, float epsilon, float factor, float* y,
                                float* batch_mean, float* batch_variance, float* saved_mean,
                                float* saved_variance, const ChannelView& v) {
+  GR_FAKE_ON_DEVICE(v.channels, "BatchNormTraining", scale, offset, old_mean, old_variance,
+                    batch_mean, batch_variance, saved_mean, saved_variance);
+  GR_FAKE_ON_DEVICE(v.outer * v.channels * v.inner, "BatchNormTraining", x, y);
   return Queue(stream, [=] {
     const int64_t count = v.outer * v.inner;
     for (int64_t c = 0; c < v.channels; ++c) {
@@ -419,6 +499,7 @@ absl::Status BatchNormTraining(void* stream, const float* x, const float* scale,
 
 absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const float* filter,
                     float* out, const WorkspaceFn& workspace) {
+  GR_FAKE_ON_DEVICE(g.n * g.out_c * g.out_h * g.out_w, "Conv2D", in, filter, out);
   // Ask for a little workspace, as cuDNN's algorithms do.
   absl::StatusOr<void*> ws = workspace(256);
   if (!ws.ok()) return ws.status();

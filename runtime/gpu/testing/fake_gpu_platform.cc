@@ -35,6 +35,8 @@ class FakeGpuStream : public GpuStream {
     thread_.join();
   }
 
+  FakeGpuPlatform* platform() const { return platform_; }
+
   // The stream itself, as a GpuStream* (FakeGpuPlatform::Enqueue takes it).
   void* native() const override {
     return static_cast<GpuStream*>(const_cast<FakeGpuStream*>(this));
@@ -284,6 +286,10 @@ absl::Status FakeGpuPlatform::CheckCopy(const char* kind, const void* dst, bool 
 
 void FakeGpuPlatform::Enqueue(GpuStream* stream, std::function<absl::Status()> work) {
   static_cast<FakeGpuStream*>(stream)->PushWork(std::move(work));
+}
+
+FakeGpuPlatform* FakeGpuPlatform::PlatformOf(GpuStream* stream) {
+  return static_cast<FakeGpuStream*>(stream)->platform();
 }
 
 }  // namespace graphrun

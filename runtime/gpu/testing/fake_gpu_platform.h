@@ -66,6 +66,8 @@ class FakeGpuPlatform : public GpuPlatform {
   // launch would be: it runs in order with the stream's other work, and an
   // error it returns becomes the stream's.
   static void Enqueue(GpuStream* stream, std::function<absl::Status()> work);
+  // The platform `stream` (a stream of a FakeGpuPlatform) belongs to.
+  static FakeGpuPlatform* PlatformOf(GpuStream* stream);
 
  private:
   friend class FakeGpuStream;
