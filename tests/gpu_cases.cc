@@ -3,18 +3,18 @@
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <set>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
 
@@ -31,7 +31,6 @@ Tensor Random(const TensorShape& shape, float lo, float hi, uint32_t seed) {
   for (int64_t i = 0; i < t.NumElements(); ++i) t.flat<float>()[i] = u(rng);
   return t;
 }
-
 
 const char* TypeName(DataType t) {
   return t == DT_INT64 ? "DT_INT64" : t == DT_BOOL ? "DT_BOOL" : "DT_INT32";
@@ -67,7 +66,8 @@ GraphDef OneOp(const Case& c, const std::string& device) {
                       " } } }\n");
     } else {
       absl::StrAppend(&text, "node { name: 'in", i,
-                      "' op: 'Placeholder' device: '/device:CPU:0' attr { key: 'dtype' value { "
+                      "' op: 'Placeholder' device: '/device:CPU:0' attr { key: "
+                      "'dtype' value { "
                       "type: DT_FLOAT } } }\n");
     }
     absl::StrAppend(&inputs, " input: 'in", i, "'");
@@ -163,8 +163,10 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
     Case c{"Cast", {}};
     c.type_attr = "";
     c.consts[0] = I32({3, -7, 0, 65537}, {4});
-    c.attrs = "attr { key: 'SrcT' value { type: DT_INT32 } } attr { key: 'DstT' value { type: "
-              "DT_FLOAT } }";
+    c.attrs =
+        "attr { key: 'SrcT' value { type: DT_INT32 } } attr { key: 'DstT' "
+        "value { type: "
+        "DT_FLOAT } }";
     add(c);
   }
   for (const auto& [equation, x, y] :
@@ -200,16 +202,22 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
     c.consts[1] = I32({-1, 4, 0});
     c.consts[2] = I32({0, 0, 6});
     c.consts[3] = I32({-1, -2, 2});
-    c.attrs = "attr { key: 'Index' value { type: DT_INT32 } } attr { key: 'shrink_axis_mask' "
-              "value { i: 0 } } attr { key: 'begin_mask' value { i: 0 } } attr { key: "
-              "'end_mask' value { i: 0 } } attr { key: 'ellipsis_mask' value { i: 0 } } attr { "
-              "key: 'new_axis_mask' value { i: 0 } }";
+    c.attrs =
+        "attr { key: 'Index' value { type: DT_INT32 } } attr { key: "
+        "'shrink_axis_mask' "
+        "value { i: 0 } } attr { key: 'begin_mask' value { i: 0 } } attr { "
+        "key: "
+        "'end_mask' value { i: 0 } } attr { key: 'ellipsis_mask' value { i: 0 "
+        "} } attr { "
+        "key: 'new_axis_mask' value { i: 0 } }";
     add(c);
   }
   {
     Case c{"ConcatV2", {t3, TensorShape({4, 2, 6}), TensorShape({4, 0, 6})}};
     c.consts[3] = I32Scalar(1);
-    c.attrs = "attr { key: 'N' value { i: 3 } } attr { key: 'Tidx' value { type: DT_INT32 } }";
+    c.attrs =
+        "attr { key: 'N' value { i: 3 } } attr { key: 'Tidx' value { type: "
+        "DT_INT32 } }";
     add(c);
   }
   {
@@ -228,14 +236,17 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
     c.type_attr = "Tparams";
     c.consts[1] = Tensor::FromVector<int64_t>({4, 0, 2, 2, 1, 3}, *TensorShape::FromDims({2, 3}));
     c.consts[2] = I32Scalar(1);
-    c.attrs = "attr { key: 'Tindices' value { type: DT_INT64 } } attr { key: 'Taxis' value { "
-              "type: DT_INT32 } } attr { key: 'batch_dims' value { i: 0 } }";
+    c.attrs =
+        "attr { key: 'Tindices' value { type: DT_INT64 } } attr { key: 'Taxis' "
+        "value { "
+        "type: DT_INT32 } } attr { key: 'batch_dims' value { i: 0 } }";
     add(c);
     Case batched = c;  // each row of params with its own indices
-    batched.consts[1] = Tensor::FromVector<int64_t>({4, 0, 2, 1, 1, 3, 0, 0},
-                                                    *TensorShape::FromDims({4, 2}));
-    batched.attrs = "attr { key: 'Tindices' value { type: DT_INT64 } } attr { key: 'Taxis' "
-                    "value { type: DT_INT32 } } attr { key: 'batch_dims' value { i: 1 } }";
+    batched.consts[1] =
+        Tensor::FromVector<int64_t>({4, 0, 2, 1, 1, 3, 0, 0}, *TensorShape::FromDims({4, 2}));
+    batched.attrs =
+        "attr { key: 'Tindices' value { type: DT_INT64 } } attr { key: 'Taxis' "
+        "value { type: DT_INT32 } } attr { key: 'batch_dims' value { i: 1 } }";
     add(batched);
   }
   for (const char* op : {"Sum", "Mean", "Max", "Min", "Prod"}) {
@@ -247,8 +258,10 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
         c.hi = 1.2f;
       }
       c.consts[1] = I32(axes, {static_cast<int64_t>(axes.size())});
-      c.attrs = "attr { key: 'Tidx' value { type: DT_INT32 } } attr { key: 'keep_dims' value { "
-                "b: true } }";
+      c.attrs =
+          "attr { key: 'Tidx' value { type: DT_INT32 } } attr { key: "
+          "'keep_dims' value { "
+          "b: true } }";
       add(c);
     }
   }
@@ -278,15 +291,21 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
   {
     Case c = conv("Conv2D", TensorShape({3, 3, 3, 4}), "SAME", 1);
     c.inputs[0] = img_nchw;
-    c.attrs = "attr { key: 'padding' value { s: 'SAME' } } attr { key: 'strides' value { list { "
-              "i: 1 i: 1 i: 2 i: 2 } } } attr { key: 'data_format' value { s: 'NCHW' } }";
+    c.attrs =
+        "attr { key: 'padding' value { s: 'SAME' } } attr { key: 'strides' "
+        "value { list { "
+        "i: 1 i: 1 i: 2 i: 2 } } } attr { key: 'data_format' value { s: 'NCHW' "
+        "} }";
     add(c);
   }
   for (bool nchw : {false, true}) {
     Case c = conv("_FusedConv2D", TensorShape({3, 3, 3, 8}), "SAME", 1);
     c.inputs.push_back(TensorShape({8}));
-    c.attrs += " attr { key: 'num_args' value { i: 1 } } attr { key: 'fused_ops' value { list { "
-               "s: 'BiasAdd' s: 'Relu' } } } attr { key: 'epsilon' value { f: 0.0001 } }";
+    c.attrs +=
+        " attr { key: 'num_args' value { i: 1 } } attr { key: 'fused_ops' "
+        "value { list { "
+        "s: 'BiasAdd' s: 'Relu' } } } attr { key: 'epsilon' value { f: 0.0001 "
+        "} }";
     if (nchw) {
       c.inputs[0] = img_nchw;
       c.attrs += " attr { key: 'data_format' value { s: 'NCHW' } }";
@@ -302,16 +321,20 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
     for (const char* padding : {"SAME", "VALID"}) {
       Case c{op, {img}};
       c.attrs = absl::StrFormat(
-          "attr { key: 'ksize' value { list { i: 1 i: 3 i: 3 i: 1 } } } attr { key: 'strides' "
-          "value { list { i: 1 i: 2 i: 2 i: 1 } } } attr { key: 'padding' value { s: '%s' } }",
+          "attr { key: 'ksize' value { list { i: 1 i: 3 i: 3 i: 1 } } } attr { "
+          "key: 'strides' "
+          "value { list { i: 1 i: 2 i: 2 i: 1 } } } attr { key: 'padding' "
+          "value { s: '%s' } }",
           padding);
       add(c);
     }
   }
-  for (const auto& [training, x, format] :
-       std::vector<std::tuple<bool, TensorShape, const char*>>{
-           {false, img, "NHWC"}, {true, img, "NHWC"}, {false, img_nchw, "NCHW"},
-           {true, img_nchw, "NCHW"}, {true, TensorShape({2, 3, 4, 5, 3}), "NDHWC"}}) {
+  for (const auto& [training, x, format] : std::vector<std::tuple<bool, TensorShape, const char*>>{
+           {false, img, "NHWC"},
+           {true, img, "NHWC"},
+           {false, img_nchw, "NCHW"},
+           {true, img_nchw, "NCHW"},
+           {true, TensorShape({2, 3, 4, 5, 3}), "NDHWC"}}) {
     Case c{"FusedBatchNormV3",
            {x, TensorShape({3}), TensorShape({3}), TensorShape({3}), TensorShape({3})}};
     c.lo = 0.5f;  // variances must be positive
@@ -319,8 +342,10 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
     c.tol = 1e-4;
     c.outputs = 3;  // y, batch mean, batch variance
     c.attrs = absl::StrFormat(
-        "attr { key: 'U' value { type: DT_FLOAT } } attr { key: 'epsilon' value { f: 0.001 } } "
-        "attr { key: 'is_training' value { b: %s } } attr { key: 'data_format' value { s: '%s' "
+        "attr { key: 'U' value { type: DT_FLOAT } } attr { key: 'epsilon' "
+        "value { f: 0.001 } } "
+        "attr { key: 'is_training' value { b: %s } } attr { key: 'data_format' "
+        "value { s: '%s' "
         "} }",
         training ? "true" : "false", format);
     add(c);
@@ -332,26 +357,45 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
 std::vector<Case> AllGpuOpCases() {
   const TensorShape m({33, 70}), v({70}), scalar({});
   std::vector<Case> cases = {
-      {"MatMul", {TensorShape({64, 96}), TensorShape({96, 80})}, -1, 1,
-       "attr { key: 'transpose_a' value { b: false } } attr { key: 'transpose_b' value { b: false } }",
+      {"MatMul",
+       {TensorShape({64, 96}), TensorShape({96, 80})},
+       -1,
+       1,
+       "attr { key: 'transpose_a' value { b: false } } attr { key: "
+       "'transpose_b' value { b: false } }",
        3e-3},
-      {"MatMul", {TensorShape({96, 64}), TensorShape({80, 96})}, -1, 1,
-       "attr { key: 'transpose_a' value { b: true } } attr { key: 'transpose_b' value { b: true } }",
+      {"MatMul",
+       {TensorShape({96, 64}), TensorShape({80, 96})},
+       -1,
+       1,
+       "attr { key: 'transpose_a' value { b: true } } attr { key: "
+       "'transpose_b' value { b: true } }",
        3e-3},
-      {"BatchMatMulV2", {TensorShape({3, 20, 30}), TensorShape({3, 30, 10})}, -1, 1,
-       "attr { key: 'adj_x' value { b: false } } attr { key: 'adj_y' value { b: false } }", 3e-3},
-      {"_FusedMatMul", {TensorShape({64, 96}), TensorShape({96, 80}), TensorShape({80})}, -1, 1,
-       "attr { key: 'transpose_a' value { b: false } } attr { key: 'transpose_b' value { b: "
-       "false } } attr { key: 'num_args' value { i: 1 } } attr { key: 'fused_ops' value { list "
-       "{ s: 'BiasAdd' s: 'Relu' } } } attr { key: 'epsilon' value { f: 0.0001 } }",
+      {"BatchMatMulV2",
+       {TensorShape({3, 20, 30}), TensorShape({3, 30, 10})},
+       -1,
+       1,
+       "attr { key: 'adj_x' value { b: false } } attr { key: 'adj_y' value { "
+       "b: false } }",
+       3e-3},
+      {"_FusedMatMul",
+       {TensorShape({64, 96}), TensorShape({96, 80}), TensorShape({80})},
+       -1,
+       1,
+       "attr { key: 'transpose_a' value { b: false } } attr { key: "
+       "'transpose_b' value { b: "
+       "false } } attr { key: 'num_args' value { i: 1 } } attr { key: "
+       "'fused_ops' value { list "
+       "{ s: 'BiasAdd' s: 'Relu' } } } attr { key: 'epsilon' value { f: 0.0001 "
+       "} }",
        3e-3},
       {"BiasAdd", {m, v}},
       {"Softmax", {m}},
       {"LogSoftmax", {m}},
   };
-  for (const char* op : {"Neg", "Abs", "Square", "Tanh", "Sigmoid", "Relu", "Relu6", "Elu",
-                         "Softplus", "Exp", "Erf", "Erfc", "Floor", "Ceil", "Round", "Rint", "Sign",
-                         "Expm1", "Sin", "Cos", "Softsign", "Selu"}) {
+  for (const char* op : {"Neg",      "Abs",   "Square", "Tanh", "Sigmoid",  "Relu", "Relu6", "Elu",
+                         "Softplus", "Exp",   "Erf",    "Erfc", "Floor",    "Ceil", "Round", "Rint",
+                         "Sign",     "Expm1", "Sin",    "Cos",  "Softsign", "Selu"}) {
     cases.push_back({op, {m}});
   }
   {
@@ -441,10 +485,19 @@ void ExpectEveryCaseAgrees(const std::function<SessionOptions()>& gpu_options) {
 }
 
 void ExpectModelOnGpu(const std::string& model, const RunMetadata& metadata) {
-  static const std::set<std::string> kCompute = {
-      "Conv2D",  "_FusedConv2D", "DepthwiseConv2dNative", "_FusedDepthwiseConv2dNative",
-      "MatMul",  "_FusedMatMul", "BatchMatMulV2",         "Einsum",
-      "FusedBatchNormV3", "MaxPool", "AvgPool", "Softmax", "Mean"};
+  static const std::set<std::string> kCompute = {"Conv2D",
+                                                 "_FusedConv2D",
+                                                 "DepthwiseConv2dNative",
+                                                 "_FusedDepthwiseConv2dNative",
+                                                 "MatMul",
+                                                 "_FusedMatMul",
+                                                 "BatchMatMulV2",
+                                                 "Einsum",
+                                                 "FusedBatchNormV3",
+                                                 "MaxPool",
+                                                 "AvgPool",
+                                                 "Softmax",
+                                                 "Mean"};
   ASSERT_GT(metadata.partition_graphs_size(), 0) << model << ": no partition graphs";
   std::set<std::string> on_gpu;
   bool has_loop = false;

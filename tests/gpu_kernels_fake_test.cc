@@ -10,7 +10,6 @@
 #include <memory>
 #include <string>
 
-
 #include "gtest/gtest.h"
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/testing/fake_gpu_platform.h"
@@ -50,11 +49,10 @@ TEST_P(FakeGpuModelsTest, MatchesTensorFlowWithItsNodesOnTheGpu) {
   testing::ExpectModelOnGpu(model.name, metadata);
 }
 
-INSTANTIATE_TEST_SUITE_P(Manifest, FakeGpuModelsTest,
-                         ::testing::ValuesIn(testing::ReadFixtureManifest("tests/fixtures/models/")),
-                         [](const ::testing::TestParamInfo<testing::FixtureModel>& info) {
-                           return info.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Manifest, FakeGpuModelsTest,
+    ::testing::ValuesIn(testing::ReadFixtureManifest("tests/fixtures/models/")),
+    [](const ::testing::TestParamInfo<testing::FixtureModel>& info) { return info.param.name; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FakeGpuModelsTest);
 
 }  // namespace

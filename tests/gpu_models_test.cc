@@ -27,19 +27,18 @@ TEST_P(GpuModelsTest, MatchesTensorFlowWithItsNodesOnTheGpu) {
   FixtureModel model = GetParam();
   model.tol = std::max(model.tol, 1e-3);
   RunMetadata metadata;
-  const absl::Status s = testing::RunFixture(
-      model, testing::WithGpu(/*soft=*/true), &metadata, [](GraphDef* graph) {
+  const absl::Status s =
+      testing::RunFixture(model, testing::WithGpu(/*soft=*/true), &metadata, [](GraphDef* graph) {
         for (NodeDef& n : *graph->mutable_node()) n.set_device("/device:GPU:0");
       });
   ASSERT_TRUE(s.ok()) << model.name << ": " << s;
   testing::ExpectModelOnGpu(model.name, metadata);
 }
 
-INSTANTIATE_TEST_SUITE_P(Manifest, GpuModelsTest,
-                         ::testing::ValuesIn(testing::ReadFixtureManifest("tests/fixtures/models/")),
-                         [](const ::testing::TestParamInfo<FixtureModel>& info) {
-                           return info.param.name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Manifest, GpuModelsTest,
+    ::testing::ValuesIn(testing::ReadFixtureManifest("tests/fixtures/models/")),
+    [](const ::testing::TestParamInfo<FixtureModel>& info) { return info.param.name; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuModelsTest);
 
 }  // namespace

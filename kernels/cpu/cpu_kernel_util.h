@@ -1,7 +1,6 @@
 // Pieces the CPU kernels share: where an Eigen expression runs (the intra-op
-// pool for big work, the calling thread for small work), the geometry of
-// one spatial dimension of a windowed op (convolution, pooling) and the
-// check of a 4-D windowed op's explicit paddings.
+// pool for big work, the calling thread for small work), and the windowed
+// ops' geometry from kernels/window.h.
 #ifndef GRAPHRUN_KERNELS_CPU_CPU_KERNEL_UTIL_H_
 #define GRAPHRUN_KERNELS_CPU_CPU_KERNEL_UTIL_H_
 
@@ -14,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/ops/shape_helpers.h"
 #include "kernels/eigen.h"
+#include "kernels/window.h"
 #include "kernels/op_kernel.h"
 
 namespace graphrun {
@@ -34,97 +34,10 @@ void Assign(const OpKernelContext& ctx, bool parallel, Dst&& dst,
   }
 }
 
-// One spatial dim of a windowed op, as TensorFlow's
-// GetWindowedOutputSizeVerboseV2 (same messages). For EXPLICIT the pads
-// come in through `window`.
-struct Window {
-  int64_t out = 0;
-  int64_t pad_before = 0;
-  int64_t pad_after = 0;
-};
-
-inline absl::Status ComputeWindow(int64_t input, int64_t filter,
-                                  int64_t dilation, int64_t stride,
-                                  op_shapes::Padding padding, Window* window) {
-  using op_shapes::Padding;
-  if (stride <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Stride must be > 0, but got ", stride));
-  }
-  if (dilation < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Dilation rate must be >= 1, but got ", dilation));
-  }
-  const int64_t effective = (filter - 1) * dilation + 1;
-  switch (padding) {
-    case Padding::kValid:
-      window->out = (input - effective + stride) / stride;
-      window->pad_before = window->pad_after = 0;
-      break;
-    case Padding::kExplicit:
-      window->out = (input + window->pad_before + window->pad_after -
-                     effective + stride) /
-                    stride;
-      break;
-    case Padding::kSame: {
-      window->out = (input + stride - 1) / stride;
-      const int64_t needed = std::max<int64_t>(
-          0, (window->out - 1) * stride + effective - input);
-      window->pad_before = needed / 2;
-      window->pad_after = needed - window->pad_before;
-      break;
-    }
-  }
-  if (window->out < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Computed output size would be negative: ", window->out,
-        " [input_size: ", input, ", effective_filter_size: ", effective,
-        ", stride: ", stride, "]"));
-  }
-  return absl::OkStatus();
-}
-
-// What each explicit padding value may be: in [0, max_value], else an
-// InvalidArgument with `message`.
-struct PaddingValueRule {
-  int64_t max_value = std::numeric_limits<int64_t>::max();
-  const char* message = "All elements of explicit_paddings must be nonnegative";
-};
-
-// The explicit_paddings attr of a 4-D windowed op, as TensorFlow's
-// CheckValidPadding (same messages): with EXPLICIT padding 8 values that
-// follow `rule`, zero for the batch dim and for `channel_dim` (1 for NCHW, 3
-// for NHWC); otherwise none.
-inline absl::Status CheckExplicitPaddings(op_shapes::Padding padding,
-                                          const std::vector<int64_t>& paddings,
-                                          int channel_dim,
-                                          const PaddingValueRule& rule = {}) {
-  if (padding != op_shapes::Padding::kExplicit) {
-    if (!paddings.empty()) {
-      return absl::InvalidArgumentError(
-          "explicit_paddings attribute must be empty if the padding attribute "
-          "is not EXPLICIT");
-    }
-    return absl::OkStatus();
-  }
-  if (paddings.size() != 8) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "explicit_paddings attribute must contain 8 values, but got: ",
-        paddings.size()));
-  }
-  for (int64_t p : paddings) {
-    if (p < 0 || p > rule.max_value) {
-      return absl::InvalidArgumentError(rule.message);
-    }
-  }
-  if (paddings[0] != 0 || paddings[1] != 0 || paddings[2 * channel_dim] != 0 ||
-      paddings[2 * channel_dim + 1] != 0) {
-    return absl::InvalidArgumentError(
-        "Nonzero explicit padding in the batch or depth dimensions is not "
-        "supported");
-  }
-  return absl::OkStatus();
-}
+using windowed::CheckExplicitPaddings;
+using windowed::ComputeWindow;
+using windowed::PaddingValueRule;
+using windowed::Window;
 
 }  // namespace cpu
 }  // namespace graphrun

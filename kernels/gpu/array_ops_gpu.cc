@@ -23,7 +23,7 @@ namespace {
 
 using array_kernels::IntScalar;
 using array_kernels::IntValues;
-using gpu::DeviceMemoryTypes;
+using gpu::CopyableDeviceTypes;
 using gpu::GpuKernel;
 using gpu::Stream;
 
@@ -37,8 +37,8 @@ void CopyInto(OpKernelContext* ctx, const Tensor& in, const TensorShape& shape,
   if (out->NumElements() == 0) return;
   absl::StatusOr<void*> stream = Stream(ctx);
   OP_REQUIRES_OK(ctx, stream.status());
-  OP_REQUIRES_OK(ctx, gpu::StridedCopy(*stream, ElementBytes(in), in.raw_data(), out->raw_data(),
-                                       plan));
+  OP_REQUIRES_OK(ctx,
+                 gpu::StridedCopy(*stream, ElementBytes(in), in.raw_data(), out->raw_data(), plan));
 }
 
 class TransposeOp : public GpuKernel {
@@ -51,7 +51,8 @@ class TransposeOp : public GpuKernel {
                 absl::InvalidArgumentError(
                     absl::StrCat("perm must be rank 1, got shape ", perm.shape().DebugString())));
     TensorShape shape;
-    absl::StatusOr<gpu::StridedCopyPlan> plan = gpu::TransposePlan(x.shape(), IntValues(perm), &shape);
+    absl::StatusOr<gpu::StridedCopyPlan> plan =
+        gpu::TransposePlan(x.shape(), IntValues(perm), &shape);
     OP_REQUIRES_OK(ctx, plan.status());
     CopyInto(ctx, x, shape, *plan);
   }
@@ -114,8 +115,7 @@ class StridedSliceOp : public GpuKernel {
 // concatenation of its inputs with a 1 inserted at the axis.
 class ConcatOp : public GpuKernel {
  public:
-  explicit ConcatOp(OpKernelConstruction* c)
-      : GpuKernel(c), pack_(c->def().op() == "Pack") {
+  explicit ConcatOp(OpKernelConstruction* c) : GpuKernel(c), pack_(c->def().op() == "Pack") {
     if (pack_) c->SetStatus(c->GetAttr("axis", &pack_axis_));
   }
   void Compute(OpKernelContext* ctx) override {
@@ -125,15 +125,15 @@ class ConcatOp : public GpuKernel {
     if (pack_) {
       const int rank = n > 0 ? ctx->input(0).dims() + 1 : 1;
       OP_REQUIRES(ctx, pack_axis_ >= -rank && pack_axis_ < rank,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "axis = ", pack_axis_, " not in [", -rank, ", ", rank, ")")));
+                  absl::InvalidArgumentError(
+                      absl::StrCat("axis = ", pack_axis_, " not in [", -rank, ", ", rank, ")")));
       axis = pack_axis_ < 0 ? pack_axis_ + rank : pack_axis_;
       for (int i = 0; i < n; ++i) {
         OP_REQUIRES(ctx, ctx->input(i).shape() == ctx->input(0).shape(),
-                    absl::InvalidArgumentError(absl::StrCat(
-                        "Shapes of all inputs must match: values[0].shape = ",
-                        ctx->input(0).shape().DebugString(), " != values[", i,
-                        "].shape = ", ctx->input(i).shape().DebugString())));
+                    absl::InvalidArgumentError(
+                        absl::StrCat("Shapes of all inputs must match: values[0].shape = ",
+                                     ctx->input(0).shape().DebugString(), " != values[", i,
+                                     "].shape = ", ctx->input(i).shape().DebugString())));
         absl::StatusOr<TensorShape> s = TensorShape::FromDims(
             array_kernels::InsertDim(ctx->input(i).shape(), static_cast<int>(axis), 1));
         OP_REQUIRES_OK(ctx, s.status());
@@ -142,14 +142,15 @@ class ConcatOp : public GpuKernel {
     } else {
       const Tensor& axis_t = ctx->input(n);
       OP_REQUIRES(ctx, axis_t.dims() == 0,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "axis tensor should be a scalar integer, but got shape ",
-                      axis_t.shape().DebugString())));
+                  absl::InvalidArgumentError(
+                      absl::StrCat("axis tensor should be a scalar integer, but got shape ",
+                                   axis_t.shape().DebugString())));
       axis = IntScalar(axis_t);
       for (int i = 0; i < n; ++i) shapes.push_back(ctx->input(i).shape());
     }
     TensorShape shape;
-    absl::StatusOr<std::vector<gpu::StridedCopyPlan>> plans = gpu::ConcatPlans(shapes, axis, &shape);
+    absl::StatusOr<std::vector<gpu::StridedCopyPlan>> plans =
+        gpu::ConcatPlans(shapes, axis, &shape);
     OP_REQUIRES_OK(ctx, plans.status());
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
@@ -182,10 +183,10 @@ class PadOp : public GpuKernel {
     uint64_t bits = 0;
     if (ctx->num_inputs() > 2) {
       const Tensor& constant = ctx->input(2);
-      OP_REQUIRES(ctx, constant.dims() == 0,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "constant_values must be a scalar, but has shape ",
-                      constant.shape().DebugString())));
+      OP_REQUIRES(
+          ctx, constant.dims() == 0,
+          absl::InvalidArgumentError(absl::StrCat(
+              "constant_values must be a scalar, but has shape ", constant.shape().DebugString())));
       std::memcpy(&bits, constant.raw_data(), DataTypeSize(constant.dtype()));
     }
     TensorShape shape;
@@ -198,14 +199,15 @@ class PadOp : public GpuKernel {
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
     if (bits == 0) {
-      OP_REQUIRES_OK(ctx, gpu::Zero(*stream, out->raw_data(), static_cast<int64_t>(out->TotalBytes())));
+      OP_REQUIRES_OK(ctx,
+                     gpu::Zero(*stream, out->raw_data(), static_cast<int64_t>(out->TotalBytes())));
     } else {
-      OP_REQUIRES_OK(ctx, gpu::Fill(*stream, ElementBytes(x), bits, out->raw_data(),
-                                    out->NumElements()));
+      OP_REQUIRES_OK(
+          ctx, gpu::Fill(*stream, ElementBytes(x), bits, out->raw_data(), out->NumElements()));
     }
     if (x.NumElements() == 0) return;
-    OP_REQUIRES_OK(ctx, gpu::StridedCopy(*stream, ElementBytes(x), x.raw_data(), out->raw_data(),
-                                         *plan));
+    OP_REQUIRES_OK(
+        ctx, gpu::StridedCopy(*stream, ElementBytes(x), x.raw_data(), out->raw_data(), *plan));
   }
 };
 
@@ -215,7 +217,8 @@ class PadOp : public GpuKernel {
 class GatherOp : public GpuKernel {
  public:
   explicit GatherOp(OpKernelConstruction* c) : GpuKernel(c), v2_(c->def().op() == "GatherV2") {
-    if (c->attrs().Find("batch_dims") != nullptr) c->SetStatus(c->GetAttr("batch_dims", &batch_dims_));
+    if (c->attrs().Find("batch_dims") != nullptr)
+      c->SetStatus(c->GetAttr("batch_dims", &batch_dims_));
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& params = ctx->input(0);
@@ -258,9 +261,9 @@ class ReduceOp : public GpuKernel {
     const Tensor& x = ctx->input(0);
     const Tensor& axes = ctx->input(1);
     OP_REQUIRES(ctx, axes.dims() <= 1,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "reduction_indices must be a scalar or a vector, got shape ",
-                    axes.shape().DebugString())));
+                absl::InvalidArgumentError(
+                    absl::StrCat("reduction_indices must be a scalar or a vector, got shape ",
+                                 axes.shape().DebugString())));
     absl::StatusOr<gpu::ReducePlan> plan = gpu::PlanReduce(x.shape(), IntValues(axes), keep_dims_);
     OP_REQUIRES_OK(ctx, plan.status());
     Tensor* out = nullptr;
@@ -272,8 +275,8 @@ class ReduceOp : public GpuKernel {
     Tensor transposed;
     if (plan->needs_transpose) {
       OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, plan->transposed, &transposed));
-      OP_REQUIRES_OK(ctx, gpu::StridedCopy(*stream, 4, x.raw_data(), transposed.raw_data(),
-                                           plan->transpose));
+      OP_REQUIRES_OK(
+          ctx, gpu::StridedCopy(*stream, 4, x.raw_data(), transposed.raw_data(), plan->transpose));
       in = static_cast<const float*>(transposed.raw_data());
     }
     OP_REQUIRES_OK(ctx, gpu::Reduce(*stream, kOp, in, static_cast<float*>(out->raw_data()),
@@ -288,20 +291,20 @@ const std::vector<DataType> kIndexTypes = {DT_INT32, DT_INT64};
 
 REGISTER_KERNEL(KernelDefBuilder("Transpose")
                     .Device(kDeviceGpu)
-                    .TypeConstraint("T", DeviceMemoryTypes())
+                    .TypeConstraint("T", CopyableDeviceTypes())
                     .TypeConstraint("Tperm", kIndexTypes)
                     .HostMemory("perm"),
                 TransposeOp);
 REGISTER_KERNEL(KernelDefBuilder("Slice")
                     .Device(kDeviceGpu)
-                    .TypeConstraint("T", DeviceMemoryTypes())
+                    .TypeConstraint("T", CopyableDeviceTypes())
                     .TypeConstraint("Index", kIndexTypes)
                     .HostMemory("begin")
                     .HostMemory("size"),
                 SliceOp);
 REGISTER_KERNEL(KernelDefBuilder("StridedSlice")
                     .Device(kDeviceGpu)
-                    .TypeConstraint("T", DeviceMemoryTypes())
+                    .TypeConstraint("T", CopyableDeviceTypes())
                     .TypeConstraint("Index", kIndexTypes)
                     .HostMemory("begin")
                     .HostMemory("end")
@@ -309,44 +312,45 @@ REGISTER_KERNEL(KernelDefBuilder("StridedSlice")
                 StridedSliceOp);
 REGISTER_KERNEL(KernelDefBuilder("ConcatV2")
                     .Device(kDeviceGpu)
-                    .TypeConstraint("T", DeviceMemoryTypes())
+                    .TypeConstraint("T", CopyableDeviceTypes())
                     .TypeConstraint("Tidx", kIndexTypes)
                     .HostMemory("axis"),
                 ConcatOp);
-REGISTER_KERNEL(KernelDefBuilder("Pack").Device(kDeviceGpu).TypeConstraint("T", DeviceMemoryTypes()),
-                ConcatOp);
+REGISTER_KERNEL(
+    KernelDefBuilder("Pack").Device(kDeviceGpu).TypeConstraint("T", CopyableDeviceTypes()),
+    ConcatOp);
 REGISTER_KERNEL(KernelDefBuilder("Pad")
                     .Device(kDeviceGpu)
-                    .TypeConstraint("T", DeviceMemoryTypes())
+                    .TypeConstraint("T", CopyableDeviceTypes())
                     .TypeConstraint("Tpaddings", kIndexTypes)
                     .HostMemory("paddings"),
                 PadOp);
 REGISTER_KERNEL(KernelDefBuilder("PadV2")
                     .Device(kDeviceGpu)
-                    .TypeConstraint("T", DeviceMemoryTypes())
+                    .TypeConstraint("T", CopyableDeviceTypes())
                     .TypeConstraint("Tpaddings", kIndexTypes)
                     .HostMemory("paddings")
                     .HostMemory("constant_values"),
                 PadOp);
 REGISTER_KERNEL(KernelDefBuilder("Gather")
                     .Device(kDeviceGpu)
-                    .TypeConstraint("Tparams", DeviceMemoryTypes())
+                    .TypeConstraint("Tparams", CopyableDeviceTypes())
                     .TypeConstraint("Tindices", kIndexTypes),
                 GatherOp);
 REGISTER_KERNEL(KernelDefBuilder("GatherV2")
                     .Device(kDeviceGpu)
-                    .TypeConstraint("Tparams", DeviceMemoryTypes())
+                    .TypeConstraint("Tparams", CopyableDeviceTypes())
                     .TypeConstraint("Tindices", kIndexTypes)
                     .TypeConstraint("Taxis", kIndexTypes)
                     .HostMemory("axis"),
                 GatherOp);
 
-#define GR_GPU_REDUCE(name, op)                                       \
-  REGISTER_KERNEL(KernelDefBuilder(name)                              \
-                      .Device(kDeviceGpu)                             \
-                      .TypeConstraint<float>("T")                     \
-                      .TypeConstraint("Tidx", kIndexTypes)            \
-                      .HostMemory("reduction_indices"),               \
+#define GR_GPU_REDUCE(name, op)                            \
+  REGISTER_KERNEL(KernelDefBuilder(name)                   \
+                      .Device(kDeviceGpu)                  \
+                      .TypeConstraint<float>("T")          \
+                      .TypeConstraint("Tidx", kIndexTypes) \
+                      .HostMemory("reduction_indices"),    \
                   ReduceOp<gpu::ReduceOp::op>)
 GR_GPU_REDUCE("Sum", kSum);
 GR_GPU_REDUCE("Mean", kMean);
@@ -359,35 +363,35 @@ GR_GPU_REDUCE("Prod", kProd);
 // host memory.
 const internal::KernelRegistrar kReshape(KernelDefBuilder("Reshape")
                                              .Device(kDeviceGpu)
-                                             .TypeConstraint("T", DeviceMemoryTypes())
+                                             .TypeConstraint("T", gpu::DeviceMemoryTypes())
                                              .TypeConstraint("Tshape", kIndexTypes)
                                              .HostMemory("shape")
                                              .Build(NewReshapeOp));
 const internal::KernelRegistrar kExpandDims(KernelDefBuilder("ExpandDims")
                                                 .Device(kDeviceGpu)
-                                                .TypeConstraint("T", DeviceMemoryTypes())
+                                                .TypeConstraint("T", gpu::DeviceMemoryTypes())
                                                 .TypeConstraint("Tdim", kIndexTypes)
                                                 .HostMemory("dim")
                                                 .Build(NewExpandDimsOp));
 const internal::KernelRegistrar kSqueeze(KernelDefBuilder("Squeeze")
                                              .Device(kDeviceGpu)
-                                             .TypeConstraint("T", DeviceMemoryTypes())
+                                             .TypeConstraint("T", gpu::DeviceMemoryTypes())
                                              .Build(NewSqueezeOp));
 const internal::KernelRegistrar kShape(KernelDefBuilder("Shape")
                                            .Device(kDeviceGpu)
-                                           .TypeConstraint("T", DeviceMemoryTypes())
+                                           .TypeConstraint("T", gpu::DeviceMemoryTypes())
                                            .TypeConstraint("out_type", kIndexTypes)
                                            .HostMemory("output")
                                            .Build(NewShapeOp));
 const internal::KernelRegistrar kSize(KernelDefBuilder("Size")
                                           .Device(kDeviceGpu)
-                                          .TypeConstraint("T", DeviceMemoryTypes())
+                                          .TypeConstraint("T", gpu::DeviceMemoryTypes())
                                           .TypeConstraint("out_type", kIndexTypes)
                                           .HostMemory("output")
                                           .Build(NewSizeOp));
 const internal::KernelRegistrar kRank(KernelDefBuilder("Rank")
                                           .Device(kDeviceGpu)
-                                          .TypeConstraint("T", DeviceMemoryTypes())
+                                          .TypeConstraint("T", gpu::DeviceMemoryTypes())
                                           .HostMemory("output")
                                           .Build(NewRankOp));
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/ops/einsum_equation.h"
 #include "graph/status_macros.h"
+#include "kernels/window.h"
 
 namespace graphrun {
 namespace gpu {
@@ -32,59 +33,18 @@ int64_t Product(absl::Span<const int64_t> dims) {
   return p;
 }
 
-// One spatial dim of a window: its output size and TensorFlow's padding.
-struct Window {
-  int64_t out = 0, before = 0, after = 0;
-};
-absl::StatusOr<Window> WindowOf(int64_t input, int64_t size, int64_t dilation, int64_t stride,
-                                Padding padding, int64_t explicit_before,
-                                int64_t explicit_after) {
-  Window w;
+// One spatial dim of a windowed op: its output size and TensorFlow's
+// padding (explicit pads given, others computed).
+absl::StatusOr<windowed::Window> WindowOf(int64_t input, int64_t size, int64_t dilation,
+                                          int64_t stride, Padding padding, int64_t explicit_before,
+                                          int64_t explicit_after) {
+  windowed::Window w;
   if (padding == Padding::kExplicit) {
-    w.before = explicit_before;
-    w.after = explicit_after;
+    w.pad_before = explicit_before;
+    w.pad_after = explicit_after;
   }
-  GR_ASSIGN_OR_RETURN(w.out, op_shapes::WindowedOutputSize(input, size, dilation, stride, padding,
-                                                           w.before, w.after));
-  if (padding == Padding::kSame) {
-    const int64_t effective = (size - 1) * dilation + 1;
-    const int64_t needed = std::max<int64_t>(0, (w.out - 1) * stride + effective - input);
-    w.before = needed / 2;
-    w.after = needed - w.before;
-  }
-  if (w.out < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Computed output size would be negative: ", w.out, " [input_size: ", input,
-        ", window: ", size, ", stride: ", stride, "]"));
-  }
+  GR_RETURN_IF_ERROR(windowed::ComputeWindow(input, size, dilation, stride, padding, &w));
   return w;
-}
-
-// The explicit_paddings of a 4-D windowed op, as TensorFlow's
-// CheckValidPadding: 8 non-negative values, zero for the batch and channel
-// dims (none unless padding is EXPLICIT).
-absl::Status CheckExplicitPaddings(Padding padding, absl::Span<const int64_t> paddings,
-                                   int channel_dim) {
-  if (padding != Padding::kExplicit) {
-    if (paddings.empty()) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
-  }
-  if (paddings.size() != 8) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "explicit_paddings attribute must contain 8 values, but got: ", paddings.size()));
-  }
-  for (int64_t p : paddings) {
-    if (p < 0) {
-      return absl::InvalidArgumentError("All elements of explicit_paddings must be nonnegative");
-    }
-  }
-  if (paddings[0] != 0 || paddings[1] != 0 || paddings[2 * channel_dim] != 0 ||
-      paddings[2 * channel_dim + 1] != 0) {
-    return absl::InvalidArgumentError(
-        "Nonzero explicit padding in the batch or depth dimensions is not supported");
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -126,9 +86,9 @@ absl::StatusOr<StridedCopyPlan> MakeCopyPlan(absl::Span<const int64_t> dims,
     kept.push_back(next);
   }
   if (kept.size() > static_cast<size_t>(kMaxCopyDims)) {
-    return absl::UnimplementedError(absl::StrCat(
-        "a GPU copy over ", kept.size(), " dimensions that cannot be merged (at most ",
-        kMaxCopyDims, ")"));
+    return absl::UnimplementedError(absl::StrCat("a GPU copy over ", kept.size(),
+                                                 " dimensions that cannot be merged (at most ",
+                                                 kMaxCopyDims, ")"));
   }
   plan.rank = static_cast<int>(kept.size());
   for (int d = 0; d < plan.rank; ++d) {
@@ -139,8 +99,8 @@ absl::StatusOr<StridedCopyPlan> MakeCopyPlan(absl::Span<const int64_t> dims,
   return plan;
 }
 
-absl::StatusOr<StridedCopyPlan> TransposePlan(const TensorShape& in,
-                                              absl::Span<const int64_t> perm, TensorShape* out) {
+absl::StatusOr<StridedCopyPlan> TransposePlan(const TensorShape& in, absl::Span<const int64_t> perm,
+                                              TensorShape* out) {
   const int rank = in.dims();
   if (static_cast<int>(perm.size()) != rank) {
     return absl::InvalidArgumentError(absl::StrCat("transpose expects a vector of size ", rank,
@@ -175,9 +135,9 @@ absl::StatusOr<StridedCopyPlan> SlicePlan(const TensorShape& in, absl::Span<cons
                                           absl::Span<const int64_t> size, TensorShape* out) {
   const int rank = in.dims();
   if (static_cast<int>(begin.size()) != rank || static_cast<int>(size.size()) != rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Expected begin and size arguments to be 1-D tensors of size ", rank, ", but got ",
-        begin.size(), " and ", size.size(), " values"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Expected begin and size arguments to be 1-D tensors of size ", rank,
+                     ", but got ", begin.size(), " and ", size.size(), " values"));
   }
   const std::vector<int64_t> in_dims = DimsOf(in);
   std::vector<int64_t> out_dims(rank);
@@ -227,12 +187,13 @@ absl::StatusOr<std::vector<StridedCopyPlan>> ConcatPlans(const std::vector<Tenso
   const TensorShape& first = inputs[0];
   const int rank = first.dims();
   if (rank == 0) {
-    return absl::InvalidArgumentError("ConcatOp : Can't concatenate scalars (use tf.stack instead)");
+    return absl::InvalidArgumentError(
+        "ConcatOp : Can't concatenate scalars (use tf.stack instead)");
   }
   if (axis < -rank || axis >= rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ConcatOp : Expected concatenating dimensions in the range [", -rank, ", ", rank,
-        "), but got ", axis));
+    return absl::InvalidArgumentError(
+        absl::StrCat("ConcatOp : Expected concatenating dimensions in the range [", -rank, ", ",
+                     rank, "), but got ", axis));
   }
   if (axis < 0) axis += rank;
   std::vector<int64_t> out_dims = DimsOf(first);
@@ -278,17 +239,18 @@ absl::StatusOr<StridedCopyPlan> PadPlan(const TensorShape& in, const TensorShape
         "paddings must be a matrix with 2 columns, but has shape ", paddings_shape.DebugString()));
   }
   if (paddings_shape.dim_size(0) != rank) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "The first dimension of paddings must be the rank of the input: paddings have shape ",
-        paddings_shape.DebugString(), ", the input ", in.DebugString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("The first dimension of paddings must be the rank of the input: "
+                     "paddings have shape ",
+                     paddings_shape.DebugString(), ", the input ", in.DebugString()));
   }
   const std::vector<int64_t> in_dims = DimsOf(in);
   std::vector<int64_t> out_dims(rank);
   for (int d = 0; d < rank; ++d) {
     const int64_t before = paddings[2 * d], after = paddings[2 * d + 1];
     if (before < 0 || after < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Paddings must be non-negative, but paddings[", d, "] = [", before, ", ", after, "]"));
+      return absl::InvalidArgumentError(absl::StrCat("Paddings must be non-negative, but paddings[",
+                                                     d, "] = [", before, ", ", after, "]"));
     }
     out_dims[d] = in_dims[d] + before + after;
   }
@@ -304,26 +266,25 @@ absl::StatusOr<GatherExtent> GatherPlan(const TensorShape& params, const TensorS
   const int rank = params.dims();
   if (rank < 1) return absl::InvalidArgumentError("params must be at least 1 dimensional");
   if (axis < -rank || axis >= rank) {
-    return absl::InvalidArgumentError(absl::StrCat("Expected axis in the range [", -rank, ", ",
-                                                   rank, "), but got ", axis));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Expected axis in the range [", -rank, ", ", rank, "), but got ", axis));
   }
   if (axis < 0) axis += rank;
   if (batch_dims < 0) batch_dims += indices.dims();
   if (batch_dims < 0 || batch_dims > indices.dims()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Expected batch_dims in the range [", -indices.dims(), ", ", indices.dims(),
-        "], but got ", batch_dims));
+    return absl::InvalidArgumentError(absl::StrCat("Expected batch_dims in the range [",
+                                                   -indices.dims(), ", ", indices.dims(),
+                                                   "], but got ", batch_dims));
   }
   if (batch_dims > axis) {
-    return absl::InvalidArgumentError(absl::StrCat("batch_dims (", batch_dims,
-                                                   ") must be less than or equal to axis (",
-                                                   axis, ")."));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "batch_dims (", batch_dims, ") must be less than or equal to axis (", axis, ")."));
   }
   for (int64_t d = 0; d < batch_dims; ++d) {
     if (params.dim_size(d) != indices.dim_size(d)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "params.shape[", d, "]: ", params.dim_size(d), " should be equal to indices.shape[", d,
-          "]: ", indices.dim_size(d)));
+      return absl::InvalidArgumentError(absl::StrCat("params.shape[", d, "]: ", params.dim_size(d),
+                                                     " should be equal to indices.shape[", d,
+                                                     "]: ", indices.dim_size(d)));
     }
   }
   const std::vector<int64_t> p = DimsOf(params);
@@ -348,13 +309,12 @@ absl::StatusOr<ReducePlan> PlanReduce(const TensorShape& in, absl::Span<const in
   for (int64_t a : axes) {
     if (a < -rank || a >= rank) {
       return absl::InvalidArgumentError(absl::StrCat("Invalid reduction dimension (", a,
-                                                     " for input with ", rank,
-                                                     " dimension(s)"));
+                                                     " for input with ", rank, " dimension(s)"));
     }
     const int64_t axis = a < 0 ? a + rank : a;
     if (reduced[axis]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Invalid reduction arguments: Axes contains duplicate dimension: ", axis));
+      return absl::InvalidArgumentError(
+          absl::StrCat("Invalid reduction arguments: Axes contains duplicate dimension: ", axis));
     }
     reduced[axis] = true;
   }
@@ -446,7 +406,7 @@ absl::StatusOr<PoolGeometry> PoolPlan(const TensorShape& in, absl::Span<const in
   if (ksize[c] != 1 || strides[c] != 1) {
     return absl::UnimplementedError("Depthwise pooling has no GPU kernel");
   }
-  GR_RETURN_IF_ERROR(CheckExplicitPaddings(padding, explicit_paddings, c));
+  GR_RETURN_IF_ERROR(windowed::CheckExplicitPaddings(padding, explicit_paddings, c));
   const auto pad = [&](int dim, int side) -> int64_t {
     return padding == Padding::kExplicit ? explicit_paddings[2 * dim + side] : 0;
   };
@@ -460,16 +420,16 @@ absl::StatusOr<PoolGeometry> PoolPlan(const TensorShape& in, absl::Span<const in
   g.window_w = ksize[w];
   g.stride_h = strides[h];
   g.stride_w = strides[w];
-  GR_ASSIGN_OR_RETURN(Window rows,
+  GR_ASSIGN_OR_RETURN(windowed::Window rows,
                       WindowOf(g.h, g.window_h, 1, g.stride_h, padding, pad(h, 0), pad(h, 1)));
-  GR_ASSIGN_OR_RETURN(Window cols,
+  GR_ASSIGN_OR_RETURN(windowed::Window cols,
                       WindowOf(g.w, g.window_w, 1, g.stride_w, padding, pad(w, 0), pad(w, 1)));
   g.out_h = rows.out;
   g.out_w = cols.out;
-  g.pad_top = rows.before;
-  g.pad_left = cols.before;
-  GR_ASSIGN_OR_RETURN(*out, nchw ? ShapeOf({g.n, g.c, g.out_h, g.out_w})
-                                 : ShapeOf({g.n, g.out_h, g.out_w, g.c}));
+  g.pad_top = rows.pad_before;
+  g.pad_left = cols.pad_before;
+  GR_ASSIGN_OR_RETURN(
+      *out, nchw ? ShapeOf({g.n, g.c, g.out_h, g.out_w}) : ShapeOf({g.n, g.out_h, g.out_w, g.c}));
   return g;
 }
 
@@ -485,17 +445,20 @@ absl::StatusOr<ConvPlan> PlanConv2D(const TensorShape& input, const TensorShape&
   }
   if (attrs.strides.size() != 4 || attrs.dilations.size() != 4) {
     return absl::InvalidArgumentError(
-        "Sliding window strides and dilations fields must specify 4 dimensions");
+        "Sliding window strides and dilations fields must specify 4 "
+        "dimensions");
   }
   const bool nchw = attrs.nchw;
   const int c_dim = nchw ? 1 : 3, h_dim = nchw ? 2 : 1, w_dim = nchw ? 3 : 2;
   if (attrs.strides[0] != 1 || attrs.strides[c_dim] != 1 || attrs.dilations[0] != 1 ||
       attrs.dilations[c_dim] != 1) {
     return absl::InvalidArgumentError(
-        "Current implementation does not yet support strides or dilations in the batch and "
+        "Current implementation does not yet support strides or dilations in "
+        "the batch and "
         "depth dimensions.");
   }
-  GR_RETURN_IF_ERROR(CheckExplicitPaddings(attrs.padding, attrs.explicit_paddings, c_dim));
+  GR_RETURN_IF_ERROR(
+      windowed::CheckExplicitPaddings(attrs.padding, attrs.explicit_paddings, c_dim));
   ConvPlan plan;
   ConvGeometry& g = plan.geometry;
   g.nchw = nchw;
@@ -507,8 +470,8 @@ absl::StatusOr<ConvPlan> PlanConv2D(const TensorShape& input, const TensorShape&
   const int64_t filter_depth = filter.dim_size(2);
   if (depthwise) {
     if (filter_depth != g.c) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input and filter must have the same depth: ", g.c, " vs ", filter_depth));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input and filter must have the same depth: ", g.c, " vs ", filter_depth));
     }
     g.groups = std::max<int64_t>(g.c, 1);  // no channels: an empty output
     g.out_c = g.c * filter.dim_size(3);
@@ -532,17 +495,17 @@ absl::StatusOr<ConvPlan> PlanConv2D(const TensorShape& input, const TensorShape&
   const auto pad = [&](int dim, int side) -> int64_t {
     return attrs.padding == Padding::kExplicit ? attrs.explicit_paddings[2 * dim + side] : 0;
   };
-  GR_ASSIGN_OR_RETURN(Window rows, WindowOf(h, g.kh, g.dilation_h, g.stride_h, attrs.padding,
-                                            pad(h_dim, 0), pad(h_dim, 1)));
-  GR_ASSIGN_OR_RETURN(Window cols, WindowOf(w, g.kw, g.dilation_w, g.stride_w, attrs.padding,
-                                            pad(w_dim, 0), pad(w_dim, 1)));
+  GR_ASSIGN_OR_RETURN(windowed::Window rows, WindowOf(h, g.kh, g.dilation_h, g.stride_h,
+                                                      attrs.padding, pad(h_dim, 0), pad(h_dim, 1)));
+  GR_ASSIGN_OR_RETURN(windowed::Window cols, WindowOf(w, g.kw, g.dilation_w, g.stride_w,
+                                                      attrs.padding, pad(w_dim, 0), pad(w_dim, 1)));
   g.out_h = rows.out;
   g.out_w = cols.out;
   // cuDNN pads both sides by the smaller amount; the rest is copied in.
-  g.pad_h = std::min(rows.before, rows.after);
-  g.pad_w = std::min(cols.before, cols.after);
-  const int64_t top = rows.before - g.pad_h, bottom = rows.after - g.pad_h;
-  const int64_t left = cols.before - g.pad_w, right = cols.after - g.pad_w;
+  g.pad_h = std::min(rows.pad_before, rows.pad_after);
+  g.pad_w = std::min(cols.pad_before, cols.pad_after);
+  const int64_t top = rows.pad_before - g.pad_h, bottom = rows.pad_after - g.pad_h;
+  const int64_t left = cols.pad_before - g.pad_w, right = cols.pad_after - g.pad_w;
   g.h = h + top + bottom;
   g.w = w + left + right;
   plan.pad_input = top + bottom + left + right > 0;
@@ -553,10 +516,9 @@ absl::StatusOr<ConvPlan> PlanConv2D(const TensorShape& input, const TensorShape&
   GR_ASSIGN_OR_RETURN(plan.padded_input, ShapeOf(padded));
   if (plan.pad_input) {
     const std::vector<int64_t> padded_strides = RowMajorStrides(padded);
-    GR_ASSIGN_OR_RETURN(
-        plan.input_copy,
-        MakeCopyPlan(in_dims, RowMajorStrides(in_dims), padded_strides, 0,
-                     top * padded_strides[h_dim] + left * padded_strides[w_dim]));
+    GR_ASSIGN_OR_RETURN(plan.input_copy,
+                        MakeCopyPlan(in_dims, RowMajorStrides(in_dims), padded_strides, 0,
+                                     top * padded_strides[h_dim] + left * padded_strides[w_dim]));
   }
   // The filter in cuDNN's layout: [out_c, kh, kw, c/groups] for NHWC,
   // [out_c, c/groups, kh, kw] for NCHW, out_c innermost in TensorFlow's.
@@ -564,8 +526,8 @@ absl::StatusOr<ConvPlan> PlanConv2D(const TensorShape& input, const TensorShape&
   const int64_t oc = g.out_c;
   std::vector<int64_t> layout, src;
   if (depthwise) {  // [kh, kw, c, m]: (c, m) flatten to the output channel
-    layout = nchw ? std::vector<int64_t>{oc, 1, g.kh, g.kw}
-                  : std::vector<int64_t>{oc, g.kh, g.kw, 1};
+    layout =
+        nchw ? std::vector<int64_t>{oc, 1, g.kh, g.kw} : std::vector<int64_t>{oc, g.kh, g.kw, 1};
     src = nchw ? std::vector<int64_t>{1, 0, g.kw * oc, oc}
                : std::vector<int64_t>{1, g.kw * oc, oc, 0};
   } else if (nchw) {
@@ -599,7 +561,7 @@ struct EinsumOperand {
 };
 
 absl::StatusOr<EinsumOperand> OperandOf(const std::vector<int>& labels, const TensorShape& shape,
-                                        absl::string_view equation) {
+                                        const std::string& equation) {
   EinsumOperand op;
   const std::vector<int64_t> dims = DimsOf(shape);
   const std::vector<int64_t> strides = RowMajorStrides(dims);
@@ -607,8 +569,8 @@ absl::StatusOr<EinsumOperand> OperandOf(const std::vector<int>& labels, const Te
     op.elements *= dims[i];
     if (dims[i] == 1) continue;
     if (op.Find(labels[i]) >= 0) {
-      return absl::UnimplementedError(absl::StrCat("Einsum '", equation,
-                                                   "' takes a diagonal: no GPU kernel for it"));
+      return absl::UnimplementedError(
+          absl::StrCat("Einsum '", equation, "' takes a diagonal: no GPU kernel for it"));
     }
     op.labels.push_back(labels[i]);
     op.sizes.push_back(dims[i]);
@@ -629,8 +591,8 @@ absl::StatusOr<StridedCopyPlan> ArrangeAs(const EinsumOperand& op, const std::ve
   }
   GR_ASSIGN_OR_RETURN(*layout, ShapeOf(dims));
   GR_ASSIGN_OR_RETURN(StridedCopyPlan plan, MakeCopyPlan(dims, src, RowMajorStrides(dims)));
-  *copy = !(plan.rank == 0 ||
-            (plan.rank == 1 && plan.src_strides[0] == 1 && plan.dst_strides[0] == 1));
+  *copy =
+      !(plan.rank == 0 || (plan.rank == 1 && plan.src_strides[0] == 1 && plan.dst_strides[0] == 1));
   return plan;
 }
 
@@ -642,9 +604,9 @@ std::vector<int> Concat(std::initializer_list<const std::vector<int>*> parts) {
 
 }  // namespace
 
-absl::StatusOr<EinsumPlan> PlanEinsum(absl::string_view equation, const TensorShape& x,
+absl::StatusOr<EinsumPlan> PlanEinsum(const EinsumEquation& eq, const TensorShape& x,
                                       const TensorShape& y) {
-  GR_ASSIGN_OR_RETURN(EinsumEquation eq, ParseEinsumEquation(equation, 2));
+  const std::string& equation = eq.equation;
   GR_ASSIGN_OR_RETURN(EinsumDims dims, ResolveEinsum(eq, {DimsOf(x), DimsOf(y)}));
   GR_ASSIGN_OR_RETURN(const TensorShape output, ShapeOf(dims.OutputDims()));
   const TensorShape* shapes[2] = {&x, &y};
@@ -670,9 +632,9 @@ absl::StatusOr<EinsumPlan> PlanEinsum(absl::string_view equation, const TensorSh
     for (int l : ops[i].labels) {
       if (in_out(l)) continue;
       if (ops[1 - i].Find(l) < 0) {
-        return absl::UnimplementedError(
-            absl::StrCat("Einsum '", equation, "' sums label ", EinsumLabelName(l),
-                         " within one input: no GPU kernel for it"));
+        return absl::UnimplementedError(absl::StrCat("Einsum '", equation, "' sums label ",
+                                                     EinsumLabelName(l),
+                                                     " within one input: no GPU kernel for it"));
       }
       if (i == 0) contracted.push_back(l);
     }
@@ -714,16 +676,16 @@ absl::StatusOr<EinsumPlan> PlanEinsum(absl::string_view equation, const TensorSh
         const std::vector<int64_t> c_strides = RowMajorStrides(c_dims);
         std::vector<int64_t> copy_dims;
         for (int l : out_labels) {
-          const int at = static_cast<int>(std::find(c_order.begin(), c_order.end(), l) -
-                                          c_order.begin());
+          const int at =
+              static_cast<int>(std::find(c_order.begin(), c_order.end(), l) - c_order.begin());
           copy_dims.push_back(c_dims[at]);
           src.push_back(c_strides[at]);
         }
         GR_ASSIGN_OR_RETURN(p.product, ShapeOf({p.batch, p.m, p.n}));
         GR_ASSIGN_OR_RETURN(p.out_copy, MakeCopyPlan(copy_dims, src, RowMajorStrides(copy_dims)));
-        p.copy_out = !(p.out_copy.rank == 0 ||
-                       (p.out_copy.rank == 1 && p.out_copy.src_strides[0] == 1 &&
-                        p.out_copy.dst_strides[0] == 1));
+        p.copy_out =
+            !(p.out_copy.rank == 0 || (p.out_copy.rank == 1 && p.out_copy.src_strides[0] == 1 &&
+                                       p.out_copy.dst_strides[0] == 1));
         const int64_t cost = (p.copy_a ? ops[a].elements : 0) + (p.copy_b ? ops[b].elements : 0) +
                              (p.copy_out ? output.num_elements() : 0);
         if (best_cost < 0 || cost < best_cost) {
@@ -765,8 +727,7 @@ void GatherOnHost(const GatherExtent& e, int element_bytes, const void* params,
       for (int64_t j = 0; j < e.num_indices; ++j, o += row) {
         const int64_t index = indices[b * e.num_indices + j];
         if (index >= 0 && index < e.limit) {
-          std::memcpy(o, p + ((b * e.outer + a) * e.limit + index) * row,
-                      static_cast<size_t>(row));
+          std::memcpy(o, p + ((b * e.outer + a) * e.limit + index) * row, static_cast<size_t>(row));
         } else {
           std::memset(o, 0, static_cast<size_t>(row));
         }
@@ -787,10 +748,18 @@ void ReduceOnHost(ReduceOp op, const float* in, float* out, int64_t outer, int64
         const float v = in[(o * r + j) * inner + k];
         switch (op) {
           case ReduceOp::kSum:
-          case ReduceOp::kMean: acc += v; break;
-          case ReduceOp::kProd: acc *= v; break;
-          case ReduceOp::kMax: acc = (std::isnan(v) || v > acc) ? v : acc; break;
-          case ReduceOp::kMin: acc = (std::isnan(v) || v < acc) ? v : acc; break;
+          case ReduceOp::kMean:
+            acc += v;
+            break;
+          case ReduceOp::kProd:
+            acc *= v;
+            break;
+          case ReduceOp::kMax:
+            acc = (std::isnan(v) || v > acc) ? v : acc;
+            break;
+          case ReduceOp::kMin:
+            acc = (std::isnan(v) || v < acc) ? v : acc;
+            break;
         }
       }
       if (op == ReduceOp::kMean) acc /= static_cast<float>(r);
@@ -884,8 +853,7 @@ void Conv2DOnHost(const ConvGeometry& g, const float* in, const float* filter, f
             }
           }
           out[g.nchw ? ((n * g.out_c + k) * g.out_h + oh) * g.out_w + ow
-                     : ((n * g.out_h + oh) * g.out_w + ow) * g.out_c + k] =
-              static_cast<float>(acc);
+                     : ((n * g.out_h + oh) * g.out_w + ow) * g.out_c + k] = static_cast<float>(acc);
         }
       }
     }

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "graph/ops/einsum_equation.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/tensor.h"
 #include "kernels/gpu/gpu_launch.h"
@@ -34,8 +34,8 @@ absl::StatusOr<StridedCopyPlan> MakeCopyPlan(absl::Span<const int64_t> dims,
 std::vector<int64_t> RowMajorStrides(absl::Span<const int64_t> dims);
 
 // out = transpose(in, perm), out's dim k being in's dim perm[k].
-absl::StatusOr<StridedCopyPlan> TransposePlan(const TensorShape& in,
-                                              absl::Span<const int64_t> perm, TensorShape* out);
+absl::StatusOr<StridedCopyPlan> TransposePlan(const TensorShape& in, absl::Span<const int64_t> perm,
+                                              TensorShape* out);
 
 // Slice(in, begin, size) (size -1: to the end).
 absl::StatusOr<StridedCopyPlan> SlicePlan(const TensorShape& in, absl::Span<const int64_t> begin,
@@ -84,8 +84,7 @@ absl::StatusOr<ReducePlan> PlanReduce(const TensorShape& in, absl::Span<const in
 // MaxPool / AvgPool (4-D, NHWC or NCHW): ksize and strides of 4 values,
 // explicit_paddings of 8 when padding is EXPLICIT.
 absl::StatusOr<PoolGeometry> PoolPlan(const TensorShape& in, absl::Span<const int64_t> ksize,
-                                      absl::Span<const int64_t> strides,
-                                      op_shapes::Padding padding,
+                                      absl::Span<const int64_t> strides, op_shapes::Padding padding,
                                       absl::Span<const int64_t> explicit_paddings, bool nchw,
                                       TensorShape* out);
 
@@ -130,14 +129,14 @@ struct EinsumPlan {
   int64_t batch = 1, m = 1, n = 1, k = 1;
   TensorShape output;
 };
-absl::StatusOr<EinsumPlan> PlanEinsum(absl::string_view equation, const TensorShape& x,
+// `equation` is parsed for two inputs (ParseEinsumEquation), once per node.
+absl::StatusOr<EinsumPlan> PlanEinsum(const EinsumEquation& equation, const TensorShape& x,
                                       const TensorShape& y);
 
 // ---------------------------------------------------- host references
 
 // Runs `plan` on host memory, as StridedCopy does on a GPU.
-void StridedCopyOnHost(const StridedCopyPlan& plan, int element_bytes, const void* src,
-                       void* dst);
+void StridedCopyOnHost(const StridedCopyPlan& plan, int element_bytes, const void* src, void* dst);
 // As Gather on a GPU (out-of-range indices give zeros).
 void GatherOnHost(const GatherExtent& e, int element_bytes, const void* params,
                   const int64_t* indices, void* out);

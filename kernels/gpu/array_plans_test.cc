@@ -85,8 +85,7 @@ void ExpectNear(const Tensor& want, const Tensor& got, double tol, const std::st
 
 TEST(CopyPlanTest, MergesContiguousDimsAndDropsOnes) {
   // A row-major copy of [2, 1, 3, 4] is one run of 24.
-  absl::StatusOr<StridedCopyPlan> p =
-      MakeCopyPlan({2, 1, 3, 4}, {12, 12, 4, 1}, {12, 12, 4, 1});
+  absl::StatusOr<StridedCopyPlan> p = MakeCopyPlan({2, 1, 3, 4}, {12, 12, 4, 1}, {12, 12, 4, 1});
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->rank, 1);
   EXPECT_EQ(p->dims[0], 24);
@@ -106,8 +105,12 @@ TEST(CopyPlanTest, MergesContiguousDimsAndDropsOnes) {
 
 TEST(CopyPlanTest, TransposeMatchesTheCpu) {
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int32_t>>> cases = {
-      {{2, 3, 4}, {2, 0, 1}}, {{2, 3, 4}, {1, 0, 2}}, {{2, 3, 4, 5}, {0, 2, 1, 3}},
-      {{3, 1, 4, 2}, {3, 2, 1, 0}}, {{5}, {0}}, {{4, 0, 3}, {2, 1, 0}}};
+      {{2, 3, 4}, {2, 0, 1}},
+      {{2, 3, 4}, {1, 0, 2}},
+      {{2, 3, 4, 5}, {0, 2, 1, 3}},
+      {{3, 1, 4, 2}, {3, 2, 1, 0}},
+      {{5}, {0}},
+      {{4, 0, 3}, {2, 1, 0}}};
   for (const auto& [dims, perm] : cases) {
     for (const Tensor& x : {Random(dims, 1), Iota64(dims)}) {
       TensorShape shape;
@@ -132,8 +135,8 @@ TEST(CopyPlanTest, SliceAndStridedSliceMatchTheCpu) {
   TensorShape shape;
   absl::StatusOr<StridedCopyPlan> plan = SlicePlan(x.shape(), {1, 0, 2}, {2, -1, 3}, &shape);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  ExpectSameBytes(CpuOp("Slice", {x, Ints({1, 0, 2}), Ints({2, -1, 3})}),
-                  HostCopy(x, shape, *plan), "Slice");
+  ExpectSameBytes(CpuOp("Slice", {x, Ints({1, 0, 2}), Ints({2, -1, 3})}), HostCopy(x, shape, *plan),
+                  "Slice");
   EXPECT_THAT(SlicePlan(x.shape(), {1, 0, 5}, {2, 1, 3}, &shape).status().message(),
               HasSubstr("Expected size[2] in [0, 1], but got 3"));
 
@@ -143,7 +146,7 @@ TEST(CopyPlanTest, SliceAndStridedSliceMatchTheCpu) {
   };
   std::vector<Spec> specs = {
       {{1, 0, 1}, {3, 5, 6}, {1, 2, 2}, {}},
-      {{-1, 4, 5}, {0, 0, 0}, {-1, -2, -1}, {}},                     // backwards
+      {{-1, 4, 5}, {0, 0, 0}, {-1, -2, -1}, {}},                      // backwards
       {{2, 0, 0}, {3, 5, 6}, {1, 1, 3}, {0, 0, 0, 0, /*shrink*/ 1}},  // shrink dim 0
       {{0, 1}, {0, 4}, {1, 1}, {/*begin*/ 0, 0, /*ellipsis*/ 1, /*new*/ 0, 0}},
       {{0, 1, 0}, {0, 3, 0}, {1, -1, 1}, {5, 5, 0, 0, 0}},
@@ -161,7 +164,8 @@ TEST(CopyPlanTest, SliceAndStridedSliceMatchTheCpu) {
                          {"ellipsis_mask", AttrI(s.masks.ellipsis)},
                          {"new_axis_mask", AttrI(s.masks.new_axis)},
                          {"shrink_axis_mask", AttrI(s.masks.shrink_axis)}};
-    const Tensor want = CpuOp("StridedSlice", {x, Ints(s.begin), Ints(s.end), Ints(s.strides)}, attrs);
+    const Tensor want =
+        CpuOp("StridedSlice", {x, Ints(s.begin), Ints(s.end), Ints(s.strides)}, attrs);
     ExpectSameBytes(want, HostCopy(x, spec->final_shape, *p), "StridedSlice");
   }
 }
@@ -247,11 +251,13 @@ TEST(GatherPlanTest, MatchesTheCpuAndZeroesIndicesOutOfRange) {
 
 TEST(ReducePlanTest, MatchesTheCpuOverEveryAxisPattern) {
   const Tensor x = Random({2, 3, 4, 5}, 9);
-  const std::vector<std::vector<int32_t>> axes_cases = {{1}, {0, 2}, {1, 3}, {-1}, {},
-                                                        {0, 1, 2, 3}, {3, 0}, {0, 1}};
-  const std::vector<std::pair<std::string, ReduceOp>> ops = {
-      {"Sum", ReduceOp::kSum}, {"Mean", ReduceOp::kMean}, {"Max", ReduceOp::kMax},
-      {"Min", ReduceOp::kMin}, {"Prod", ReduceOp::kProd}};
+  const std::vector<std::vector<int32_t>> axes_cases = {{1}, {0, 2},       {1, 3}, {-1},
+                                                        {},  {0, 1, 2, 3}, {3, 0}, {0, 1}};
+  const std::vector<std::pair<std::string, ReduceOp>> ops = {{"Sum", ReduceOp::kSum},
+                                                             {"Mean", ReduceOp::kMean},
+                                                             {"Max", ReduceOp::kMax},
+                                                             {"Min", ReduceOp::kMin},
+                                                             {"Prod", ReduceOp::kProd}};
   for (const std::vector<int32_t>& axes : axes_cases) {
     for (bool keep : {false, true}) {
       absl::StatusOr<ReducePlan> plan =
@@ -344,20 +350,67 @@ TEST(ConvPlanTest, MatchesTheCpuUnderEveryPaddingAndLayout) {
   };
   const std::vector<Case> cases = {
       {"SAME stride 1", {2, 7, 8, 3}, {3, 3, 3, 4}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
-      {"SAME stride 2 (more padding after)", {2, 7, 8, 3}, {3, 3, 3, 4}, {1, 2, 2, 1},
-       {1, 1, 1, 1}, "SAME", {}, false, false, true},
-      {"SAME even filter", {1, 6, 6, 2}, {2, 4, 2, 3}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {},
-       false, false, true},
+      {"SAME stride 2 (more padding after)",
+       {2, 7, 8, 3},
+       {3, 3, 3, 4},
+       {1, 2, 2, 1},
+       {1, 1, 1, 1},
+       "SAME",
+       {},
+       false,
+       false,
+       true},
+      {"SAME even filter",
+       {1, 6, 6, 2},
+       {2, 4, 2, 3},
+       {1, 1, 1, 1},
+       {1, 1, 1, 1},
+       "SAME",
+       {},
+       false,
+       false,
+       true},
       {"VALID", {2, 7, 8, 3}, {3, 2, 3, 5}, {1, 2, 1, 1}, {1, 1, 1, 1}, "VALID", {}},
       {"dilated", {1, 9, 9, 2}, {3, 3, 2, 2}, {1, 1, 1, 1}, {1, 2, 2, 1}, "SAME", {}},
-      {"explicit", {1, 6, 7, 2}, {3, 3, 2, 3}, {1, 1, 1, 1}, {1, 1, 1, 1}, "EXPLICIT",
-       {0, 0, 2, 1, 0, 1, 0, 0}, false, false, true},
-      {"NCHW stride 2", {2, 3, 7, 8}, {3, 3, 3, 4}, {1, 1, 2, 2}, {1, 1, 1, 1}, "SAME", {}, true,
-       false, true},
+      {"explicit",
+       {1, 6, 7, 2},
+       {3, 3, 2, 3},
+       {1, 1, 1, 1},
+       {1, 1, 1, 1},
+       "EXPLICIT",
+       {0, 0, 2, 1, 0, 1, 0, 0},
+       false,
+       false,
+       true},
+      {"NCHW stride 2",
+       {2, 3, 7, 8},
+       {3, 3, 3, 4},
+       {1, 1, 2, 2},
+       {1, 1, 1, 1},
+       "SAME",
+       {},
+       true,
+       false,
+       true},
       {"grouped", {1, 5, 5, 4}, {3, 3, 2, 6}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}},
-      {"depthwise x2 stride 2", {2, 7, 8, 3}, {3, 3, 3, 2}, {1, 2, 2, 1}, {1, 1, 1, 1}, "SAME",
-       {}, false, true, true},
-      {"depthwise NCHW", {1, 3, 6, 6}, {3, 3, 3, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, "SAME", {}, true,
+      {"depthwise x2 stride 2",
+       {2, 7, 8, 3},
+       {3, 3, 3, 2},
+       {1, 2, 2, 1},
+       {1, 1, 1, 1},
+       "SAME",
+       {},
+       false,
+       true,
+       true},
+      {"depthwise NCHW",
+       {1, 3, 6, 6},
+       {3, 3, 3, 1},
+       {1, 1, 1, 1},
+       {1, 1, 1, 1},
+       "SAME",
+       {},
+       true,
        true},
   };
   for (const Case& c : cases) {
@@ -382,9 +435,7 @@ TEST(ConvPlanTest, MatchesTheCpuUnderEveryPaddingAndLayout) {
     ExpectNear(want, ConvOnHost(*plan, input, filter), 1e-4, c.what);
   }
   ConvAttrs attrs;
-  EXPECT_THAT(PlanConv2D(Shape({1, 5, 5, 3}), Shape({3, 3, 2, 4}), attrs, false)
-                  .status()
-                  .message(),
+  EXPECT_THAT(PlanConv2D(Shape({1, 5, 5, 3}), Shape({3, 3, 2, 4}), attrs, false).status().message(),
               HasSubstr("input depth must be evenly divisible by filter depth: 3 vs 2"));
   EXPECT_THAT(PlanConv2D(Shape({1, 5, 5, 3}), Shape({3, 3, 4, 1}), attrs, true).status().message(),
               HasSubstr("input and filter must have the same depth: 3 vs 4"));
@@ -397,6 +448,13 @@ TEST(ConvPlanTest, MatchesTheCpuUnderEveryPaddingAndLayout) {
               HasSubstr("must be nonnegative"));
 }
 
+absl::StatusOr<EinsumPlan> PlanEinsum(const std::string& equation, const TensorShape& x,
+                                      const TensorShape& y) {
+  absl::StatusOr<EinsumEquation> eq = ParseEinsumEquation(equation, 2);
+  if (!eq.ok()) return eq.status();
+  return gpu::PlanEinsum(*eq, x, y);
+}
+
 TEST(EinsumPlanTest, MatchesTheCpuAndCopiesOnlyWhatItMust) {
   struct Case {
     std::string equation;
@@ -404,7 +462,7 @@ TEST(EinsumPlanTest, MatchesTheCpuAndCopiesOnlyWhatItMust) {
     int max_copies;  // of the two operands and the output
   };
   const std::vector<Case> cases = {
-      {"abc,cd->abd", {2, 3, 4}, {4, 5}, 0},            // EinsumDense: one GEMM
+      {"abc,cd->abd", {2, 3, 4}, {4, 5}, 0},               // EinsumDense: one GEMM
       {"aecd,abcd->acbe", {2, 5, 3, 4}, {2, 6, 3, 4}, 3},  // attention scores
       {"acbe,aecd->abcd", {2, 3, 6, 5}, {2, 5, 3, 4}, 3},  // attention output
       {"ij,jk->ik", {3, 4}, {4, 5}, 0},

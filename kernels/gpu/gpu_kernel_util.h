@@ -1,7 +1,7 @@
 // What the GPU OpKernels share: the device's compute stream, the kernel
 // base (launching is cheap, so GPU kernels run inline on the executor's
-// thread), the element types the launchers take, and the dtypes the data
-// movement kernels serve.
+// thread), the element types the launchers take, and the dtypes kept in
+// device memory.
 #ifndef GRAPHRUN_KERNELS_GPU_GPU_KERNEL_UTIL_H_
 #define GRAPHRUN_KERNELS_GPU_GPU_KERNEL_UTIL_H_
 
@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/types.h"
 #include "kernels/cpu/bias_activation.h"
+#include "kernels/cpu/forward_ops.h"
 #include "kernels/device_context.h"
 #include "kernels/gpu/gpu_launch.h"
 #include "kernels/op_kernel.h"
@@ -60,23 +61,57 @@ inline absl::StatusOr<Epilogue> EpilogueFromAttrs(OpKernelConstruction* c) {
   Epilogue e;
   e.leakyrelu_alpha = cpu_epilogue->leakyrelu_alpha;
   switch (cpu_epilogue->activation) {
-    case cpu::FusedActivation::kNone: e.activation = Activation::kNone; break;
-    case cpu::FusedActivation::kRelu: e.activation = Activation::kRelu; break;
-    case cpu::FusedActivation::kRelu6: e.activation = Activation::kRelu6; break;
-    case cpu::FusedActivation::kElu: e.activation = Activation::kElu; break;
-    case cpu::FusedActivation::kLeakyRelu: e.activation = Activation::kLeakyRelu; break;
-    case cpu::FusedActivation::kTanh: e.activation = Activation::kTanh; break;
-    case cpu::FusedActivation::kSigmoid: e.activation = Activation::kSigmoid; break;
+    case cpu::FusedActivation::kNone:
+      e.activation = Activation::kNone;
+      break;
+    case cpu::FusedActivation::kRelu:
+      e.activation = Activation::kRelu;
+      break;
+    case cpu::FusedActivation::kRelu6:
+      e.activation = Activation::kRelu6;
+      break;
+    case cpu::FusedActivation::kElu:
+      e.activation = Activation::kElu;
+      break;
+    case cpu::FusedActivation::kLeakyRelu:
+      e.activation = Activation::kLeakyRelu;
+      break;
+    case cpu::FusedActivation::kTanh:
+      e.activation = Activation::kTanh;
+      break;
+    case cpu::FusedActivation::kSigmoid:
+      e.activation = Activation::kSigmoid;
+      break;
   }
   return e;
 }
 
-// The dtypes GPU tensors hold in device memory (int32 stays in host
-// memory, as TensorFlow's GPU kernels keep it): what the data movement
-// kernels (copies of 1, 2, 4 or 8-byte elements) are registered for.
+// The dtypes a GPU keeps in device memory: every type a tensor or handle
+// can be but those kept in host memory: strings, TensorList handles
+// (DT_VARIANT) and TensorArray handles (DT_RESOURCE), which never go to a
+// GPU, and int32, which GPU kernels keep in host memory (TensorFlow's
+// convention: shapes and loop counters stay where the host reads them).
 inline const std::vector<DataType>& DeviceMemoryTypes() {
-  static const std::vector<DataType>* types = new std::vector<DataType>{
-      DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16, DT_INT64, DT_INT8, DT_UINT8, DT_INT16, DT_BOOL};
+  static const std::vector<DataType>* types = [] {
+    auto* v = new std::vector<DataType>();
+    for (DataType t : ForwardableTypes()) {
+      if (t != DT_STRING && t != DT_VARIANT && t != DT_RESOURCE && t != DT_INT32) v->push_back(t);
+    }
+    return v;
+  }();
+  return *types;
+}
+
+// Those whose elements the data movement kernels copy (1, 2, 4 or 8 bytes).
+inline const std::vector<DataType>& CopyableDeviceTypes() {
+  static const std::vector<DataType>* types = [] {
+    auto* v = new std::vector<DataType>();
+    for (DataType t : DeviceMemoryTypes()) {
+      const int bytes = DataTypeSize(t);
+      if (bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8) v->push_back(t);
+    }
+    return v;
+  }();
   return *types;
 }
 

@@ -442,24 +442,17 @@ absl::Status Compare(void* stream, CompareOp op, const float* x, const float* y,
   const int threads = 256;
   const int blocks = Blocks(n, threads);
   switch (op) {
-    case CompareOp::kLess:
-      CompareKernel<CompareOp::kLess><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
-      break;
-    case CompareOp::kLessEqual:
-      CompareKernel<CompareOp::kLessEqual><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
-      break;
-    case CompareOp::kGreater:
-      CompareKernel<CompareOp::kGreater><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
-      break;
-    case CompareOp::kGreaterEqual:
-      CompareKernel<CompareOp::kGreaterEqual><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
-      break;
-    case CompareOp::kEqual:
-      CompareKernel<CompareOp::kEqual><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
-      break;
-    case CompareOp::kNotEqual:
-      CompareKernel<CompareOp::kNotEqual><<<blocks, threads, 0, s>>>(x, y, out, n, shape);
-      break;
+#define GR_COMPARE_CASE(name)                                                      \
+  case CompareOp::name:                                                            \
+    CompareKernel<CompareOp::name><<<blocks, threads, 0, s>>>(x, y, out, n, shape); \
+    break;
+    GR_COMPARE_CASE(kLess)
+    GR_COMPARE_CASE(kLessEqual)
+    GR_COMPARE_CASE(kGreater)
+    GR_COMPARE_CASE(kGreaterEqual)
+    GR_COMPARE_CASE(kEqual)
+    GR_COMPARE_CASE(kNotEqual)
+#undef GR_COMPARE_CASE
   }
   return Launched("a comparison");
 }

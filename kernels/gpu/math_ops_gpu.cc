@@ -53,15 +53,15 @@ class MatMulOp : public GpuKernel {
   absl::StatusOr<bool> Multiply(OpKernelContext* ctx, Product* p) {
     const Tensor& a = ctx->input(0);
     const Tensor& b = ctx->input(1);
-    GR_ASSIGN_OR_RETURN(p->shape, gpu::MatMulShapes(a.shape(), b.shape(), transpose_a_,
-                                                    transpose_b_, batched_));
+    GR_ASSIGN_OR_RETURN(
+        p->shape, gpu::MatMulShapes(a.shape(), b.shape(), transpose_a_, transpose_b_, batched_));
     const gpu::MatMulShape& shape = p->shape;
     GR_RETURN_IF_ERROR(ctx->allocate_output(0, shape.output, &p->out));
     if (p->out->NumElements() == 0) return false;
     GR_ASSIGN_OR_RETURN(p->stream, Stream(ctx));
     if (shape.k == 0) {  // sums of nothing
-      GR_RETURN_IF_ERROR(gpu::Zero(p->stream, p->out->raw_data(),
-                                   static_cast<int64_t>(p->out->TotalBytes())));
+      GR_RETURN_IF_ERROR(
+          gpu::Zero(p->stream, p->out->raw_data(), static_cast<int64_t>(p->out->TotalBytes())));
       return true;
     }
     GR_ASSIGN_OR_RETURN(gpu::ElementType type, ElementTypeOf(a.dtype()));
@@ -98,14 +98,14 @@ class FusedMatMulOp : public MatMulOp {
     absl::StatusOr<bool> queued = Multiply(ctx, &p);
     OP_REQUIRES_OK(ctx, queued.status());
     if (!*queued) return;
-    OP_REQUIRES(ctx, bias.dims() == 1 && bias.dim_size(0) == p.shape.n,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "_FusedMatMul: the bias must be [", p.shape.n, "], got ",
-                    bias.shape().DebugString())));
-    OP_REQUIRES_OK(ctx, gpu::BiasActivation(p.stream, static_cast<float*>(p.out->raw_data()),
-                                            static_cast<const float*>(bias.raw_data()),
-                                            p.shape.m, p.shape.n, epilogue_.activation,
-                                            epilogue_.leakyrelu_alpha));
+    OP_REQUIRES(
+        ctx, bias.dims() == 1 && bias.dim_size(0) == p.shape.n,
+        absl::InvalidArgumentError(absl::StrCat("_FusedMatMul: the bias must be [", p.shape.n,
+                                                "], got ", bias.shape().DebugString())));
+    OP_REQUIRES_OK(
+        ctx, gpu::BiasActivation(p.stream, static_cast<float*>(p.out->raw_data()),
+                                 static_cast<const float*>(bias.raw_data()), p.shape.m, p.shape.n,
+                                 epilogue_.activation, epilogue_.leakyrelu_alpha));
   }
 
  private:
@@ -117,9 +117,15 @@ class FusedMatMulOp : public MatMulOp {
 class EinsumOp : public GpuKernel {
  public:
   explicit EinsumOp(OpKernelConstruction* c) : GpuKernel(c) {
-    absl::Status s = c->GetAttr("equation", &equation_);
+    std::string equation;
+    absl::Status s = c->GetAttr("equation", &equation);
     if (s.ok() && c->input_types().size() != 2) {
       s = absl::UnimplementedError("Einsum on GPU takes two inputs");
+    }
+    if (s.ok()) {
+      absl::StatusOr<EinsumEquation> parsed = ParseEinsumEquation(equation, 2);
+      s = parsed.status();
+      if (parsed.ok()) equation_ = *std::move(parsed);
     }
     if (!s.ok()) c->SetStatus(s);
   }
@@ -134,7 +140,8 @@ class EinsumOp : public GpuKernel {
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
     if (plan->k == 0 || x.NumElements() == 0 || y.NumElements() == 0) {  // sums of nothing
-      OP_REQUIRES_OK(ctx, gpu::Zero(*stream, out->raw_data(), static_cast<int64_t>(out->TotalBytes())));
+      OP_REQUIRES_OK(ctx,
+                     gpu::Zero(*stream, out->raw_data(), static_cast<int64_t>(out->TotalBytes())));
       return;
     }
     absl::StatusOr<gpu::ElementType> type = ElementTypeOf(x.dtype());
@@ -167,7 +174,7 @@ class EinsumOp : public GpuKernel {
   }
 
  private:
-  std::string equation_;
+  EinsumEquation equation_;  // parsed once
 };
 
 template <gpu::UnaryOp kOp>
@@ -185,16 +192,18 @@ class UnaryOp : public GpuKernel {
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, x.shape(), &y));
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
-    OP_REQUIRES_OK(ctx, gpu::Unary(*stream, kOp, in, static_cast<float*>(y->raw_data()), n,
-                                   alpha_));
+    OP_REQUIRES_OK(ctx,
+                   gpu::Unary(*stream, kOp, in, static_cast<float*>(y->raw_data()), n, alpha_));
   }
 
  private:
   float alpha_ = 0.2f;
 };
 
-template <gpu::BinaryOp kOp>
-class BinaryOp : public GpuKernel {
+// A two-input elementwise op with NumPy broadcasting: Launch::Run queues
+// it (the binary arithmetic, comparisons and LogicalAnd/Or below).
+template <typename Launch>
+class BroadcastOp : public GpuKernel {
  public:
   using GpuKernel::GpuKernel;
   void Compute(OpKernelContext* ctx) override {
@@ -206,58 +215,53 @@ class BinaryOp : public GpuKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, b->output, &z));
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
-    OP_REQUIRES_OK(ctx, gpu::Binary(*stream, kOp, static_cast<const float*>(x.raw_data()),
-                                    static_cast<const float*>(y.raw_data()),
-                                    static_cast<float*>(z->raw_data()), b->shape));
+    OP_REQUIRES_OK(ctx, Launch::Run(*stream, x.raw_data(), y.raw_data(), z->raw_data(), b->shape));
   }
 };
+
+template <gpu::BinaryOp kOp>
+struct BinaryLaunch {
+  static absl::Status Run(void* s, const void* x, const void* y, void* z,
+                          const gpu::BroadcastShape& b) {
+    return gpu::Binary(s, kOp, static_cast<const float*>(x), static_cast<const float*>(y),
+                       static_cast<float*>(z), b);
+  }
+};
+template <gpu::BinaryOp kOp>
+using BinaryOp = BroadcastOp<BinaryLaunch<kOp>>;
 
 template <gpu::CompareOp kOp>
-class CompareOp : public GpuKernel {
+struct CompareLaunch {
+  static absl::Status Run(void* s, const void* x, const void* y, void* z,
+                          const gpu::BroadcastShape& b) {
+    return gpu::Compare(s, kOp, static_cast<const float*>(x), static_cast<const float*>(y),
+                        static_cast<bool*>(z), b);
+  }
+};
+template <gpu::CompareOp kOp>
+using CompareOp = BroadcastOp<CompareLaunch<kOp>>;
+
+template <bool kAnd>
+struct LogicalLaunch {
+  static absl::Status Run(void* s, const void* x, const void* y, void* z,
+                          const gpu::BroadcastShape& b) {
+    return gpu::Logical(s, kAnd, static_cast<const bool*>(x), static_cast<const bool*>(y),
+                        static_cast<bool*>(z), b);
+  }
+};
+
+class LogicalNotOp : public GpuKernel {
  public:
   using GpuKernel::GpuKernel;
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
-    const Tensor& y = ctx->input(1);
-    absl::StatusOr<gpu::Broadcast> b = gpu::MakeBroadcast(x.shape(), y.shape());
-    OP_REQUIRES_OK(ctx, b.status());
     Tensor* z = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, b->output, &z));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &z));
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
-    OP_REQUIRES_OK(ctx, gpu::Compare(*stream, kOp, static_cast<const float*>(x.raw_data()),
-                                     static_cast<const float*>(y.raw_data()),
-                                     static_cast<bool*>(z->raw_data()), b->shape));
+    OP_REQUIRES_OK(ctx, gpu::LogicalNot(*stream, static_cast<const bool*>(x.raw_data()),
+                                        static_cast<bool*>(z->raw_data()), x.NumElements()));
   }
-};
-
-// LogicalAnd, LogicalOr (broadcasting) and LogicalNot.
-class LogicalOp : public GpuKernel {
- public:
-  explicit LogicalOp(OpKernelConstruction* c)
-      : GpuKernel(c), op_(c->def().op() == "LogicalAnd" ? 0 : c->def().op() == "LogicalOr" ? 1 : 2) {}
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& x = ctx->input(0);
-    absl::StatusOr<void*> stream = Stream(ctx);
-    OP_REQUIRES_OK(ctx, stream.status());
-    Tensor* z = nullptr;
-    if (op_ == 2) {
-      OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &z));
-      OP_REQUIRES_OK(ctx, gpu::LogicalNot(*stream, static_cast<const bool*>(x.raw_data()),
-                                          static_cast<bool*>(z->raw_data()), x.NumElements()));
-      return;
-    }
-    const Tensor& y = ctx->input(1);
-    absl::StatusOr<gpu::Broadcast> b = gpu::MakeBroadcast(x.shape(), y.shape());
-    OP_REQUIRES_OK(ctx, b.status());
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, b->output, &z));
-    OP_REQUIRES_OK(ctx, gpu::Logical(*stream, op_ == 0, static_cast<const bool*>(x.raw_data()),
-                                     static_cast<const bool*>(y.raw_data()),
-                                     static_cast<bool*>(z->raw_data()), b->shape));
-  }
-
- private:
-  const int op_;  // 0 and, 1 or, 2 not
 };
 
 class SelectV2Op : public GpuKernel {
@@ -287,11 +291,11 @@ class AddNOp : public GpuKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& first = ctx->input(0);
     for (int i = 1; i < ctx->num_inputs(); ++i) {
-      OP_REQUIRES(ctx, ctx->input(i).shape() == first.shape(),
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "AddN: all inputs must have the same shape; input 0 is ",
-                      first.shape().DebugString(), ", input ", i, " is ",
-                      ctx->input(i).shape().DebugString())));
+      OP_REQUIRES(
+          ctx, ctx->input(i).shape() == first.shape(),
+          absl::InvalidArgumentError(absl::StrCat(
+              "AddN: all inputs must have the same shape; input 0 is ", first.shape().DebugString(),
+              ", input ", i, " is ", ctx->input(i).shape().DebugString())));
     }
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, first.shape(), &out));
@@ -310,9 +314,9 @@ class AddNOp : public GpuKernel {
     }
     for (int i = 1; i < ctx->num_inputs(); ++i) {
       const float* acc = i == 1 ? static_cast<const float*>(first.raw_data()) : sum;
-      OP_REQUIRES_OK(ctx, gpu::Binary(*stream, gpu::BinaryOp::kAdd, acc,
-                                      static_cast<const float*>(ctx->input(i).raw_data()), sum,
-                                      same));
+      OP_REQUIRES_OK(ctx,
+                     gpu::Binary(*stream, gpu::BinaryOp::kAdd, acc,
+                                 static_cast<const float*>(ctx->input(i).raw_data()), sum, same));
     }
   }
 };
@@ -335,14 +339,14 @@ class BiasAddOp : public GpuKernel {
     const Tensor& x = ctx->input(0);
     const Tensor& bias = ctx->input(1);
     OP_REQUIRES(ctx, x.dims() >= 2,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "Input tensor must be at least 2D: ", x.shape().DebugString())));
+                absl::InvalidArgumentError(
+                    absl::StrCat("Input tensor must be at least 2D: ", x.shape().DebugString())));
     const int channel_dim = nchw_ && x.dims() >= 3 ? 1 : x.dims() - 1;
     OP_REQUIRES(ctx, bias.dims() == 1 && bias.dim_size(0) == x.dim_size(channel_dim),
-                absl::InvalidArgumentError(absl::StrCat(
-                    "Must provide as many biases as the ",
-                    nchw_ ? "channel" : "last", " dimension of the input tensor: ",
-                    bias.shape().DebugString(), " vs. ", x.shape().DebugString())));
+                absl::InvalidArgumentError(
+                    absl::StrCat("Must provide as many biases as the ", nchw_ ? "channel" : "last",
+                                 " dimension of the input tensor: ", bias.shape().DebugString(),
+                                 " vs. ", x.shape().DebugString())));
     gpu::ChannelView v;
     v.channels = x.dim_size(channel_dim);
     v.outer = 1;
@@ -354,9 +358,9 @@ class BiasAddOp : public GpuKernel {
     OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, x.shape(), &y));
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
-    OP_REQUIRES_OK(ctx, gpu::ChannelBiasActivation(*stream, in, b,
-                                                   static_cast<float*>(y->raw_data()), v,
-                                                   gpu::Activation::kNone, 0.0f));
+    OP_REQUIRES_OK(ctx,
+                   gpu::ChannelBiasActivation(*stream, in, b, static_cast<float*>(y->raw_data()), v,
+                                              gpu::Activation::kNone, 0.0f));
   }
 
  private:
@@ -365,8 +369,7 @@ class BiasAddOp : public GpuKernel {
 
 class SoftmaxOp : public GpuKernel {
  public:
-  explicit SoftmaxOp(OpKernelConstruction* c)
-      : GpuKernel(c), log_(c->def().op() == "LogSoftmax") {}
+  explicit SoftmaxOp(OpKernelConstruction* c) : GpuKernel(c), log_(c->def().op() == "LogSoftmax") {}
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     OP_REQUIRES(ctx, x.dims() >= 1,
@@ -387,13 +390,20 @@ class SoftmaxOp : public GpuKernel {
 
 absl::StatusOr<gpu::CastType> CastTypeOf(DataType t) {
   switch (t) {
-    case DT_FLOAT: return gpu::CastType::kFloat;
-    case DT_HALF: return gpu::CastType::kHalf;
-    case DT_BFLOAT16: return gpu::CastType::kBfloat16;
-    case DT_DOUBLE: return gpu::CastType::kDouble;
-    case DT_INT32: return gpu::CastType::kInt32;
-    case DT_INT64: return gpu::CastType::kInt64;
-    case DT_BOOL: return gpu::CastType::kBool;
+    case DT_FLOAT:
+      return gpu::CastType::kFloat;
+    case DT_HALF:
+      return gpu::CastType::kHalf;
+    case DT_BFLOAT16:
+      return gpu::CastType::kBfloat16;
+    case DT_DOUBLE:
+      return gpu::CastType::kDouble;
+    case DT_INT32:
+      return gpu::CastType::kInt32;
+    case DT_INT64:
+      return gpu::CastType::kInt64;
+    case DT_BOOL:
+      return gpu::CastType::kBool;
     default:
       return absl::InvalidArgumentError(absl::StrCat("no GPU Cast for ", DataTypeString(t)));
   }
@@ -414,8 +424,8 @@ class CastOp : public GpuKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, x.shape(), &y));
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
-    OP_REQUIRES_OK(ctx, gpu::Cast(*stream, *from, *to, x.raw_data(), y->raw_data(),
-                                  x.NumElements(), truncate_));
+    OP_REQUIRES_OK(ctx, gpu::Cast(*stream, *from, *to, x.raw_data(), y->raw_data(), x.NumElements(),
+                                  truncate_));
   }
 
  private:
@@ -426,12 +436,10 @@ const std::vector<DataType> kGemmTypes = {DT_FLOAT, DT_HALF, DT_BFLOAT16};
 
 REGISTER_KERNEL(KernelDefBuilder("MatMul").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes),
                 MatMulOp);
+REGISTER_KERNEL(KernelDefBuilder("BatchMatMul").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes),
+                MatMulOp);
 REGISTER_KERNEL(
-    KernelDefBuilder("BatchMatMul").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes),
-    MatMulOp);
-REGISTER_KERNEL(
-    KernelDefBuilder("BatchMatMulV2").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes),
-    MatMulOp);
+    KernelDefBuilder("BatchMatMulV2").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes), MatMulOp);
 
 REGISTER_KERNEL(KernelDefBuilder("Einsum").Device(kDeviceGpu).TypeConstraint("T", kGemmTypes),
                 EinsumOp);
@@ -439,7 +447,7 @@ REGISTER_KERNEL(KernelDefBuilder("Einsum").Device(kDeviceGpu).TypeConstraint("T"
 REGISTER_KERNEL(KernelDefBuilder("_FusedMatMul").Device(kDeviceGpu).TypeConstraint<float>("T"),
                 FusedMatMulOp);
 
-#define GR_GPU_UNARY(name, op)                                                      \
+#define GR_GPU_UNARY(name, op)                                                          \
   REGISTER_KERNEL(KernelDefBuilder(name).Device(kDeviceGpu).TypeConstraint<float>("T"), \
                   UnaryOp<gpu::UnaryOp::op>)
 GR_GPU_UNARY("Neg", kNeg);
@@ -473,7 +481,7 @@ GR_GPU_UNARY("Selu", kSelu);
 GR_GPU_UNARY("LeakyRelu", kLeakyRelu);
 #undef GR_GPU_UNARY
 
-#define GR_GPU_BINARY(name, op)                                                     \
+#define GR_GPU_BINARY(name, op)                                                         \
   REGISTER_KERNEL(KernelDefBuilder(name).Device(kDeviceGpu).TypeConstraint<float>("T"), \
                   BinaryOp<gpu::BinaryOp::op>)
 GR_GPU_BINARY("Add", kAdd);
@@ -491,7 +499,7 @@ GR_GPU_BINARY("FloorMod", kFloorMod);
 GR_GPU_BINARY("DivNoNan", kDivNoNan);
 #undef GR_GPU_BINARY
 
-#define GR_GPU_COMPARE(name, op)                                                    \
+#define GR_GPU_COMPARE(name, op)                                                        \
   REGISTER_KERNEL(KernelDefBuilder(name).Device(kDeviceGpu).TypeConstraint<float>("T"), \
                   CompareOp<gpu::CompareOp::op>)
 GR_GPU_COMPARE("Less", kLess);
@@ -502,9 +510,11 @@ GR_GPU_COMPARE("Equal", kEqual);
 GR_GPU_COMPARE("NotEqual", kNotEqual);
 #undef GR_GPU_COMPARE
 
-REGISTER_KERNEL(KernelDefBuilder("LogicalAnd").Device(kDeviceGpu), LogicalOp);
-REGISTER_KERNEL(KernelDefBuilder("LogicalOr").Device(kDeviceGpu), LogicalOp);
-REGISTER_KERNEL(KernelDefBuilder("LogicalNot").Device(kDeviceGpu), LogicalOp);
+REGISTER_KERNEL(KernelDefBuilder("LogicalAnd").Device(kDeviceGpu),
+                BroadcastOp<LogicalLaunch<true>>);
+REGISTER_KERNEL(KernelDefBuilder("LogicalOr").Device(kDeviceGpu),
+                BroadcastOp<LogicalLaunch<false>>);
+REGISTER_KERNEL(KernelDefBuilder("LogicalNot").Device(kDeviceGpu), LogicalNotOp);
 REGISTER_KERNEL(KernelDefBuilder("SelectV2").Device(kDeviceGpu).TypeConstraint<float>("T"),
                 SelectV2Op);
 REGISTER_KERNEL(KernelDefBuilder("AddN").Device(kDeviceGpu).TypeConstraint<float>("T"), AddNOp);

@@ -59,7 +59,8 @@ absl::Status ReadPadding(OpKernelConstruction* c, Padding* padding,
   }
   if (*padding != Padding::kExplicit && !explicit_paddings->empty()) {
     return absl::InvalidArgumentError(
-        "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT");
+        "explicit_paddings attribute must be empty if the padding attribute is "
+        "not EXPLICIT");
   }
   return absl::OkStatus();
 }
@@ -93,8 +94,8 @@ class ConvOp : public GpuKernel {
     if (fused_) {
       const Tensor& bias = ctx->input(2);
       OP_REQUIRES(ctx, bias.dims() == 1 && bias.dim_size(0) == g.out_c,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "the fused bias must be [", g.out_c, "], got ", bias.shape().DebugString())));
+                  absl::InvalidArgumentError(absl::StrCat("the fused bias must be [", g.out_c,
+                                                          "], got ", bias.shape().DebugString())));
     }
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, plan->output, &out));
@@ -102,7 +103,8 @@ class ConvOp : public GpuKernel {
     absl::StatusOr<void*> stream = Stream(ctx);
     OP_REQUIRES_OK(ctx, stream.status());
     if (input.NumElements() == 0 || filter.NumElements() == 0) {  // sums of nothing
-      OP_REQUIRES_OK(ctx, gpu::Zero(*stream, out->raw_data(), static_cast<int64_t>(out->TotalBytes())));
+      OP_REQUIRES_OK(ctx,
+                     gpu::Zero(*stream, out->raw_data(), static_cast<int64_t>(out->TotalBytes())));
     } else {
       Tensor filter_layout;
       OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, plan->filter_layout, &filter_layout));
@@ -112,8 +114,8 @@ class ConvOp : public GpuKernel {
       Tensor padded;
       if (plan->pad_input) {
         OP_REQUIRES_OK(ctx, ctx->allocate_temp(DT_FLOAT, plan->padded_input, &padded));
-        OP_REQUIRES_OK(ctx, gpu::Zero(*stream, padded.raw_data(),
-                                      static_cast<int64_t>(padded.TotalBytes())));
+        OP_REQUIRES_OK(
+            ctx, gpu::Zero(*stream, padded.raw_data(), static_cast<int64_t>(padded.TotalBytes())));
         OP_REQUIRES_OK(ctx, gpu::StridedCopy(*stream, 4, input.raw_data(), padded.raw_data(),
                                              plan->input_copy));
         in = FloatData(padded);
@@ -128,18 +130,17 @@ class ConvOp : public GpuKernel {
         scratch.push_back(t);
         return scratch.back().raw_data();
       };
-      OP_REQUIRES_OK(ctx, gpu::Conv2D(*stream, g, in, FloatData(filter_layout), FloatData(out),
-                                      workspace));
+      OP_REQUIRES_OK(
+          ctx, gpu::Conv2D(*stream, g, in, FloatData(filter_layout), FloatData(out), workspace));
     }
     if (fused_) {
       gpu::ChannelView v;
       v.channels = g.out_c;
       v.outer = g.nchw ? g.n : g.n * g.out_h * g.out_w;
       v.inner = g.nchw ? g.out_h * g.out_w : 1;
-      OP_REQUIRES_OK(ctx, gpu::ChannelBiasActivation(*stream, FloatData(out),
-                                                     FloatData(ctx->input(2)), FloatData(out), v,
-                                                     epilogue_.activation,
-                                                     epilogue_.leakyrelu_alpha));
+      OP_REQUIRES_OK(ctx, gpu::ChannelBiasActivation(
+                              *stream, FloatData(out), FloatData(ctx->input(2)), FloatData(out), v,
+                              epilogue_.activation, epilogue_.leakyrelu_alpha));
     }
   }
 
@@ -250,11 +251,10 @@ class FusedBatchNormOp : public GpuKernel {
       return;
     }
     if (!is_training_) {
-      OP_REQUIRES_OK(ctx, gpu::BatchNormInference(*stream, FloatData(x), FloatData(ctx->input(1)),
-                                                  FloatData(ctx->input(2)),
-                                                  FloatData(ctx->input(3)),
-                                                  FloatData(ctx->input(4)), epsilon_,
-                                                  FloatData(y), v));
+      OP_REQUIRES_OK(ctx,
+                     gpu::BatchNormInference(*stream, FloatData(x), FloatData(ctx->input(1)),
+                                             FloatData(ctx->input(2)), FloatData(ctx->input(3)),
+                                             FloatData(ctx->input(4)), epsilon_, FloatData(y), v));
       for (int i = 0; i < 4; ++i) {
         const Tensor& given = ctx->input(3 + i % 2);
         OP_REQUIRES_OK(ctx, gpu::CopyOnDevice(*stream, given.raw_data(), stats[i]->raw_data(),
@@ -262,13 +262,13 @@ class FusedBatchNormOp : public GpuKernel {
       }
       return;
     }
-    OP_REQUIRES_OK(ctx, gpu::BatchNormTraining(
-                            *stream, FloatData(x), FloatData(ctx->input(1)),
-                            FloatData(ctx->input(2)),
-                            use_given ? FloatData(ctx->input(3)) : nullptr,
-                            use_given ? FloatData(ctx->input(4)) : nullptr, epsilon_, factor_,
-                            FloatData(y), FloatData(stats[0]), FloatData(stats[1]),
-                            FloatData(stats[2]), FloatData(stats[3]), v));
+    OP_REQUIRES_OK(
+        ctx, gpu::BatchNormTraining(*stream, FloatData(x), FloatData(ctx->input(1)),
+                                    FloatData(ctx->input(2)),
+                                    use_given ? FloatData(ctx->input(3)) : nullptr,
+                                    use_given ? FloatData(ctx->input(4)) : nullptr, epsilon_,
+                                    factor_, FloatData(y), FloatData(stats[0]), FloatData(stats[1]),
+                                    FloatData(stats[2]), FloatData(stats[3]), v));
   }
 
  private:

@@ -7,6 +7,7 @@
 #include "kernels/cpu/control_flow_ops.h"
 #include "kernels/cpu/forward_ops.h"
 #include "kernels/cpu/sendrecv_ops.h"
+#include "kernels/gpu/gpu_kernel_util.h"
 #include "kernels/kernel_registry.h"
 
 namespace graphrun {
@@ -21,28 +22,12 @@ const KernelRegistrar kHostSend(
 const KernelRegistrar kHostRecv(
     KernelDefBuilder("_HostRecv").Device(kDeviceGpu).HostMemory("tensor").Build(NewRecvOp));
 
-// Every forwardable type but those kept in host memory: strings, TensorList
-// handles (DT_VARIANT) and TensorArray handles (DT_RESOURCE), which never
-// go to a GPU (nodes passing them on stay on CPU with them), and int32,
-// whose kernels below keep every argument in host memory (TensorFlow's
-// convention: shapes and loop counters stay where the host reads them).
-const std::vector<DataType>& GpuForwardableTypes() {
-  static const std::vector<DataType>* types = [] {
-    auto* v = new std::vector<DataType>();
-    for (DataType t : ForwardableTypes()) {
-      if (t != DT_STRING && t != DT_VARIANT && t != DT_RESOURCE && t != DT_INT32) v->push_back(t);
-    }
-    return v;
-  }();
-  return *types;
-}
-
 // Registers `build` for `op` on GPUs twice: for the device-memory types,
 // and for int32 with `int32_host_args` in host memory.
 void RegisterBoth(const char* op, const std::vector<const char*>& int32_host_args,
                   const KernelFactory& factory, const std::vector<const char*>& host_args = {}) {
   KernelDefBuilder device(op);
-  device.Device(kDeviceGpu).TypeConstraint("T", GpuForwardableTypes());
+  device.Device(kDeviceGpu).TypeConstraint("T", gpu::DeviceMemoryTypes());
   KernelDefBuilder host(op);
   host.Device(kDeviceGpu).TypeConstraint<int32_t>("T");
   for (const char* arg : host_args) {
@@ -57,7 +42,7 @@ void RegisterBoth(const char* op, const std::vector<const char*>& int32_host_arg
 KernelRegistrar Forward(const char* op) {
   return KernelRegistrar(KernelDefBuilder(op)
                              .Device(kDeviceGpu)
-                             .TypeConstraint("T", GpuForwardableTypes())
+                             .TypeConstraint("T", gpu::DeviceMemoryTypes())
                              .Build(NewForwardInputsOp));
 }
 const KernelRegistrar kIdentity = Forward("Identity");

@@ -12,8 +12,8 @@
 #include <cstring>
 #include <functional>
 #include <initializer_list>
-#include <type_traits>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -50,12 +50,12 @@ absl::Status ElementBytesOk(int element_bytes) {
 }
 
 // Returns the error of OnDevice when there are elements to touch.
-#define GR_FAKE_ON_DEVICE(n, what, ...)                               \
-  do {                                                                \
-    if ((n) > 0) {                                                    \
+#define GR_FAKE_ON_DEVICE(n, what, ...)                                \
+  do {                                                                 \
+    if ((n) > 0) {                                                     \
       absl::Status gr_device_ = OnDevice(stream, what, {__VA_ARGS__}); \
-      if (!gr_device_.ok()) return gr_device_;                        \
-    }                                                                 \
+      if (!gr_device_.ok()) return gr_device_;                         \
+    }                                                                  \
   } while (0)
 
 absl::Status Queue(void* stream, std::function<void()> work) {
@@ -87,97 +87,155 @@ void Offsets(const BroadcastShape& s, int64_t i, int64_t* xi, int64_t* yi, int64
 
 float ToFloat(ElementType t, const void* p, int64_t i) {
   switch (t) {
-    case ElementType::kFloat: return static_cast<const float*>(p)[i];
-    case ElementType::kHalf: return static_cast<float>(static_cast<const half*>(p)[i]);
-    case ElementType::kBfloat16: return static_cast<float>(static_cast<const bfloat16*>(p)[i]);
+    case ElementType::kFloat:
+      return static_cast<const float*>(p)[i];
+    case ElementType::kHalf:
+      return static_cast<float>(static_cast<const half*>(p)[i]);
+    case ElementType::kBfloat16:
+      return static_cast<float>(static_cast<const bfloat16*>(p)[i]);
   }
   return 0;
 }
 
 void FromFloat(ElementType t, float v, void* p, int64_t i) {
   switch (t) {
-    case ElementType::kFloat: static_cast<float*>(p)[i] = v; break;
-    case ElementType::kHalf: static_cast<half*>(p)[i] = half(v); break;
-    case ElementType::kBfloat16: static_cast<bfloat16*>(p)[i] = bfloat16(v); break;
+    case ElementType::kFloat:
+      static_cast<float*>(p)[i] = v;
+      break;
+    case ElementType::kHalf:
+      static_cast<half*>(p)[i] = half(v);
+      break;
+    case ElementType::kBfloat16:
+      static_cast<bfloat16*>(p)[i] = bfloat16(v);
+      break;
   }
 }
 
 float Activate(Activation act, float v, float alpha) {
   switch (act) {
-    case Activation::kNone: return v;
-    case Activation::kRelu: return v > 0 ? v : 0;
-    case Activation::kRelu6: return std::min(std::max(v, 0.0f), 6.0f);
-    case Activation::kElu: return v > 0 ? v : std::expm1(v);
-    case Activation::kLeakyRelu: return v > 0 ? v : v * alpha;
-    case Activation::kTanh: return std::tanh(v);
-    case Activation::kSigmoid: return 1.0f / (1.0f + std::exp(-v));
+    case Activation::kNone:
+      return v;
+    case Activation::kRelu:
+      return v > 0 ? v : 0;
+    case Activation::kRelu6:
+      return std::min(std::max(v, 0.0f), 6.0f);
+    case Activation::kElu:
+      return v > 0 ? v : std::expm1(v);
+    case Activation::kLeakyRelu:
+      return v > 0 ? v : v * alpha;
+    case Activation::kTanh:
+      return std::tanh(v);
+    case Activation::kSigmoid:
+      return 1.0f / (1.0f + std::exp(-v));
   }
   return v;
 }
 
 float ApplyUnary(UnaryOp op, float x, float alpha) {
   switch (op) {
-    case UnaryOp::kNeg: return -x;
-    case UnaryOp::kAbs: return std::fabs(x);
-    case UnaryOp::kSquare: return x * x;
-    case UnaryOp::kSqrt: return std::sqrt(x);
-    case UnaryOp::kRsqrt: return 1.0f / std::sqrt(x);
-    case UnaryOp::kExp: return std::exp(x);
-    case UnaryOp::kLog: return std::log(x);
-    case UnaryOp::kTanh: return std::tanh(x);
-    case UnaryOp::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
-    case UnaryOp::kRelu: return x > 0 ? x : 0;
-    case UnaryOp::kRelu6: return std::min(std::max(x, 0.0f), 6.0f);
-    case UnaryOp::kElu: return x > 0 ? x : std::expm1(x);
-    case UnaryOp::kSoftplus: return x > 20 ? x : std::log1p(std::exp(x));
-    case UnaryOp::kReciprocal: return 1.0f / x;
-    case UnaryOp::kErf: return std::erf(x);
-    case UnaryOp::kErfc: return std::erfc(x);
-    case UnaryOp::kFloor: return std::floor(x);
-    case UnaryOp::kCeil: return std::ceil(x);
-    case UnaryOp::kRint: return std::nearbyint(x);
-    case UnaryOp::kSign: return x > 0 ? 1.0f : (x < 0 ? -1.0f : x);
-    case UnaryOp::kLog1p: return std::log1p(x);
-    case UnaryOp::kExpm1: return std::expm1(x);
-    case UnaryOp::kSin: return std::sin(x);
-    case UnaryOp::kCos: return std::cos(x);
-    case UnaryOp::kSoftsign: return x / (1.0f + std::fabs(x));
+    case UnaryOp::kNeg:
+      return -x;
+    case UnaryOp::kAbs:
+      return std::fabs(x);
+    case UnaryOp::kSquare:
+      return x * x;
+    case UnaryOp::kSqrt:
+      return std::sqrt(x);
+    case UnaryOp::kRsqrt:
+      return 1.0f / std::sqrt(x);
+    case UnaryOp::kExp:
+      return std::exp(x);
+    case UnaryOp::kLog:
+      return std::log(x);
+    case UnaryOp::kTanh:
+      return std::tanh(x);
+    case UnaryOp::kSigmoid:
+      return 1.0f / (1.0f + std::exp(-x));
+    case UnaryOp::kRelu:
+      return x > 0 ? x : 0;
+    case UnaryOp::kRelu6:
+      return std::min(std::max(x, 0.0f), 6.0f);
+    case UnaryOp::kElu:
+      return x > 0 ? x : std::expm1(x);
+    case UnaryOp::kSoftplus:
+      return x > 20 ? x : std::log1p(std::exp(x));
+    case UnaryOp::kReciprocal:
+      return 1.0f / x;
+    case UnaryOp::kErf:
+      return std::erf(x);
+    case UnaryOp::kErfc:
+      return std::erfc(x);
+    case UnaryOp::kFloor:
+      return std::floor(x);
+    case UnaryOp::kCeil:
+      return std::ceil(x);
+    case UnaryOp::kRint:
+      return std::nearbyint(x);
+    case UnaryOp::kSign:
+      return x > 0 ? 1.0f : (x < 0 ? -1.0f : x);
+    case UnaryOp::kLog1p:
+      return std::log1p(x);
+    case UnaryOp::kExpm1:
+      return std::expm1(x);
+    case UnaryOp::kSin:
+      return std::sin(x);
+    case UnaryOp::kCos:
+      return std::cos(x);
+    case UnaryOp::kSoftsign:
+      return x / (1.0f + std::fabs(x));
     case UnaryOp::kSelu:
       return x > 0 ? 1.0507009873554804934f * x
                    : 1.0507009873554804934f * 1.6732632423543772848f * std::expm1(x);
-    case UnaryOp::kLeakyRelu: return x > 0 ? x : x * alpha;
+    case UnaryOp::kLeakyRelu:
+      return x > 0 ? x : x * alpha;
   }
   return x;
 }
 
 float ApplyBinary(BinaryOp op, float x, float y) {
   switch (op) {
-    case BinaryOp::kAdd: return x + y;
-    case BinaryOp::kSub: return x - y;
-    case BinaryOp::kMul: return x * y;
-    case BinaryOp::kDiv: return x / y;
-    case BinaryOp::kMaximum: return std::fmax(x, y);
-    case BinaryOp::kMinimum: return std::fmin(x, y);
-    case BinaryOp::kSquaredDifference: return (x - y) * (x - y);
-    case BinaryOp::kPow: return std::pow(x, y);
-    case BinaryOp::kFloorDiv: return std::floor(x / y);
+    case BinaryOp::kAdd:
+      return x + y;
+    case BinaryOp::kSub:
+      return x - y;
+    case BinaryOp::kMul:
+      return x * y;
+    case BinaryOp::kDiv:
+      return x / y;
+    case BinaryOp::kMaximum:
+      return std::fmax(x, y);
+    case BinaryOp::kMinimum:
+      return std::fmin(x, y);
+    case BinaryOp::kSquaredDifference:
+      return (x - y) * (x - y);
+    case BinaryOp::kPow:
+      return std::pow(x, y);
+    case BinaryOp::kFloorDiv:
+      return std::floor(x / y);
     case BinaryOp::kFloorMod: {
       const float r = std::fmod(x, y);
       return r != 0 && ((y < 0) != (r < 0)) ? r + y : r;
     }
-    case BinaryOp::kDivNoNan: return y == 0 ? 0.0f : x / y;
+    case BinaryOp::kDivNoNan:
+      return y == 0 ? 0.0f : x / y;
   }
   return x;
 }
 
 bool ApplyCompare(CompareOp op, float a, float b) {
   switch (op) {
-    case CompareOp::kLess: return a < b;
-    case CompareOp::kLessEqual: return a <= b;
-    case CompareOp::kGreater: return a > b;
-    case CompareOp::kGreaterEqual: return a >= b;
-    case CompareOp::kEqual: return a == b;
-    case CompareOp::kNotEqual: return a != b;
+    case CompareOp::kLess:
+      return a < b;
+    case CompareOp::kLessEqual:
+      return a <= b;
+    case CompareOp::kGreater:
+      return a > b;
+    case CompareOp::kGreaterEqual:
+      return a >= b;
+    case CompareOp::kEqual:
+      return a == b;
+    case CompareOp::kNotEqual:
+      return a != b;
   }
   return false;
 }
@@ -185,13 +243,27 @@ bool ApplyCompare(CompareOp op, float a, float b) {
 template <typename Fn>
 void VisitCast(CastType t, Fn&& fn) {
   switch (t) {
-    case CastType::kFloat: fn(float{}); break;
-    case CastType::kHalf: fn(half{}); break;
-    case CastType::kBfloat16: fn(bfloat16{}); break;
-    case CastType::kDouble: fn(double{}); break;
-    case CastType::kInt32: fn(int32_t{}); break;
-    case CastType::kInt64: fn(int64_t{}); break;
-    case CastType::kBool: fn(bool{}); break;
+    case CastType::kFloat:
+      fn(float{});
+      break;
+    case CastType::kHalf:
+      fn(half{});
+      break;
+    case CastType::kBfloat16:
+      fn(bfloat16{});
+      break;
+    case CastType::kDouble:
+      fn(double{});
+      break;
+    case CastType::kInt32:
+      fn(int32_t{});
+      break;
+    case CastType::kInt64:
+      fn(int64_t{});
+      break;
+    case CastType::kBool:
+      fn(bool{});
+      break;
   }
 }
 
@@ -231,8 +303,10 @@ absl::Status Gemm(void* stream, ElementType type, bool transpose_a, bool transpo
         for (int64_t j = 0; j < n; ++j) {
           double acc = 0;
           for (int64_t l = 0; l < k; ++l) {
-            const float av = ToFloat(type, a, bt * stride_a + (transpose_a ? l * m + i : i * k + l));
-            const float bv = ToFloat(type, b, bt * stride_b + (transpose_b ? j * k + l : l * n + j));
+            const float av =
+                ToFloat(type, a, bt * stride_a + (transpose_a ? l * m + i : i * k + l));
+            const float bv =
+                ToFloat(type, b, bt * stride_b + (transpose_b ? j * k + l : l * n + j));
             acc += static_cast<double>(av) * bv;
           }
           FromFloat(type, static_cast<float>(acc), c, bt * stride_c + i * n + j);
@@ -242,8 +316,7 @@ absl::Status Gemm(void* stream, ElementType type, bool transpose_a, bool transpo
   });
 }
 
-absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_t n,
-                   float alpha) {
+absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_t n, float alpha) {
   GR_FAKE_ON_DEVICE(n, "Unary", in, out);
   return Queue(stream, [=] {
     for (int64_t i = 0; i < n; ++i) out[i] = ApplyUnary(op, in[i], alpha);
@@ -323,8 +396,8 @@ absl::Status BiasAdd(void* stream, const float* in, const float* bias, float* ou
   return ChannelBiasActivation(stream, in, bias, out, v, Activation::kNone, 0.0f);
 }
 
-absl::Status BiasActivation(void* stream, float* x, const float* bias, int64_t rows,
-                            int64_t cols, Activation act, float leakyrelu_alpha) {
+absl::Status BiasActivation(void* stream, float* x, const float* bias, int64_t rows, int64_t cols,
+                            Activation act, float leakyrelu_alpha) {
   ChannelView v;
   v.outer = rows;
   v.channels = cols;
@@ -483,16 +556,17 @@ absl::Status BatchNormTraining(void* stream, const float* x, const float* scale,
       const float var = static_cast<float>(squares / count);
       saved_mean[c] = static_cast<float>(mean);
       saved_variance[c] = var;
-      const float adjust = static_cast<float>(count) / static_cast<float>(count > 1 ? count - 1 : 1);
-      batch_mean[c] = factor == 1.0f ? saved_mean[c]
-                                     : old_mean[c] * (1 - factor) + saved_mean[c] * factor;
-      batch_variance[c] = factor == 1.0f ? var * adjust
-                                         : old_variance[c] * (1 - factor) + var * (factor * adjust);
+      const float adjust =
+          static_cast<float>(count) / static_cast<float>(count > 1 ? count - 1 : 1);
+      batch_mean[c] =
+          factor == 1.0f ? saved_mean[c] : old_mean[c] * (1 - factor) + saved_mean[c] * factor;
+      batch_variance[c] =
+          factor == 1.0f ? var * adjust : old_variance[c] * (1 - factor) + var * (factor * adjust);
     }
     for (int64_t i = 0, n = v.outer * v.channels * v.inner; i < n; ++i) {
       const int64_t c = (i / v.inner) % v.channels;
-      y[i] = (x[i] - saved_mean[c]) * (scale[c] / std::sqrt(saved_variance[c] + epsilon)) +
-             offset[c];
+      y[i] =
+          (x[i] - saved_mean[c]) * (scale[c] / std::sqrt(saved_variance[c] + epsilon)) + offset[c];
     }
   });
 }
