@@ -26,6 +26,7 @@
 #include "graph/status_macros.h"
 #include "kernels/device_context.h"
 #include "kernels/kernel_registry.h"
+#include "bench/gpu_bench_util.h"
 #include "runtime/gpu/cuda_probe.h"
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/gpu_platform.h"
@@ -43,31 +44,7 @@ namespace {
 
 constexpr char kPrefix[] = "/job:localhost/replica:0/task:0";
 
-// GPU 0 as a device, made once; null (with the reason) without a GPU.
-Device* Gpu(std::string* why) {
-  static std::string* reason = new std::string();
-  static Device* device = [] () -> Device* {
-    const GpuInventory inventory = QueryGpus();
-    if (inventory.gpus.empty()) {
-      *reason = "no GPU visible: " + inventory.why_none;
-      return nullptr;
-    }
-    absl::StatusOr<std::unique_ptr<GpuPlatform>> platform = NewCudaPlatform(0);
-    if (!platform.ok()) {
-      *reason = std::string(platform.status().message());
-      return nullptr;
-    }
-    absl::StatusOr<std::unique_ptr<Device>> d =
-        NewGpuDevice(kPrefix, 0, std::shared_ptr<GpuPlatform>(*std::move(platform)), {});
-    if (!d.ok()) {
-      *reason = std::string(d.status().message());
-      return nullptr;
-    }
-    return d->release();
-  }();
-  *why = *reason;
-  return device;
-}
+using bench::Gpu;
 
 DataType TypeArg(int64_t i) { return i == 0 ? DT_FLOAT : i == 1 ? DT_HALF : DT_BFLOAT16; }
 

@@ -444,6 +444,13 @@ absl::StatusOr<GpuChoice> SelectGpus(const GpuSelectOptions& options,
   for (const Candidate* c : chosen) {
     choice.selected.push_back(c->gpu->index);
     choice.cuda_ordinals.push_back(c->ordinal);
+    if (c->claimed) {
+      choice.shared.push_back(absl::StrCat("GPU ", c->gpu->index,
+                                           " is shared with graphrun pid ", c->claimant));
+    } else if (IsBusy(*c)) {
+      choice.shared.push_back(
+          absl::StrCat("GPU ", c->gpu->index, " is shared: it is busy with other work"));
+    }
   }
   for (const Candidate& c : candidates) choice.reasons.push_back(Describe(c));
   for (std::string& note : notes) choice.reasons.push_back(std::move(note));

@@ -136,6 +136,9 @@ struct GpuChoice {
   // 140.0 GiB, 0% busy, no other process: chosen (rank 1)"; plus a line for
   // anything that affected the whole choice.
   std::vector<std::string> reasons;
+  // One line per selected GPU that another process already uses (claimed by
+  // another graphrun, or busy): "GPU 0 is shared with graphrun pid 4711".
+  std::vector<std::string> shared;
 };
 
 // Chooses GPUs per `options`, asking `source` (not with "none") and, when

@@ -135,6 +135,26 @@ TEST_F(GpuSelectTest, GpusClaimedByAnotherProcessRankLastAndChosenAreClaimed) {
   EXPECT_TRUE(absl::IsUnavailable(other.Claim(Gpu(2, 79))));
 }
 
+TEST_F(GpuSelectTest, OneGpuClaimedByAnotherProcessIsSharedSayingSo) {
+  GpuClaims other(dir_);
+  ASSERT_TRUE(other.Claim(Gpu(0, 79)).ok());
+  absl::StatusOr<GpuChoice> choice = Select({Gpu(0, 79)});
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->selected, (std::vector<int>{0}));
+  EXPECT_EQ(choice->shared, (std::vector<std::string>{
+                                absl::StrCat("GPU 0 is shared with graphrun pid ", getpid())}));
+  // An idle, unclaimed GPU is not shared.
+  claims_ = std::make_unique<GpuClaims>(dir_ + "2");
+  choice = Select({Gpu(1, 79)});
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_TRUE(choice->shared.empty());
+  // A busy one taken because every GPU is busy is.
+  choice = Select({Gpu(1, 79, 90)});
+  ASSERT_TRUE(choice.ok()) << choice.status();
+  EXPECT_EQ(choice->shared,
+            (std::vector<std::string>{"GPU 1 is shared: it is busy with other work"}));
+}
+
 TEST_F(GpuSelectTest, ClaimFalseClaimsNothing) {
   GpuSelectOptions options;
   options.claim = false;

@@ -53,6 +53,13 @@ absl::StatusOr<std::vector<Tensor>> RunCase(const GpuOpCase& c, const std::strin
 // beyond its tolerance (other dtypes than float: bit for bit).
 void ExpectEveryCaseAgrees(const std::function<SessionOptions()>& gpu_options);
 
+// Whether `got` (a GPU's result) agrees with `want` (the CPU's or
+// TensorFlow's): both float, the same shape, NaN exactly where `want` has
+// NaN, the same infinities, and every other element within `tol` of
+// `want`'s relative to max(1, |want|). Otherwise false, with the first
+// disagreement in *why.
+bool FloatsAgree(const Tensor& want, const Tensor& got, double tol, std::string* why);
+
 // For a model run with its nodes asked onto GPU 0 (`metadata` with the
 // partition graphs): a test failure for each float compute op (a
 // convolution, product, batch norm, pooling, softmax, mean) left on a CPU,

@@ -22,17 +22,35 @@ using testing::FixtureModel;
 
 class GpuModelsTest : public ::testing::TestWithParam<FixtureModel> {};
 
-TEST_P(GpuModelsTest, MatchesTensorFlowWithItsNodesOnTheGpu) {
-  GR_REQUIRE_GPU();
-  FixtureModel model = GetParam();
+void ExpectMatchesOnGpu(SessionOptions::Optimize optimize) {
+  FixtureModel model = ::testing::TestWithParam<FixtureModel>::GetParam();
   model.tol = std::max(model.tol, 1e-3);
+  SessionOptions options = testing::WithGpu(/*soft=*/true);
+  options.optimize = optimize;
   RunMetadata metadata;
-  const absl::Status s =
-      testing::RunFixture(model, testing::WithGpu(/*soft=*/true), &metadata, [](GraphDef* graph) {
-        for (NodeDef& n : *graph->mutable_node()) n.set_device("/device:GPU:0");
-      });
+  const absl::Status s = testing::RunFixture(model, options, &metadata, [](GraphDef* graph) {
+    for (NodeDef& n : *graph->mutable_node()) n.set_device("/device:GPU:0");
+  });
   ASSERT_TRUE(s.ok()) << model.name << ": " << s;
   testing::ExpectModelOnGpu(model.name, metadata);
+}
+
+TEST_P(GpuModelsTest, MatchesTensorFlowWithItsNodesOnTheGpu) {
+  GR_REQUIRE_GPU();
+  ExpectMatchesOnGpu(SessionOptions::Optimize::kNone);
+}
+
+// With the graph optimizer, as `graphrun run` runs: the fused GPU kernels
+// (_FusedConv2D, _FusedDepthwiseConv2dNative, _FusedMatMul) on hardware.
+TEST_P(GpuModelsTest, OptimizedMatchesTensorFlowWithItsNodesOnTheGpu) {
+  GR_REQUIRE_GPU();
+  ExpectMatchesOnGpu(SessionOptions::Optimize::kDefault);
+}
+
+// Runs with or without a GPU: the models come from the manifest, and an
+// empty or missing one would leave nothing to check.
+TEST(GpuModelsManifestTest, ListsEveryModel) {
+  EXPECT_EQ(testing::ReadFixtureManifest("tests/fixtures/models/").size(), 17u);
 }
 
 INSTANTIATE_TEST_SUITE_P(

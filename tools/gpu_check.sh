@@ -34,6 +34,7 @@ TESTS=(
   //tests:gpu_models_test
 )
 BENCH=//bench:gpu_benchmark
+CUDNN_BENCH=//bench:gpu_cudnn_benchmark
 PACK_DIR=gpu_check/pack
 ARCHIVE=gpu_check/pack.tar.xz
 
@@ -55,12 +56,12 @@ is_provided() {
 
 pack() {
   echo "== building" >&2
-  ./bazelw build "${TESTS[@]}" "$BENCH" //tools:graphrun >&2
+  ./bazelw build "${TESTS[@]}" "$BENCH" "$CUDNN_BENCH" //tools:graphrun >&2
   rm -rf "$PACK_DIR" "$ARCHIVE"
   mkdir -p "$PACK_DIR/bin" "$PACK_DIR/lib" "$PACK_DIR/root/tests/fixtures/models" \
     "$PACK_DIR/root/examples"
   local b
-  for label in "${TESTS[@]}" "$BENCH" //tools:graphrun; do
+  for label in "${TESTS[@]}" "$BENCH" "$CUDNN_BENCH" //tools:graphrun; do
     b="$(bin_path "$label")"
     cp -L "$b" "$PACK_DIR/bin/"
     # Every library the loader would find here, but those the GPU machine has.
@@ -108,6 +109,32 @@ PY
   done
   local IFS=:
   echo "${dirs[*]}"
+}
+
+# limited SECONDS LOG DIR CMD...: runs CMD in DIR, appending its output to
+# LOG; past SECONDS, writes "TIMED OUT" and every thread's stack (with
+# cuda-gdb or gdb, where the machine has one) to LOG, kills it and fails.
+limited() {
+  local seconds="$1" log="$2" dir="$3"
+  shift 3
+  (cd "$dir" && exec "$@") >> "$log" 2>&1 &
+  local pid=$! i
+  for ((i = 0; i < seconds * 10; ++i)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "TIMED OUT after ${seconds}s: $*" >> "$log"
+    local debugger
+    debugger="$(command -v cuda-gdb || command -v gdb || true)"
+    if [[ -n "$debugger" ]]; then
+      timeout 40 "$debugger" -batch -p "$pid" -ex "thread apply all bt" >> "$log" 2>&1 || true
+    fi
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    return 1
+  fi
+  wait "$pid"
 }
 
 run_pack() {
@@ -158,10 +185,27 @@ run_pack() {
     echo
     echo '```'
   } >> "$report"
-  (cd "$pack/root" && timeout 600 "$pack/bin/gpu_benchmark" --benchmark_min_time=0.5 \
-      --benchmark_out="$out/gpu_benchmark.json" --benchmark_out_format=json) \
-    > "$out/gpu_benchmark.log" 2>&1 || failed=1
-  grep -E '^(BM_|Benchmark|-)' "$out/gpu_benchmark.log" >> "$report" || true
+  # One family at a time, each under its own limit: a hang in one shows as
+  # TIMED OUT with every thread's stack, and the others still run.
+  local family
+  for family in MatMul GpuKernelNodeHostTime Copy DeviceAllocator ModelStep; do
+    limited 90 "$out/gpu_benchmark.log" "$pack/root" "$pack/bin/gpu_benchmark" \
+      --benchmark_min_time=0.5 --benchmark_filter="^BM_${family}" \
+      --benchmark_out="$out/gpu_benchmark_${family}.json" --benchmark_out_format=json \
+      || failed=1
+  done
+  grep -E '^(BM_|Benchmark|-|TIMED OUT)' "$out/gpu_benchmark.log" >> "$report" || true
+  {
+    echo '```'
+    echo
+    echo "## gpu_cudnn_benchmark: graphrun's pooling and batch norm vs cuDNN's"
+    echo
+    echo '```'
+  } >> "$report"
+  limited 120 "$out/gpu_cudnn_benchmark.log" "$pack/root" "$pack/bin/gpu_cudnn_benchmark" \
+    --benchmark_min_time=0.3 --benchmark_out="$out/gpu_cudnn_benchmark.json" \
+    --benchmark_out_format=json || failed=1
+  grep -E '^(BM_|Benchmark|-|TIMED OUT)' "$out/gpu_cudnn_benchmark.log" >> "$report" || true
   {
     echo '```'
     echo
@@ -169,12 +213,59 @@ run_pack() {
     echo
     echo '```'
   } >> "$report"
-  (cd "$pack/root" && timeout 120 "$pack/bin/graphrun" run examples/mlp.pbtxt \
-      --feed x=examples/mlp_x.npy --fetch probs --log_device_placement) >> "$report" 2>&1 \
+  local g="$pack/bin/graphrun"
+  local mlp=(run examples/mlp.pbtxt --feed x=examples/mlp_x.npy --fetch probs)
+  (cd "$pack/root" && timeout 120 "$g" "${mlp[@]}" --log_device_placement) >> "$report" 2>&1 \
     || failed=1
   echo '```' >> "$report"
+  gpu_choice "$pack" "$report" || failed=1
   rm -rf "$work"
   echo "report: $report" >&2
+  return $failed
+}
+
+# Idle-GPU choice on the real driver: CUDA_VISIBLE_DEVICES honoured, and a
+# second graphrun started while a first holds the GPUs takes another one, or
+# shares one saying so.
+gpu_choice() {
+  local pack="$1" report="$2" g="$1/bin/graphrun" failed=0
+  local mlp=(run examples/mlp.pbtxt --feed x=examples/mlp_x.npy --fetch probs)
+  {
+    echo
+    echo "## GPU choice"
+    echo
+    echo '```'
+    echo '$ CUDA_VISIBLE_DEVICES= graphrun run ...'
+    (cd "$pack/root" && CUDA_VISIBLE_DEVICES= timeout 60 "$g" "${mlp[@]}") 2>&1 || failed=1
+    echo '$ CUDA_VISIBLE_DEVICES=0 graphrun run --gpus=0 ...'
+    (cd "$pack/root" && CUDA_VISIBLE_DEVICES=0 timeout 60 "$g" "${mlp[@]}" --gpus=0) 2>&1 \
+      || failed=1
+    echo '$ graphrun run --gpus=7 ...   (no such GPU: an error)'
+    (cd "$pack/root" && timeout 60 "$g" "${mlp[@]}" --gpus=7) 2>&1 && failed=1
+    local claims="${TMPDIR:-/tmp}/graphrun-gpu-claims-$(id -u)"
+    echo "# a first graphrun holds the GPUs for 30000 steps; a second starts once"
+    echo "# the first's claim is held (a lock in $claims)"
+    (cd "$pack/root" && timeout 120 "$g" "${mlp[@]}" --steps 30000 --quiet \
+        > /tmp/graphrun_first.log 2>&1) &
+    local first=$!
+    local held=0 i f
+    for i in $(seq 1 600); do
+      for f in "$claims"/*; do
+        [[ -e "$f" ]] || continue
+        flock -n "$f" true 2>/dev/null || held=1
+      done
+      [[ $held -eq 1 ]] && break
+      kill -0 "$first" 2>/dev/null || break
+      sleep 0.05
+    done
+    echo "first holds a claim: $([[ $held -eq 1 ]] && echo yes || echo no)"
+    echo '$ graphrun run --log_device_placement ... (second)'
+    (cd "$pack/root" && timeout 60 "$g" "${mlp[@]}" --log_device_placement) 2>&1 | \
+      grep -v -E '^(  |\[)' | head -30 || failed=1
+    wait "$first" || failed=1
+    echo "first: $(grep -c . /tmp/graphrun_first.log) lines of output; exit ok"
+    echo '```'
+  } >> "$report"
   return $failed
 }
 

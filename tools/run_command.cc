@@ -81,6 +81,8 @@ std::string Summary(const Tensor& t, int max_values = 12) {
 struct RunGpus {
   std::unique_ptr<placer::GpuClaims> claims;
   std::vector<std::shared_ptr<GpuPlatform>> platforms;
+  std::string choice;               // FormatGpuChoice: which GPUs, and why
+  std::vector<std::string> shared;  // GpuChoice::shared
 };
 
 absl::StatusOr<RunGpus> ChooseRunGpus(const RunCommandArgs& args, std::string* note) {
@@ -110,6 +112,8 @@ absl::StatusOr<RunGpus> ChooseRunGpus(const RunCommandArgs& args, std::string* n
     on_cpu(choice.status().message());
     return out;
   }
+  out.choice = placer::FormatGpuChoice(*choice);
+  out.shared = choice->shared;
   for (int ordinal : choice->cuda_ordinals) {
     absl::StatusOr<std::unique_ptr<GpuPlatform>> platform = NewCudaPlatform(ordinal);
     if (!platform.ok()) {
@@ -235,6 +239,14 @@ int RunCommand(const RunCommandArgs& args) {
     if (!chosen.ok()) return Fail(chosen.status());
     gpus = *std::move(chosen);
     if (!note.empty() && !args.quiet) std::fprintf(stderr, "%s\n", note.c_str());
+    if (args.log_device_placement && !gpus.choice.empty()) {
+      std::fprintf(stderr, "%s\n", gpus.choice.c_str());
+    }
+    for (const std::string& line : gpus.shared) {
+      if (!args.quiet && !gpus.platforms.empty()) {
+        std::fprintf(stderr, "graphrun: %s (no idle GPU)\n", line.c_str());
+      }
+    }
     if (!gpus.platforms.empty()) {
       GpuDeviceOptions gpu_options;
       gpu_options.memory_fraction = args.gpu_memory_fraction;

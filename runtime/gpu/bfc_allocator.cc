@@ -159,6 +159,10 @@ bool BfcAllocator::AddRegion(size_t rounded) {
     sub_allocator_->Free(mem, bytes);
     return false;
   }
+  if (steps_since_release_ >= 0 && steps_since_release_ <= 2) {
+    release_after_ = std::min<int64_t>(release_after_ * 2, int64_t{1} << 20);
+    steps_since_release_ = -1;
+  }
   // The next region is twice this one, unless this request already made it
   // bigger than planned.
   next_region_bytes_ =
@@ -192,6 +196,15 @@ bool BfcAllocator::ReleaseFreeRegions() {
     released = true;
   }
   stats_.num_regions = static_cast<int64_t>(regions_.size());
+  if (released && options_.allow_growth) {
+    // Growth restarts from what is still held (twice it, as when that was
+    // reserved), not from the regions given back: regions taken and given
+    // back over and over would otherwise double without end.
+    size_t held = 0;
+    for (const Region& region : regions_) held += region.size;
+    const size_t initial = std::max(kUnit, RoundUpToUnit(std::min(options_.initial_region_bytes, limit_)));
+    next_region_bytes_ = std::max(initial, held > limit_ / 2 ? limit_ : held * 2);
+  }
   return released;
 }
 
@@ -417,7 +430,10 @@ void BfcAllocator::BeginStep() {
   following_plan_ = !plan_.allocations.empty() && EnsurePlanRegion();
   // When the last step took everything from the plan, the ordinary regions
   // it no longer used are given back.
-  if (following_plan_ && followed_last_step_) ReleaseFreeRegions();
+  if (steps_since_release_ >= 0) ++steps_since_release_;
+  if (following_plan_ && followed_in_a_row_ >= release_after_ && ReleaseFreeRegions()) {
+    steps_since_release_ = 0;
+  }
 }
 
 void BfcAllocator::EndStep() {
@@ -425,12 +441,14 @@ void BfcAllocator::EndStep() {
   if (active_steps_ > 0) --active_steps_;
   if (!recording_) {
     followed_last_step_ = false;
+    followed_in_a_row_ = 0;
     return;
   }
   recording_ = false;
   planned_last_step_ = planned_this_step_;
   // Followed: every allocation the plan has, in its sizes, and no more.
   followed_last_step_ = following_plan_ && step_.size() == plan_.allocations.size();
+  followed_in_a_row_ = followed_last_step_ ? followed_in_a_row_ + 1 : 0;
   following_plan_ = false;
   step_index_.clear();
   // Too many allocations to plan cheaply (the greedy placement is

@@ -216,6 +216,15 @@ class BfcAllocator : public Allocator {
   bool recording_ ABSL_GUARDED_BY(mu_) = false;  // one step alone, recorded
   bool following_plan_ ABSL_GUARDED_BY(mu_) = false;
   bool followed_last_step_ ABSL_GUARDED_BY(mu_) = false;
+  // Steps in a row, up to the last, that followed the plan. Free regions go
+  // back only after two: a step that follows the plan only every other time
+  // (a buffer of the last step still alive when the next begins) would
+  // otherwise give a region back and take a new one every other step.
+  int followed_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;
+  // How many such steps a release needs: doubled whenever a region is taken
+  // again within two steps of a release (the step still needed it).
+  int64_t release_after_ ABSL_GUARDED_BY(mu_) = 2;
+  int64_t steps_since_release_ ABSL_GUARDED_BY(mu_) = -1;  // -1: none yet
   int64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t planned_this_step_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t planned_last_step_ ABSL_GUARDED_BY(mu_) = 0;
