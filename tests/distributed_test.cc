@@ -157,8 +157,10 @@ TEST(DistributedTest, TensorFlowModelsMatchOverTwoAndThreeWorkers) {
   ASSERT_FALSE(models.empty());
   for (int n : {2, 3}) {
     Cluster cluster(n);
+    int ran = 0;  // the MLP and the CNN, each once: an empty manifest fails
     for (const auto& m : models) {
       if (m.name != "mlp" && m.name != "cnn") continue;
+      ++ran;
       for (uint32_t seed : {1u, 2u}) {
         SCOPED_TRACE(absl::StrCat(m.name, " over ", n, " workers, seed ", seed));
         RunMetadata metadata;
@@ -170,6 +172,7 @@ TEST(DistributedTest, TensorFlowModelsMatchOverTwoAndThreeWorkers) {
         EXPECT_EQ(PartitionsPerTask(metadata).size(), static_cast<size_t>(n));
       }
     }
+    EXPECT_EQ(ran, 2) << "tests/fixtures/MANIFEST lists the MLP and the CNN";
     for (int i = 0; i < n; ++i) {
       EXPECT_EQ(cluster.worker(i).NumSteps(), 0) << "task " << i << " kept a step";
       EXPECT_EQ(cluster.worker(i).NumGraphs(), 0) << "task " << i << " kept a graph";
