@@ -19,6 +19,8 @@ struct ThreadPoolDevice;
 
 namespace graphrun {
 
+class ResourceMgr;  // kernels/resource_mgr.h
+
 class DeviceContext;  // kernels/device_context.h
 
 // Device types, as TensorFlow spells them.
@@ -51,6 +53,9 @@ class DeviceBase {
   virtual const Eigen::ThreadPoolDevice* eigen_cpu_device() const = 0;
   // Threads in the intra-op pool (1 = kernels run single-threaded).
   virtual int intra_op_threads() const = 0;
+  // State that outlives steps (variables): the device's own, freed with
+  // it. nullptr on devices that keep none.
+  virtual ResourceMgr* resource_manager() { return nullptr; }
 };
 
 }  // namespace graphrun

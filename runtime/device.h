@@ -13,6 +13,7 @@
 
 #include "graph/allocator.h"
 #include "kernels/device_base.h"
+#include "kernels/resource_mgr.h"
 
 namespace graphrun {
 
@@ -66,12 +67,15 @@ class Device : public DeviceBase {
     return allocator()->GetStats().value_or(AllocatorStats());
   }
   void ResetAllocatorPeak() { allocator()->ResetPeak(); }
+  // Variables and other state kept across steps, freed with the device.
+  ResourceMgr* resource_manager() override { return &resources_; }
 
  protected:
   Device();
 
  private:
   const uint64_t incarnation_;
+  ResourceMgr resources_;
 };
 
 struct CpuDeviceOptions {

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <map>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
@@ -329,6 +330,7 @@ class DirectSession : public Session {
       step_options.feed_value_shapes.push_back(feeds[i].second.shape());
     }
     for (int i : sig.fetch_order) fetch_names.push_back(fetches[i]);
+    step_options.pinned_devices = VariableDevices(graph);
     GR_ASSIGN_OR_RETURN(plan->step, BuildStepGraph(graph, feed_names, fetch_names, sig.targets,
                                                    step_options));
     if (options_.log_optimizations && step_options.optimize) {
@@ -360,12 +362,61 @@ class DirectSession : public Session {
     GR_ASSIGN_OR_RETURN(
         PartitionedStep placed,
         PlaceAndPartition(*plan->step.graph, device_set_, *cost_model_, plan_options));
+    KeepVariableDevices(placed.partitions);
     plan->placement = std::move(placed.summary);
-    GR_ASSIGN_OR_RETURN(plan->partitions, CreatePartitionExecutors(placed.partitions, devices()));
+    ExecutorOptions executor_options;
+    executor_options.check_numerics = options_.check_numerics;
+    GR_ASSIGN_OR_RETURN(plan->partitions,
+                        CreatePartitionExecutors(placed.partitions, devices(), executor_options));
     return plan;
   }
 
+  // Where each variable of `graph` lives, placed once: a variable's value is
+  // in its device's ResourceMgr, so every step that uses it runs it there.
+  // The whole graph is placed the first time a variable is met (as
+  // TensorFlow places its graph once), so a variable goes where all of its
+  // uses can reach it; where that placement fails, the first step that uses
+  // a variable places it.
+  std::map<std::string, std::string> VariableDevices(const Graph& graph) {
+    absl::MutexLock lock(&variables_mu_);
+    bool unplaced = false;
+    for (const auto& node : graph.nodes()) {
+      if (IsVariableOp(*node) && variable_devices_.count(node->name()) == 0) unplaced = true;
+    }
+    if (!unplaced) return variable_devices_;
+    placer::PlacerOptions o;
+    o.allow_soft_placement = options_.allow_soft_placement;
+    o.availability = availability_.get();
+    o.min_spread_gain = 0.25;
+    absl::StatusOr<placer::Placement> placed = placer::Place(graph, device_set_, *cost_model_, o);
+    if (placed.ok()) {
+      for (const auto& node : graph.nodes()) {
+        if (!IsVariableOp(*node) || variable_devices_.count(node->name()) > 0) continue;
+        variable_devices_[node->name()] =
+            device_set_.devices()[placed->device[node->id()]].name;
+      }
+    }
+    return variable_devices_;
+  }
+  static bool IsVariableOp(const Node& node) {
+    return node.op() == "VariableV2" || node.op() == "VarHandleOp";
+  }
+  // Variables a step placed (the whole graph could not be): they stay.
+  template <typename Partitions>
+  void KeepVariableDevices(const Partitions& partitions) {
+    absl::MutexLock lock(&variables_mu_);
+    for (const auto& [device, def] : partitions) {
+      for (const NodeDef& n : def.node()) {
+        if (n.op() == "VariableV2" || n.op() == "VarHandleOp") {
+          variable_devices_.emplace(n.name(), device);
+        }
+      }
+    }
+  }
+
   const SessionOptions options_;
+  absl::Mutex variables_mu_;
+  std::map<std::string, std::string> variable_devices_ ABSL_GUARDED_BY(variables_mu_);
   std::vector<std::unique_ptr<Device>> devices_;
   // The same devices as the placer sees them.
   placer::DeviceSet device_set_;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <climits>
 #include <cstring>
 #include <new>
@@ -19,6 +20,7 @@
 #include "graph/control_flow.h"
 #include "graph/import.h"
 #include "graph/status_macros.h"
+#include "kernels/variable.h"
 
 namespace graphrun {
 namespace {
@@ -82,6 +84,7 @@ Executor::~Executor() = default;
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
     const Graph* graph, Device* device, const ExecutorOptions& options) {
   std::unique_ptr<Executor> ex(new Executor(graph, device));
+  ex->check_numerics_ = options.check_numerics;
   const int n = graph->num_nodes();
   ex->items_.resize(n);
   for (int i = 0; i < n; ++i) {
@@ -101,6 +104,12 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
     item.num_inputs = node->num_inputs();
     item.num_outputs = node->num_outputs();
     item.output_uses.assign(item.num_outputs, 0);
+    for (const Edge* e : node->in_edges()) {
+      if (!e->IsControl() && IsRefType(e->src->output_type(e->src_output)) &&
+          !IsRefType(node->input_type(e->dst_input))) {
+        item.deref_inputs.push_back(e->dst_input);
+      }
+    }
     item.is_merge = IsMerge(*node);
     item.is_switch = IsSwitch(*node);
     item.is_control_trigger = IsControlTrigger(*node);
@@ -483,12 +492,30 @@ class ExecutorState {
         if (NodeDone(ready, &inline_ready)) return;
         continue;
       }
+      if (item.async && !item.deref_inputs.empty()) {
+        const absl::Status s = DerefInputs(item, t.iter_state->inputs.get() + item.input_start);
+        if (!s.ok()) {
+          ClearInputs(t, item);
+          Fail(NodeError(t, item, s));
+          if (NodeDone(ready, &inline_ready)) return;
+          continue;
+        }
+      }
       if (item.async) {
         if (RunAsyncNode(t, item, &inline_ready)) return;
         continue;
       }
       OpKernelContext::Params params;
       FillParams(t, item, &params);
+      if (!item.deref_inputs.empty()) {
+        const absl::Status s = DerefInputs(item, params.inputs);
+        if (!s.ok()) {
+          ClearInputs(t, item);
+          Fail(NodeError(t, item, s));
+          if (NodeDone(ready, &inline_ready)) return;
+          continue;
+        }
+      }
       OpKernelContext ctx(&params);
       NodeExecStats* stats = nullptr;
       std::optional<NodeExecStats> stats_storage;  // only when tracing
@@ -572,11 +599,22 @@ class ExecutorState {
       return;
     }
     if (s.ok()) s = CheckOutputs(item, ctx->mutable_outputs());
+    if (s.ok() && ex_->check_numerics_) s = CheckNumerics(*ctx->mutable_outputs());
     if (!s.ok()) {
       Fail(NodeError(t, item, s));
     } else {
       PropagateOutputs(t, item, /*is_dead=*/false, ctx->mutable_outputs(), ready);
     }
+  }
+
+  // Replaces each ref the kernel takes by value with the variable's value
+  // now; FailedPrecondition naming the variable when it was never assigned.
+  static absl::Status DerefInputs(const NodeItem& item, Tensor* inputs) {
+    for (int i : item.deref_inputs) {
+      GR_ASSIGN_OR_RETURN(Var * var, VarOf(inputs[i], "a ref input"));
+      GR_ASSIGN_OR_RETURN(inputs[i], var->Read(UninitializedRefMessage(*var)));
+    }
+    return absl::OkStatus();
   }
 
   void FillParams(TaggedNode t, const NodeItem& item, OpKernelContext::Params* params) {
@@ -602,11 +640,41 @@ class ExecutorState {
         return absl::InternalError(absl::StrCat("kernel did not set output ", k));
       }
       // (The kernel's copy of the dtypes: the node's is further away.)
-      if (t.dtype() != BaseType(item.kernel->output_type(k))) {
+      // A ref output is a DT_RESOURCE scalar pointing to the variable.
+      const DataType declared = item.kernel->output_type(k);
+      if (t.dtype() != (IsRefType(declared) ? DT_RESOURCE : declared)) {
         return absl::InternalError(absl::StrCat(
             "kernel produced ", DataTypeString(t.dtype()), " for output ", k,
             ", declared ", DataTypeString(item.node->output_type(k))));
       }
+    }
+    return absl::OkStatus();
+  }
+
+  // InvalidArgument naming the first float output in host memory that
+  // holds a NaN or an infinity.
+  static absl::Status CheckNumerics(const Outputs& outputs) {
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const Tensor& t = outputs[k];
+      if (!t.IsInitialized() || t.NumElements() == 0) continue;
+      Allocator* a = t.buffer_allocator();
+      if (a != nullptr && !a->IsHostMemory()) continue;
+      auto scan = [&](auto tag) -> absl::Status {
+        using T = decltype(tag);
+        for (const T v : t.flat<T>()) {
+          const double d = static_cast<double>(v);
+          if (!std::isfinite(d)) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "check_numerics: output ", k, " (", DataTypeString(t.dtype()), " ",
+                t.shape().DebugString(), ") holds ", std::isnan(d) ? "NaN" : "an infinity"));
+          }
+        }
+        return absl::OkStatus();
+      };
+      absl::Status s;
+      if (t.dtype() == DT_FLOAT) s = scan(float());
+      if (t.dtype() == DT_DOUBLE) s = scan(double());
+      if (!s.ok()) return s;
     }
     return absl::OkStatus();
   }

@@ -59,6 +59,10 @@ class StepStatsCollector {
 
 struct ExecutorOptions {
   const KernelRegistry* kernels = KernelRegistry::Global();
+  // Fail a step at the first node whose floating-point output in host
+  // memory holds a NaN or an infinity, naming the node and the output
+  // (TensorFlow's CheckNumerics, for every node).
+  bool check_numerics = false;
 };
 
 class Executor {
@@ -143,7 +147,11 @@ class Executor {
     int parallel_iterations = 1;
     // How many data edges leave each output (to move the last copy).
     absl::InlinedVector<int, 2> output_uses;
+    // Inputs fed by a ref (a variable's Ref(T) output) that the kernel takes
+    // by value: the variable is read as the node runs.
+    absl::InlinedVector<int, 1> deref_inputs;
   };
+  bool check_numerics_ = false;
 
   Executor(const Graph* graph, Device* device);
   absl::Status BuildFrames();

@@ -169,7 +169,8 @@ absl::StatusOr<PartitionedStep> PlaceAndPartition(const Graph& graph,
 }
 
 absl::StatusOr<std::vector<PartitionPlan>> CreatePartitionExecutors(
-    const std::map<std::string, GraphDef>& partitions, const std::vector<Device*>& devices) {
+    const std::map<std::string, GraphDef>& partitions, const std::vector<Device*>& devices,
+    const ExecutorOptions& executor_options) {
   std::vector<PartitionPlan> out;
   for (const auto& [device_name, def] : partitions) {
     Device* device = nullptr;
@@ -185,7 +186,7 @@ absl::StatusOr<std::vector<PartitionPlan>> CreatePartitionExecutors(
     import.infer_shapes = false;
     import.allow_internal_names = true;
     GR_ASSIGN_OR_RETURN(part.graph, ImportGraphDef(def, import));
-    GR_ASSIGN_OR_RETURN(part.executor, Executor::Create(part.graph.get(), device));
+    GR_ASSIGN_OR_RETURN(part.executor, Executor::Create(part.graph.get(), device, executor_options));
     out.push_back(std::move(part));
   }
   return out;

@@ -97,7 +97,8 @@ struct PartitionPlan {
 // order. InvalidArgument for a partition on a device not in `devices`;
 // import and kernel creation errors (NotFound for a missing kernel).
 absl::StatusOr<std::vector<PartitionPlan>> CreatePartitionExecutors(
-    const std::map<std::string, GraphDef>& partitions, const std::vector<Device*>& devices);
+    const std::map<std::string, GraphDef>& partitions, const std::vector<Device*>& devices,
+    const ExecutorOptions& executor_options = {});
 
 }  // namespace graphrun
 

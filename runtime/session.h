@@ -73,6 +73,9 @@ struct SessionOptions {
   Optimize optimize = Optimize::kDefault;
   // Print what each optimizer pass changed (stdout) when a plan is built.
   bool log_optimizations = false;
+  // Fail a step at the first node that outputs a NaN or an infinity (float
+  // and double tensors in host memory), naming it.
+  bool check_numerics = false;
   // Device name prefix of this process.
   std::string device_prefix = "/job:localhost/replica:0/task:0";
   // GPU devices for the session, made by the caller when the session is

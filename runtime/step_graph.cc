@@ -210,6 +210,8 @@ absl::StatusOr<StepGraph> BuildStepGraph(const Graph& g, const std::vector<std::
     if (!keep[node->id()]) continue;
     NodeDef* n = out.add_node();
     *n = node->def();
+    auto pinned = options.pinned_devices.find(n->name());
+    if (pinned != options.pinned_devices.end()) n->set_device(pinned->second);
     DropPrunedColocations(g, keep, n);
     n->clear_input();
     for (const std::string& in : node->def().input()) {

@@ -13,6 +13,7 @@
 #ifndef GRAPHRUN_RUNTIME_STEP_GRAPH_H_
 #define GRAPHRUN_RUNTIME_STEP_GRAPH_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,9 @@ struct StepGraphOptions {
   // feed nodes' output shapes for the placer's costs; empty: each feed
   // node gets the fed tensor's shape in the full graph.
   std::vector<TensorShape> feed_value_shapes;
+  // Nodes asked onto a device whatever the graph requests (node name ->
+  // full device name): variables, which stay where their value lives.
+  std::map<std::string, std::string> pinned_devices;
 };
 
 struct StepGraph {

@@ -3,7 +3,7 @@
 # UndefinedBehaviorSanitizer (signed overflow, shifts, float-to-int casts,
 # bad enum/bool loads...; every finding stops the run).
 #
-#   tools/fuzz.sh [SECONDS] [graphdef|placer|shapes|wire]   (default 60, graphdef)
+#   tools/fuzz.sh [SECONDS] [graphdef|placer|shapes|wire|bundle]   (default 60, graphdef)
 #
 # graphdef: the GraphDef parsers and importer (//graph/fuzz:graphdef_fuzzer);
 # placer: device specs, cluster files, cost profiles and rendezvous keys
@@ -11,7 +11,8 @@
 # ops, placeholder shapes and int constants (//graph/fuzz:shape_fuzzer);
 # wire: RecvTensor responses read straight into tensors and the data
 # plane's headers, network input beside protobuf's parsers
-# (//distributed/fuzz:wire_fuzzer). Builds the target with clang in its
+# (//distributed/fuzz:wire_fuzzer); bundle: checkpoint V2 readers, the
+# .index table, its protos and the tensor bytes (//graph/checkpoint:bundle_fuzzer). Builds the target with clang in its
 # own Bazel output base (so the main gcc build cache is untouched), then
 # fuzzes from the committed corpus. New crashes land in fuzz-out/<target>/
 # (crash-*), with the input that triggered them; add fixed ones to the
@@ -25,7 +26,8 @@ case "$which" in
   placer) target=//placer/fuzz:placer_inputs_fuzzer; corpus=placer/fuzz/corpus ;;
   shapes) target=//graph/fuzz:shape_fuzzer; corpus=graph/fuzz/shape_corpus ;;
   wire) target=//distributed/fuzz:wire_fuzzer; corpus=distributed/fuzz/corpus ;;
-  *) echo "fuzz.sh: unknown target '$which' (graphdef, placer, shapes or wire)" >&2; exit 2 ;;
+  bundle) target=//graph/checkpoint:bundle_fuzzer; corpus=graph/checkpoint/fuzz_corpus ;;
+  *) echo "fuzz.sh: unknown target '$which' (graphdef, placer, shapes, wire or bundle)" >&2; exit 2 ;;
 esac
 
 if ! command -v clang >/dev/null || ! dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "ok installed"; then

@@ -29,8 +29,17 @@
 #include "tools/partition_command.h"
 #include "tools/place_command.h"
 #include "tools/run_command.h"
+#include "tools/train_command.h"
 #include "tools/worker_command.h"
 
+ABSL_FLAG(std::string, train, "", "train: the train op, run every step");
+ABSL_FLAG(std::string, restore, "",
+          "train: restore the variables from this TensorFlow V2 checkpoint (prefix, or a "
+          "directory with a `checkpoint` file) instead of --init");
+ABSL_FLAG(std::string, save, "",
+          "train: save the variables as a TensorFlow V2 checkpoint at this prefix after the "
+          "last step");
+ABSL_FLAG(int, save_every, 0, "train: with --save, also save every K steps");
 ABSL_FLAG(std::string, format, "",
           "inspect: convert the graph to this format (text or binary) "
           "instead of printing a summary");
@@ -66,6 +75,8 @@ ABSL_FLAG(std::string, optimize, "default",
           "batch-norm folding, kernel fusion, common subexpressions, pruning) "
           "or none");
 ABSL_FLAG(bool, log_optimizations, false, "run: print what each optimizer pass changed");
+ABSL_FLAG(bool, check_numerics, false,
+          "run, train: stop at the first node that outputs NaN or Inf, naming it (and the step)");
 ABSL_FLAG(bool, respect_memory, true, "place: keep each device within its memory");
 ABSL_FLAG(std::string, gpus, "auto",
           "place, run: GPUs to use on this machine: auto (idle ones; run claims "
@@ -146,6 +157,18 @@ Usage:
                                          serve one task of a cluster (or from
                                          TF_CONFIG, or srun's environment)
                                          until SIGTERM
+  graphrun train GRAPH --train OP [--init OP] [--restore PREFIX] [--steps N]
+               [--feed NAME=FILE.npy] [--feed_steps NAME=FILE.npy] [--fetch T]
+               [--out DIR] [--save PREFIX] [--save_every K] [every run option]
+                                         train: --init (or --restore a TensorFlow
+                                         V2 checkpoint), then N steps of the
+                                         train op; each --feed_steps file has a
+                                         leading step axis (step i feeds slice
+                                         i); DIR/<fetch>.npy stacks each fetch
+                                         over the steps, DIR/loss.csv and
+                                         loss.svg chart the first; --save writes
+                                         a checkpoint TensorFlow reads; Ctrl-C
+                                         finishes the step, saves, exits 130
   graphrun inspect GRAPH                 summary: ops, inputs, outputs, devices,
                                          ops this build cannot run, validation
                                          (exit status 1 when it fails)
@@ -218,7 +241,7 @@ int Inspect(const std::vector<std::string>& args) {
 // lists); absl flags keep only the last value, so they are taken out of
 // argv first.
 struct RepeatedFlags {
-  std::vector<std::string> feeds, fetches, targets;
+  std::vector<std::string> feeds, fetches, targets, inits, feed_steps;
 };
 
 std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* out) {
@@ -228,7 +251,8 @@ std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* ou
     std::vector<std::string>* dst = nullptr;
     std::string value;
     for (auto [name, vec] : {std::pair<const char*, std::vector<std::string>*>{"feed", &out->feeds},
-                             {"fetch", &out->fetches}, {"target", &out->targets}}) {
+                             {"fetch", &out->fetches}, {"target", &out->targets},
+                             {"init", &out->inits}, {"feed_steps", &out->feed_steps}}) {
       for (const std::string& prefix : {std::string("--") + name, std::string("-") + name}) {
         if (arg == prefix && i + 1 < argc) {
           dst = vec;
@@ -254,6 +278,51 @@ std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* ou
     }
   }
   return rest;
+}
+
+// The options `run` and `train` share, from the flags; false (after a
+// message) when one is invalid.
+bool RunArgsFromFlags(const std::string& graph, const RepeatedFlags& repeated,
+                      const char* command, graphrun::RunCommandArgs* run) {
+  run->graph = graph;
+  run->feeds = repeated.feeds;
+  run->fetches = repeated.fetches;
+  run->targets = repeated.targets;
+  run->out_dir = absl::GetFlag(FLAGS_out);
+  run->trace_path = absl::GetFlag(FLAGS_trace);
+  run->steps = absl::GetFlag(FLAGS_steps);
+  run->cpu_devices = absl::GetFlag(FLAGS_cpu_devices);
+  run->inter_op_threads = absl::GetFlag(FLAGS_inter_op_threads);
+  run->intra_op_threads = absl::GetFlag(FLAGS_intra_op_threads);
+  run->timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
+  run->quiet = absl::GetFlag(FLAGS_quiet);
+  run->log_device_placement = absl::GetFlag(FLAGS_log_device_placement);
+  run->allow_soft_placement = absl::GetFlag(FLAGS_allow_soft_placement);
+  const std::string optimize = absl::GetFlag(FLAGS_optimize);
+  if (optimize != "default" && optimize != "none") {
+    std::fprintf(stderr, "graphrun %s: --optimize must be default or none, not '%s'\n",
+                 command, optimize.c_str());
+    return false;
+  }
+  run->optimize = optimize == "default";
+  run->log_optimizations = absl::GetFlag(FLAGS_log_optimizations);
+  run->check_numerics = absl::GetFlag(FLAGS_check_numerics);
+  run->costs_file = absl::GetFlag(FLAGS_costs);
+  run->save_costs = absl::GetFlag(FLAGS_save_costs);
+  run->cluster_file = absl::GetFlag(FLAGS_cluster);
+  run->local_workers = absl::GetFlag(FLAGS_local_workers);
+  run->auth_token_file = absl::GetFlag(FLAGS_auth_token_file);
+  run->tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  run->tls_key = absl::GetFlag(FLAGS_tls_key);
+  run->tls_ca = absl::GetFlag(FLAGS_tls_ca);
+  run->connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout_s);
+  run->gpus = absl::GetFlag(FLAGS_gpus);
+  run->gpu_memory_fraction = absl::GetFlag(FLAGS_gpu_memory_fraction);
+  run->gpu_allow_growth = absl::GetFlag(FLAGS_gpu_allow_growth);
+  run->num_gpus = absl::GetFlag(FLAGS_num_gpus);
+  const std::string wire = absl::GetFlag(FLAGS_wire_compression);
+  if (!wire.empty()) run->wire_compression = wire;
+  return true;
 }
 
 graphrun::PlaceCommandArgs PlaceArgsFromFlags(const std::string& graph) {
@@ -307,44 +376,24 @@ int main(int argc, char** argv) {
       return 2;
     }
     graphrun::RunCommandArgs run;
-    run.graph = args[0];
-    run.feeds = repeated.feeds;
-    run.fetches = repeated.fetches;
-    run.targets = repeated.targets;
-    run.out_dir = absl::GetFlag(FLAGS_out);
-    run.trace_path = absl::GetFlag(FLAGS_trace);
-    run.steps = absl::GetFlag(FLAGS_steps);
-    run.cpu_devices = absl::GetFlag(FLAGS_cpu_devices);
-    run.inter_op_threads = absl::GetFlag(FLAGS_inter_op_threads);
-    run.intra_op_threads = absl::GetFlag(FLAGS_intra_op_threads);
-    run.timeout_ms = absl::GetFlag(FLAGS_timeout_ms);
-    run.quiet = absl::GetFlag(FLAGS_quiet);
-    run.log_device_placement = absl::GetFlag(FLAGS_log_device_placement);
-    run.allow_soft_placement = absl::GetFlag(FLAGS_allow_soft_placement);
-    const std::string optimize = absl::GetFlag(FLAGS_optimize);
-    if (optimize != "default" && optimize != "none") {
-      std::fprintf(stderr, "graphrun run: --optimize must be default or none, not '%s'\n",
-                   optimize.c_str());
+    if (!RunArgsFromFlags(args[0], repeated, "run", &run)) return 2;
+    return graphrun::RunCommand(run);
+  }
+  if (command == "train") {
+    if (args.size() != 1) {
+      std::fprintf(stderr, "graphrun train: expected one GRAPH argument\n\n%s",
+                   graphrun::kUsage);
       return 2;
     }
-    run.optimize = optimize == "default";
-    run.log_optimizations = absl::GetFlag(FLAGS_log_optimizations);
-    run.costs_file = absl::GetFlag(FLAGS_costs);
-    run.save_costs = absl::GetFlag(FLAGS_save_costs);
-    run.cluster_file = absl::GetFlag(FLAGS_cluster);
-    run.local_workers = absl::GetFlag(FLAGS_local_workers);
-    run.auth_token_file = absl::GetFlag(FLAGS_auth_token_file);
-    run.tls_cert = absl::GetFlag(FLAGS_tls_cert);
-    run.tls_key = absl::GetFlag(FLAGS_tls_key);
-    run.tls_ca = absl::GetFlag(FLAGS_tls_ca);
-    run.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout_s);
-    run.gpus = absl::GetFlag(FLAGS_gpus);
-    run.gpu_memory_fraction = absl::GetFlag(FLAGS_gpu_memory_fraction);
-    run.gpu_allow_growth = absl::GetFlag(FLAGS_gpu_allow_growth);
-    run.num_gpus = absl::GetFlag(FLAGS_num_gpus);
-    const std::string wire = absl::GetFlag(FLAGS_wire_compression);
-    if (!wire.empty()) run.wire_compression = wire;
-    return graphrun::RunCommand(run);
+    graphrun::TrainCommandArgs train;
+    if (!RunArgsFromFlags(args[0], repeated, "train", &train.run)) return 2;
+    train.init_ops = repeated.inits;
+    train.feed_steps = repeated.feed_steps;
+    train.train_op = absl::GetFlag(FLAGS_train);
+    train.restore = absl::GetFlag(FLAGS_restore);
+    train.save = absl::GetFlag(FLAGS_save);
+    train.save_every = absl::GetFlag(FLAGS_save_every);
+    return graphrun::TrainCommand(train);
   }
   if (command == "worker") {
     if (!args.empty()) {

@@ -29,18 +29,6 @@
 #include "tools/local_workers.h"
 
 namespace graphrun {
-namespace {
-
-using distributed::ClusterSpec;
-using distributed::LoadClusterSpecFile;
-using distributed::TaskDeviceName;
-using distributed::TaskRef;
-
-int Fail(const absl::Status& s) {
-  std::fprintf(stderr, "graphrun run: %s\n", s.ToString().c_str());
-  return 1;
-}
-
 // "dense/probs:1" -> "dense__probs_1.npy"; output 0 drops the index.
 std::string FetchFileName(const std::string& fetch) {
   auto id = ParseTensorId(fetch);
@@ -65,12 +53,33 @@ absl::Status PrepareOutDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
-std::string Summary(const Tensor& t, int max_values = 12) {
+std::string Summary(const Tensor& t, int max_values) {
   std::string s = absl::StrCat(DataTypeString(t.dtype()), " ", t.shape().DebugString(), " [");
   const int64_t n = std::min<int64_t>(t.NumElements(), max_values);
   for (int64_t i = 0; i < n; ++i) absl::StrAppend(&s, i ? " " : "", t.ValueString(i));
   if (t.NumElements() > n) absl::StrAppend(&s, " ...");
   return s + "]";
+}
+
+absl::StatusOr<std::pair<std::string, Tensor>> ReadFeedFlag(const std::string& flag) {
+  const size_t eq = flag.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == flag.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("--feed '", flag, "' must be NAME=FILE.npy"));
+  }
+  GR_ASSIGN_OR_RETURN(Tensor t, ReadNpyFile(flag.substr(eq + 1)));
+  return std::make_pair(flag.substr(0, eq), std::move(t));
+}
+
+namespace {
+
+using distributed::ClusterSpec;
+using distributed::LoadClusterSpecFile;
+using distributed::TaskDeviceName;
+using distributed::TaskRef;
+
+int Fail(const absl::Status& s) {
+  std::fprintf(stderr, "graphrun run: %s\n", s.ToString().c_str());
+  return 1;
 }
 
 // The GPUs this run uses: chosen as `graphrun place` chooses them (idle
@@ -180,44 +189,8 @@ absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
 
 }  // namespace
 
-int RunCommand(const RunCommandArgs& args) {
-  if (args.fetches.empty() && args.targets.empty()) {
-    return Fail(absl::InvalidArgumentError("give at least one --fetch or --target"));
-  }
-  if (args.steps < 1) return Fail(absl::InvalidArgumentError("--steps must be >= 1"));
-  if (args.local_workers < 0) {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--local_workers must be >= 0, not ", args.local_workers)));
-  }
+absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const GraphDef& graph) {
   const bool distributed = !args.cluster_file.empty() || args.local_workers > 0;
-  auto graph = ReadGraphDefFile(args.graph);
-  if (!graph.ok()) return Fail(graph.status());
-
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  for (const std::string& f : args.feeds) {
-    const size_t eq = f.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == f.size()) {
-      return Fail(absl::InvalidArgumentError(
-          absl::StrCat("--feed '", f, "' must be NAME=FILE.npy")));
-    }
-    auto t = ReadNpyFile(f.substr(eq + 1));
-    if (!t.ok()) return Fail(t.status());
-    feeds.emplace_back(f.substr(0, eq), *std::move(t));
-  }
-  // Check the output directory before spending time on the run.
-  std::vector<std::string> out_paths;
-  if (!args.out_dir.empty()) {
-    absl::Status s = PrepareOutDir(args.out_dir);
-    if (!s.ok()) return Fail(s);
-    for (const std::string& f : args.fetches) {
-      std::string path = absl::StrCat(args.out_dir, "/", FetchFileName(f));
-      if (std::find(out_paths.begin(), out_paths.end(), path) != out_paths.end()) {
-        return Fail(absl::InvalidArgumentError(absl::StrCat("two fetches map to ", path)));
-      }
-      out_paths.push_back(path);
-    }
-  }
-
   SessionOptions options;
   options.cpu_devices = args.cpu_devices;
   options.inter_op_threads = args.inter_op_threads;
@@ -227,16 +200,17 @@ int RunCommand(const RunCommandArgs& args) {
   options.optimize = args.optimize ? SessionOptions::Optimize::kDefault
                                    : SessionOptions::Optimize::kNone;
   options.log_optimizations = args.log_optimizations;
+  options.check_numerics = args.check_numerics;
   options.cost_profile = args.costs_file;
   if (args.gpu_memory_fraction < 0 || args.gpu_memory_fraction > 1) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "--gpu_memory_fraction must be in [0, 1], not ", args.gpu_memory_fraction)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--gpu_memory_fraction must be in [0, 1], not ", args.gpu_memory_fraction));
   }
   RunGpus gpus;
   if (!distributed) {
     std::string note;
     absl::StatusOr<RunGpus> chosen = ChooseRunGpus(args, &note);
-    if (!chosen.ok()) return Fail(chosen.status());
+    if (!chosen.ok()) return chosen.status();
     gpus = *std::move(chosen);
     if (!note.empty() && !args.quiet) std::fprintf(stderr, "%s\n", note.c_str());
     if (args.log_device_placement && !gpus.choice.empty()) {
@@ -254,14 +228,56 @@ int RunCommand(const RunCommandArgs& args) {
       options.make_gpu_devices = GpuDevicesOn(gpus.platforms, gpu_options);
     }
   }
-  std::unique_ptr<LocalWorkers> local_workers;
+  auto keep = std::make_shared<std::pair<RunGpus, std::unique_ptr<LocalWorkers>>>();
+  keep->first = std::move(gpus);
   absl::StatusOr<std::unique_ptr<Session>> session;
   if (distributed) {
-    session = NewDistributedSession(args, *graph, options, &local_workers);
+    session = NewDistributedSession(args, graph, options, &keep->second);
   } else {
-    session = Session::Create(*graph, options);
+    session = Session::Create(graph, options);
   }
-  if (!session.ok()) return Fail(session.status());
+  if (!session.ok()) return session.status();
+  RunSession out;
+  out.session = *std::move(session);
+  out.keep = std::move(keep);
+  return out;
+}
+
+int RunCommand(const RunCommandArgs& args) {
+  if (args.fetches.empty() && args.targets.empty()) {
+    return Fail(absl::InvalidArgumentError("give at least one --fetch or --target"));
+  }
+  if (args.steps < 1) return Fail(absl::InvalidArgumentError("--steps must be >= 1"));
+  if (args.local_workers < 0) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--local_workers must be >= 0, not ", args.local_workers)));
+  }
+  auto graph = ReadGraphDefFile(args.graph);
+  if (!graph.ok()) return Fail(graph.status());
+
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const std::string& f : args.feeds) {
+    auto feed = ReadFeedFlag(f);
+    if (!feed.ok()) return Fail(feed.status());
+    feeds.push_back(*std::move(feed));
+  }
+  // Check the output directory before spending time on the run.
+  std::vector<std::string> out_paths;
+  if (!args.out_dir.empty()) {
+    absl::Status s = PrepareOutDir(args.out_dir);
+    if (!s.ok()) return Fail(s);
+    for (const std::string& f : args.fetches) {
+      std::string path = absl::StrCat(args.out_dir, "/", FetchFileName(f));
+      if (std::find(out_paths.begin(), out_paths.end(), path) != out_paths.end()) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat("two fetches map to ", path)));
+      }
+      out_paths.push_back(path);
+    }
+  }
+
+  absl::StatusOr<RunSession> made = NewRunSession(args, *graph);
+  if (!made.ok()) return Fail(made.status());
+  std::unique_ptr<Session>* session = &made->session;
 
   StepCostRecorder measured(*graph);
 

@@ -3,8 +3,14 @@
 #ifndef GRAPHRUN_TOOLS_RUN_COMMAND_H_
 #define GRAPHRUN_TOOLS_RUN_COMMAND_H_
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "absl/status/statusor.h"
+#include "graph/protos/graph.pb.h"
+#include "runtime/session.h"
 
 namespace graphrun {
 
@@ -25,6 +31,7 @@ struct RunCommandArgs {
   bool allow_soft_placement = false;
   bool optimize = true;  // SessionOptions::optimize
   bool log_optimizations = false;
+  bool check_numerics = false;  // fail at the first node that outputs NaN/Inf
   std::string costs_file;  // measured costs for the placer
   std::string save_costs;  // write measured costs here
   // Run over worker processes: a ClusterSpec JSON file of running workers,
@@ -46,9 +53,28 @@ struct RunCommandArgs {
   bool gpu_allow_growth = true;
 };
 
+// A session as `graphrun run` makes it from `args` (devices, GPUs chosen and
+// claimed, worker processes or a cluster), with what must outlive it.
+struct RunSession {
+  std::unique_ptr<Session> session;
+  std::shared_ptr<void> keep;  // GPU claims, local workers: held while it runs
+};
+absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const GraphDef& graph);
+
 // Returns the process exit status (0 ok, 1 failure); messages go to
 // stdout/stderr.
 int RunCommand(const RunCommandArgs& args);
+
+// What `run` and `train` share:
+// "dense/probs:1" -> "dense__probs_1.npy" (output 0 drops the index).
+std::string FetchFileName(const std::string& fetch);
+// Makes --out's directory if needed; an error unless it is a writable
+// directory.
+absl::Status PrepareOutDir(const std::string& dir);
+// "float [2,3] [0.1 0.2 ...]", at most `max_values` values.
+std::string Summary(const Tensor& t, int max_values = 12);
+// "NAME=FILE.npy" -> (NAME, the file's tensor).
+absl::StatusOr<std::pair<std::string, Tensor>> ReadFeedFlag(const std::string& flag);
 
 }  // namespace graphrun
 

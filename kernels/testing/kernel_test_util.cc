@@ -9,6 +9,7 @@
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
+#include "kernels/resource_mgr.h"
 
 namespace graphrun {
 namespace testing {
@@ -27,8 +28,10 @@ class TestCpuDevice : public DeviceBase {
   Allocator* allocator() const override { return HostAllocator(); }
   const Eigen::ThreadPoolDevice* eigen_cpu_device() const override { return &eigen_; }
   int intra_op_threads() const override { return threads_; }
+  ResourceMgr* resource_manager() override { return &resources_; }
 
  private:
+  ResourceMgr resources_;
   std::string name_, type_;
   Eigen::ThreadPool pool_;
   Eigen::ThreadPoolDevice eigen_;

@@ -1,0 +1,129 @@
+#include "graph/checkpoint/file_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+
+namespace graphrun {
+namespace checkpoint_io {
+
+absl::Status ErrnoStatus(int err, absl::string_view what) {
+  const std::string message = absl::StrCat(what, ": ", std::strerror(err));
+  if (err == ENOENT) return absl::NotFoundError(message);
+  if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(message);
+  return absl::InternalError(message);
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot open ", path));
+  std::string out;
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return ErrnoStatus(err, absl::StrCat("cannot read ", path));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+absl::StatusOr<std::string> ReadRange(const std::string& path, int64_t offset, int64_t size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot open ", path));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return ErrnoStatus(err, absl::StrCat("cannot stat ", path));
+  }
+  if (offset < 0 || size < 0 || offset > st.st_size || size > st.st_size - offset) {
+    ::close(fd);
+    return absl::DataLossError(absl::StrCat(path, " is ", st.st_size, " bytes; bytes [", offset,
+                                            ", ", offset, " + ", size, ") are missing"));
+  }
+  std::string out(static_cast<size_t>(size), '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd, &out[done], out.size() - done, offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n == 0 ? EIO : errno;
+      ::close(fd);
+      return ErrnoStatus(err, absl::StrCat("cannot read ", path));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return out;
+}
+
+std::string TempSuffix() {
+  static absl::Mutex* mu = new absl::Mutex;
+  static absl::BitGen* gen = new absl::BitGen;
+  absl::MutexLock lock(mu);
+  return absl::StrCat(".tempstate", absl::Uniform<uint64_t>(*gen));
+}
+
+absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, absl::StrCat("cannot write ", path));
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SyncParentDir(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot open directory ", dir));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  // Some filesystems cannot fsync a directory; the rename itself is done.
+  if (rc != 0 && err != EINVAL && err != EROFS) {
+    return ErrnoStatus(err, absl::StrCat("cannot sync directory ", dir));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view data) {
+  const std::string tmp = path + TempSuffix();
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot create ", tmp));
+  absl::Status status = WriteAll(fd, data, tmp);
+  if (status.ok() && ::fsync(fd) != 0)
+    status = ErrnoStatus(errno, absl::StrCat("cannot sync ", tmp));
+  if (::close(fd) != 0 && status.ok())
+    status = ErrnoStatus(errno, absl::StrCat("cannot close ", tmp));
+  if (status.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    status = ErrnoStatus(errno, absl::StrCat("cannot rename ", tmp, " to ", path));
+  }
+  if (!status.ok()) {
+    ::unlink(tmp.c_str());
+    return status;
+  }
+  return SyncParentDir(path);
+}
+
+}  // namespace checkpoint_io
+}  // namespace graphrun

@@ -1,0 +1,42 @@
+// The POSIX file operations that checkpoints need: whole and ranged reads
+// with clear statuses, and atomic replacement (temporary file beside the
+// target, fsync, rename, fsync of the directory). Stateless; thread-safe.
+#ifndef GRAPHRUN_GRAPH_CHECKPOINT_FILE_IO_H_
+#define GRAPHRUN_GRAPH_CHECKPOINT_FILE_IO_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace graphrun {
+namespace checkpoint_io {
+
+// An errno as a status: NotFound for ENOENT, PermissionDenied for EACCES,
+// else Internal; the message is "<what>: <strerror>".
+absl::Status ErrnoStatus(int err, absl::string_view what);
+
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// Bytes [offset, offset + size) of `path`. DataLoss naming the file when it
+// ends before offset + size (checked before anything is allocated).
+absl::StatusOr<std::string> ReadRange(const std::string& path, int64_t offset, int64_t size);
+
+// ".tempstate" followed by a random number: unique per call.
+std::string TempSuffix();
+
+absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path);
+
+// fsync of the directory holding `path`, so that a rename there is durable.
+absl::Status SyncParentDir(const std::string& path);
+
+// Replaces `path` with `data` atomically; on failure `path` is unchanged and
+// no temporary file is left.
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view data);
+
+}  // namespace checkpoint_io
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_GRAPH_CHECKPOINT_FILE_IO_H_

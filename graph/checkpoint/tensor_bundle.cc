@@ -1,0 +1,199 @@
+#include "graph/checkpoint/tensor_bundle.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "graph/checkpoint/crc32c.h"
+#include "graph/checkpoint/file_io.h"
+#include "graph/checkpoint/table.h"
+#include "graph/status_macros.h"
+#include "graph/types.h"
+
+namespace graphrun {
+namespace {
+
+using checkpoint_io::ErrnoStatus;
+
+std::string Quoted(absl::string_view key) { return absl::StrCat("\"", absl::CEscape(key), "\""); }
+
+}  // namespace
+
+BundleWriter::BundleWriter(std::string prefix)
+    : prefix_(std::move(prefix)), tmp_suffix_(checkpoint_io::TempSuffix()) {}
+
+BundleWriter::~BundleWriter() {
+  if (data_fd_ >= 0) ::close(data_fd_);
+  if (!finished_) RemoveTempFiles();
+}
+
+void BundleWriter::RemoveTempFiles() {
+  ::unlink((DataFilename(prefix_, 0, 1) + tmp_suffix_).c_str());
+  ::unlink((IndexFilename(prefix_) + tmp_suffix_).c_str());
+}
+
+absl::Status BundleWriter::OpenDataFile() {
+  const std::string path = DataFilename(prefix_, 0, 1) + tmp_suffix_;
+  data_fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (data_fd_ < 0) return ErrnoStatus(errno, absl::StrCat("cannot create ", path));
+  return absl::OkStatus();
+}
+
+absl::Status BundleWriter::Add(absl::string_view key, const Tensor& tensor) {
+  if (!status_.ok()) return status_;
+  if (finished_) return absl::FailedPreconditionError("BundleWriter::Add after Finish");
+  if (key.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint ", prefix_, ": the empty key is reserved for the header"));
+  }
+  if (entries_.count(std::string(key)) > 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint ", prefix_, ": duplicate key ", Quoted(key)));
+  }
+  if (!tensor.IsInitialized()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("checkpoint ", prefix_, ": tensor ", Quoted(key), " is uninitialized"));
+  }
+  absl::StatusOr<EncodedTensor> encoded = EncodeTensor(tensor);
+  if (!encoded.ok()) {
+    return WithContext(encoded.status(), absl::StrCat("saving ", Quoted(key)));
+  }
+  if (data_fd_ < 0) {
+    status_ = OpenDataFile();
+    if (!status_.ok()) return status_;
+  }
+  status_ = checkpoint_io::WriteAll(data_fd_, encoded->bytes, DataFilename(prefix_, 0, 1));
+  if (!status_.ok()) return status_;
+  BundleEntryProto& entry = entries_[std::string(key)];
+  entry.set_dtype(tensor.dtype());
+  tensor.shape().AsProto(entry.mutable_shape());
+  entry.set_shard_id(0);
+  entry.set_offset(data_size_);
+  entry.set_size(static_cast<int64_t>(encoded->bytes.size()));
+  entry.set_crc32c(crc32c::Mask(encoded->crc32c));
+  data_size_ += static_cast<int64_t>(encoded->bytes.size());
+  return absl::OkStatus();
+}
+
+absl::Status BundleWriter::Finish() {
+  if (!status_.ok()) return status_;
+  if (finished_) return absl::FailedPreconditionError("BundleWriter::Finish called twice");
+  if (data_fd_ < 0) {  // no tensors: still an (empty) data file, as TensorFlow writes
+    status_ = OpenDataFile();
+    if (!status_.ok()) return status_;
+  }
+  const std::string data_path = DataFilename(prefix_, 0, 1);
+  const std::string index_path = IndexFilename(prefix_);
+  if (::fsync(data_fd_) != 0) status_ = ErrnoStatus(errno, absl::StrCat("cannot sync ", data_path));
+  if (::close(data_fd_) != 0 && status_.ok()) {
+    status_ = ErrnoStatus(errno, absl::StrCat("cannot close ", data_path));
+  }
+  data_fd_ = -1;
+  if (!status_.ok()) return status_;
+
+  BundleHeaderProto header;
+  header.set_num_shards(1);
+  header.set_endianness(BundleHeaderProto::LITTLE);
+  header.mutable_version()->set_producer(kTensorBundleVersion);
+  TableBuilder table;
+  status_ = table.Add("", header.SerializeAsString());
+  for (const auto& [key, entry] : entries_) {
+    if (!status_.ok()) break;
+    status_ = table.Add(key, entry.SerializeAsString());
+  }
+  if (!status_.ok()) return status_;
+  const std::string index_bytes = table.Finish();
+
+  const std::string index_tmp = index_path + tmp_suffix_;
+  const int fd = ::open(index_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return status_ = ErrnoStatus(errno, absl::StrCat("cannot create ", index_tmp));
+  status_ = checkpoint_io::WriteAll(fd, index_bytes, index_tmp);
+  if (status_.ok() && ::fsync(fd) != 0) {
+    status_ = ErrnoStatus(errno, absl::StrCat("cannot sync ", index_tmp));
+  }
+  if (::close(fd) != 0 && status_.ok()) {
+    status_ = ErrnoStatus(errno, absl::StrCat("cannot close ", index_tmp));
+  }
+  if (!status_.ok()) return status_;
+  // Data first: the index is what makes a bundle visible to readers.
+  if (::rename((data_path + tmp_suffix_).c_str(), data_path.c_str()) != 0) {
+    return status_ = ErrnoStatus(errno, absl::StrCat("cannot rename into ", data_path));
+  }
+  if (::rename(index_tmp.c_str(), index_path.c_str()) != 0) {
+    return status_ = ErrnoStatus(errno, absl::StrCat("cannot rename into ", index_path));
+  }
+  finished_ = true;
+  return status_ = checkpoint_io::SyncParentDir(index_path);
+}
+
+BundleReader::BundleReader(std::string prefix, BundleIndex index)
+    : prefix_(std::move(prefix)), index_(std::move(index)) {}
+
+absl::StatusOr<std::unique_ptr<BundleReader>> BundleReader::Open(const std::string& prefix) {
+  const std::string path = IndexFilename(prefix);
+  absl::StatusOr<std::string> contents = checkpoint_io::ReadFile(path);
+  if (!contents.ok()) {
+    return WithContext(contents.status(), absl::StrCat("opening checkpoint ", prefix));
+  }
+  GR_ASSIGN_OR_RETURN(BundleIndex index, ParseBundleIndex(*contents, path));
+  return std::unique_ptr<BundleReader>(new BundleReader(prefix, std::move(index)));
+}
+
+const BundleEntryProto* BundleReader::Find(absl::string_view key) const {
+  auto it = std::lower_bound(index_.entries.begin(), index_.entries.end(), key,
+                             [](const std::pair<std::string, BundleEntryProto>& e,
+                                absl::string_view k) { return absl::string_view(e.first) < k; });
+  if (it == index_.entries.end() || it->first != key) return nullptr;
+  return &it->second;
+}
+
+std::vector<BundleTensorInfo> BundleReader::ListTensors() const {
+  std::vector<BundleTensorInfo> out;
+  for (const auto& [key, entry] : index_.entries) {
+    if (key[0] == '\0') continue;  // a slice of a partitioned tensor
+    BundleTensorInfo info;
+    info.key = key;
+    info.dtype = entry.dtype();
+    info.shape = *TensorShape::FromProto(entry.shape());  // checked at Open
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+bool BundleReader::Contains(absl::string_view key) const { return Find(key) != nullptr; }
+
+absl::StatusOr<BundleTensorInfo> BundleReader::GetInfo(absl::string_view key) const {
+  const BundleEntryProto* entry = Find(key);
+  if (entry == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("key ", Quoted(key), " not found in checkpoint ", prefix_));
+  }
+  return BundleTensorInfo{std::string(key), entry->dtype(),
+                          *TensorShape::FromProto(entry->shape())};
+}
+
+absl::StatusOr<Tensor> BundleReader::Lookup(absl::string_view key) const {
+  const BundleEntryProto* entry = Find(key);
+  if (entry == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("key ", Quoted(key), " not found in checkpoint ", prefix_));
+  }
+  if (entry->slices_size() > 0) {
+    return absl::UnimplementedError(absl::StrCat("tensor ", Quoted(key), " in checkpoint ", prefix_,
+                                                 " is partitioned into ", entry->slices_size(),
+                                                 " slices"));
+  }
+  const std::string path = DataFilename(prefix_, entry->shard_id(), index_.header.num_shards());
+  const std::string what = absl::StrCat(path, ", key ", Quoted(key));
+  absl::StatusOr<std::string> bytes =
+      checkpoint_io::ReadRange(path, entry->offset(), entry->size());
+  if (!bytes.ok()) return WithContext(bytes.status(), absl::StrCat("reading key ", Quoted(key)));
+  return DecodeTensor(*entry, index_.header.endianness() == BundleHeaderProto::BIG, *bytes, what);
+}
+
+}  // namespace graphrun

@@ -1,0 +1,194 @@
+// The activation gradients on CPU (ReluGrad, Relu6Grad, EluGrad, SeluGrad,
+// LeakyReluGrad, SoftplusGrad, SoftsignGrad, SigmoidGrad, TanhGrad), each
+// the same Eigen expression as TensorFlow's relu_op_functor.h,
+// softplus_op.h, softsign_op.h and cwise_ops.h, so that the results are the
+// same floats. The output reuses the first input's buffer when it can;
+// tensors over kParallelElements run on the intra-op pool.
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "kernels/eigen.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/op_kernel.h"
+
+namespace graphrun {
+namespace {
+
+// Output 0 = functor(a, b) for inputs 0 and 1 (rank-1 ConstTensorMaps of the
+// same number of elements).
+template <typename T, typename Functor>
+class BinaryGradOp : public OpKernel {
+ public:
+  explicit BinaryGradOp(OpKernelConstruction* ctx) : OpKernel(ctx), functor_(ctx) {
+    set_expensive(false);
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    OP_REQUIRES(ctx, a.shape() == b.shape(),
+                absl::InvalidArgumentError(
+                    absl::StrCat(def().op(), ": the two inputs must have the same shape, got ",
+                                 a.shape().DebugString(), " and ", b.shape().DebugString())));
+    // Forwarding may take input 0 away: keep what is needed first (its
+    // buffer lives on in the output). Each output element depends only on
+    // the inputs' elements at the same index, so writing in place is safe.
+    const TensorShape shape = a.shape();
+    const int64_t n = a.NumElements();
+    ConstTensorMap<T> x(a.flat<T>().data(), n);
+    ConstTensorMap<T> y(b.flat<T>().data(), n);
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, shape, &out));
+    if (n == 0) return;
+    TensorMap<T> z(out->flat<T>().data(), n);
+    const Eigen::ThreadPoolDevice* pool = ctx->device()->eigen_cpu_device();
+    if (pool != nullptr && n > kParallelElements) {
+      z.device(*pool) = functor_(x, y);
+    } else {
+      z = functor_(x, y);
+    }
+  }
+
+ private:
+  Functor functor_;
+};
+
+// Functors for the attr-less grads: nothing to read at construction.
+struct NoAttrs {
+  explicit NoAttrs(OpKernelConstruction*) {}
+};
+
+// gradients * (features > 0).
+struct ReluGrad : NoAttrs {
+  using NoAttrs::NoAttrs;
+  template <typename X>
+  auto operator()(const X& g, const X& f) const {
+    using T = typename X::Scalar;
+    return g * (f > static_cast<T>(0)).template cast<T>();
+  }
+};
+
+// gradients * (0 < features < 6).
+struct Relu6Grad : NoAttrs {
+  using NoAttrs::NoAttrs;
+  template <typename X>
+  auto operator()(const X& g, const X& f) const {
+    using T = typename X::Scalar;
+    return g * ((f > static_cast<T>(0)).template cast<T>() *
+                (f < static_cast<T>(6)).template cast<T>());
+  }
+};
+
+// From Elu's outputs: gradients * (outputs + 1) where outputs < 0.
+struct EluGrad : NoAttrs {
+  using NoAttrs::NoAttrs;
+  template <typename X>
+  auto operator()(const X& g, const X& y) const {
+    using T = typename X::Scalar;
+    return (y < static_cast<T>(0)).select((y + static_cast<T>(1)) * g, g);
+  }
+};
+
+// From Selu's outputs, with TensorFlow's constants.
+struct SeluGrad : NoAttrs {
+  using NoAttrs::NoAttrs;
+  template <typename X>
+  auto operator()(const X& g, const X& y) const {
+    using T = typename X::Scalar;
+    const T scale = static_cast<T>(1.0507009873554804934193349852946);
+    const T scale_alpha = static_cast<T>(1.7580993408473768599402175208123);
+    return (y < static_cast<T>(0)).select(g * (y + scale_alpha), g * scale);
+  }
+};
+
+// gradients / (exp(-features) + 1).
+struct SoftplusGrad : NoAttrs {
+  using NoAttrs::NoAttrs;
+  template <typename X>
+  auto operator()(const X& g, const X& f) const {
+    using T = typename X::Scalar;
+    return g / ((-f).exp() + f.constant(static_cast<T>(1)));
+  }
+};
+
+// gradients / (|features| + 1)^2.
+struct SoftsignGrad : NoAttrs {
+  using NoAttrs::NoAttrs;
+  template <typename X>
+  auto operator()(const X& g, const X& f) const {
+    using T = typename X::Scalar;
+    return g / (f.abs() + f.constant(static_cast<T>(1))).square();
+  }
+};
+
+// SigmoidGrad(y, dy) = dy * (y * (1 - y)): the association of TensorFlow's
+// packet path (scalar_sigmoid_gradient_op::packetOp), which computes all
+// but a ragged tail.
+struct SigmoidGrad : NoAttrs {
+  using NoAttrs::NoAttrs;
+  template <typename X>
+  auto operator()(const X& y, const X& dy) const {
+    using T = typename X::Scalar;
+    return dy * (y * (y.constant(static_cast<T>(1)) - y));
+  }
+};
+
+// TanhGrad(y, dy) = dy * (1 - y * y).
+struct TanhGrad : NoAttrs {
+  using NoAttrs::NoAttrs;
+  template <typename X>
+  auto operator()(const X& y, const X& dy) const {
+    using T = typename X::Scalar;
+    return dy * (y.constant(static_cast<T>(1)) - y * y);
+  }
+};
+
+// gradients where features > 0, else gradients * alpha.
+template <typename T>
+class LeakyReluGrad {
+ public:
+  explicit LeakyReluGrad(OpKernelConstruction* ctx) {
+    float alpha = 0.2f;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("alpha", &alpha));
+    alpha_ = static_cast<T>(alpha);
+  }
+
+  template <typename X>
+  auto operator()(const X& g, const X& f) const {
+    return (f > static_cast<T>(0)).select(g, g * alpha_);
+  }
+
+ private:
+  T alpha_ = static_cast<T>(0.2f);
+};
+
+#define REGISTER_GRAD(op, T, functor)                                             \
+  REGISTER_KERNEL(KernelDefBuilder(op).Device(kDeviceCpu).TypeConstraint<T>("T"), \
+                  BinaryGradOp<T, functor>)
+
+#define REGISTER_FLOAT_GRADS(T)                        \
+  REGISTER_GRAD("ReluGrad", T, ReluGrad);              \
+  REGISTER_GRAD("Relu6Grad", T, Relu6Grad);            \
+  REGISTER_GRAD("EluGrad", T, EluGrad);                \
+  REGISTER_GRAD("SeluGrad", T, SeluGrad);              \
+  REGISTER_GRAD("LeakyReluGrad", T, LeakyReluGrad<T>); \
+  REGISTER_GRAD("SoftplusGrad", T, SoftplusGrad);      \
+  REGISTER_GRAD("SoftsignGrad", T, SoftsignGrad);      \
+  REGISTER_GRAD("SigmoidGrad", T, SigmoidGrad);        \
+  REGISTER_GRAD("TanhGrad", T, TanhGrad)
+
+REGISTER_FLOAT_GRADS(float);
+REGISTER_FLOAT_GRADS(double);
+REGISTER_FLOAT_GRADS(half);
+REGISTER_FLOAT_GRADS(bfloat16);
+REGISTER_GRAD("ReluGrad", int32_t, ReluGrad);
+REGISTER_GRAD("ReluGrad", int64_t, ReluGrad);
+REGISTER_GRAD("Relu6Grad", int32_t, Relu6Grad);
+REGISTER_GRAD("Relu6Grad", int64_t, Relu6Grad);
+
+#undef REGISTER_FLOAT_GRADS
+#undef REGISTER_GRAD
+
+}  // namespace
+}  // namespace graphrun

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `graphrun train` on TensorFlow v1 training graphs (tests/fixtures/training,
+# written by make_training_fixtures.py with TensorFlow): restored from
+# TensorFlow's checkpoint, 20 steps give TensorFlow's losses and final
+# variables (rtol 1e-5), in a checkpoint TensorFlow's format holds; bad
+# input fails naming what is wrong.
+set -uo pipefail
+GRAPHRUN="$1"
+ALLCLOSE="$2"
+CKPT_TO_NPY="$3"
+F="$(dirname "$4")"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+
+source "$(dirname "$0")/check_lib.sh"
+
+train() {  # CASE OUT [more flags]: 20 steps from TensorFlow's initial checkpoint
+  local c="$1" out="$2"
+  shift 2
+  "$GRAPHRUN" train "$F/$c.pbtxt" --restore "$F/${c}_init.ckpt" --train train --steps 20 \
+    --feed_steps "x=$F/${c}_x.npy" --feed_steps "y=$F/${c}_y.npy" --fetch loss \
+    --out "$out" --quiet "$@"
+}
+
+for c in mlp_sgd mlp_momentum mlp_adam; do
+  out="$tmp/$c"
+  train "$c" "$out" --save "$out/model.ckpt" 2> "$tmp/$c.err"
+  check "$c: train exits 0" test $? -eq 0
+  check "$c: losses are TensorFlow's" "$ALLCLOSE" "$out/loss.npy" "$F/${c}_loss.npy" 1e-5
+  check "$c: loss curve csv" grep -q '^19,' "$out/loss.csv"
+  check "$c: loss curve picture" grep -q '<polyline' "$out/loss.svg"
+  check "$c: checkpoint state file" grep -q 'model_checkpoint_path: "model.ckpt"' "$out/checkpoint"
+  n=0
+  for want in "$F/${c}_final__"*.npy; do
+    key="$(basename "$want" .npy)"
+    key="${key#${c}_final__}"
+    key="${key//__//}"
+    check "$c: saved $key" "$CKPT_TO_NPY" "$out/model.ckpt" "$key" "$tmp/got.npy"
+    check "$c: $key is TensorFlow's" "$ALLCLOSE" "$tmp/got.npy" "$want" 1e-5
+    n=$((n + 1))
+  done
+  check "$c: every variable compared" test "$n" -ge 4
+done
+
+# graphrun's checkpoint restores into graphrun: the Adam run's checkpoint,
+# restored and saved again with no step between, still holds TensorFlow's
+# final values.
+out="$tmp/again"
+"$GRAPHRUN" train "$F/mlp_adam.pbtxt" --restore "$tmp/mlp_adam" --train train --steps 0 \
+  --save "$out/model.ckpt" --quiet
+check "restore from graphrun's checkpoint directory" test $? -eq 0
+for want in "$F/mlp_adam_final__"*.npy; do
+  key="$(basename "$want" .npy)"
+  key="${key#mlp_adam_final__}"
+  key="${key//__//}"
+  "$CKPT_TO_NPY" "$out/model.ckpt" "$key" "$tmp/got.npy"
+  check "round trip: $key is TensorFlow's" "$ALLCLOSE" "$tmp/got.npy" "$want" 1e-5
+done
+
+# Bad input: each fails (exit 1) naming what is wrong, and writes nothing.
+err="$("$GRAPHRUN" train "$F/mlp_sgd.pbtxt" --restore "$F/mlp_sgd_init.ckpt" --train nosuch \
+  --steps 1 2>&1)"
+check "missing train op exits 1" test $? -eq 1
+check "missing train op named" grep -q "op 'nosuch' is not in" <<<"$err"
+
+err="$(train mlp_adam "$tmp/bad1" --restore "$F/mlp_sgd_init.ckpt" 2>&1)"
+check "restore with a missing key exits 1" test $? -eq 1
+check "missing key named with the checkpoint" grep -q "mlp_sgd_init.ckpt" <<<"$err"
+
+cp "$F/mlp_sgd_init.ckpt.index" "$tmp/corrupt.ckpt.index"
+head -c 100 "$F/mlp_sgd_init.ckpt.data-00000-of-00001" > "$tmp/corrupt.ckpt.data-00000-of-00001"
+err="$(train mlp_sgd "$tmp/bad2" --restore "$tmp/corrupt.ckpt" 2>&1)"
+check "truncated checkpoint exits 1" test $? -eq 1
+check "truncated checkpoint named" grep -q "corrupt.ckpt" <<<"$err"
+
+err="$(train mlp_sgd "$tmp/bad3" --save /dev/null/model.ckpt 2>&1)"
+check "unwritable save exits 1" test $? -eq 1
+check "unwritable save named" grep -q "/dev/null/model.ckpt" <<<"$err"
+
+"$GRAPHRUN" train "$F/mlp_sgd.pbtxt" --restore "$F/mlp_sgd_init.ckpt" --train train \
+  --steps 30 --feed_steps "x=$F/mlp_sgd_x.npy" --feed_steps "y=$F/mlp_sgd_y.npy" \
+  > /dev/null 2> "$tmp/short.err"
+check "too few batches exits 1" test $? -eq 1
+check "too few batches named" grep -q "leading step axis of at least --steps=30" "$tmp/short.err"
+
+finish

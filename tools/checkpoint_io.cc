@@ -1,0 +1,170 @@
+#include "tools/checkpoint_io.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/checkpoint/checkpoint_state.h"
+#include "graph/checkpoint/tensor_bundle.h"
+#include "graph/status_macros.h"
+#include "graph/tensor_shape.h"
+
+namespace graphrun {
+namespace {
+
+struct Variable {
+  std::string name;
+  bool resource = false;
+  DataType dtype = DT_INVALID;
+  PartialShape shape;
+};
+
+absl::StatusOr<std::vector<Variable>> Variables(const GraphDef& graph) {
+  std::vector<Variable> out;
+  for (const NodeDef& n : graph.node()) {
+    if (n.op() != "VariableV2" && n.op() != "VarHandleOp") continue;
+    Variable v;
+    v.name = n.name();
+    v.resource = n.op() == "VarHandleOp";
+    auto dtype = n.attr().find("dtype");
+    if (dtype == n.attr().end()) {
+      return absl::InvalidArgumentError(absl::StrCat("variable ", n.name(), " has no dtype"));
+    }
+    v.dtype = dtype->second.type();
+    auto shape = n.attr().find("shape");
+    if (shape != n.attr().end()) {
+      absl::StatusOr<PartialShape> s = PartialShape::FromProto(shape->second.shape());
+      if (s.ok()) v.shape = *s;
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+NodeDef* AddNode(GraphDef* g, const std::string& name, const std::string& op,
+                 std::vector<std::string> inputs) {
+  NodeDef* n = g->add_node();
+  n->set_name(name);
+  n->set_op(op);
+  for (std::string& in : inputs) n->add_input(std::move(in));
+  return n;
+}
+
+// Adds `nodes` to the session's graph once per session and kind.
+absl::Status ExtendOnce(Session* session, const std::string& kind, const GraphDef& nodes) {
+  static std::mutex mu;
+  static auto* done = new std::set<std::pair<Session*, std::string>>();
+  std::lock_guard<std::mutex> lock(mu);
+  if (done->count({session, kind}) > 0 || nodes.node_size() == 0) return absl::OkStatus();
+  GR_RETURN_IF_ERROR(session->Extend(nodes));
+  done->insert({session, kind});
+  return absl::OkStatus();
+}
+
+std::string Dirname(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+std::string Basename(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
+                                  const std::string& prefix) {
+  GR_ASSIGN_OR_RETURN(std::vector<Variable> vars, Variables(graph));
+  GraphDef nodes;
+  std::vector<std::string> fetches;
+  for (const Variable& v : vars) {
+    if (!v.resource) {
+      fetches.push_back(v.name);
+      continue;
+    }
+    const std::string read = absl::StrCat("graphrun_save/", v.name);
+    NodeDef* n = AddNode(&nodes, read, "ReadVariableOp", {v.name});
+    (*n->mutable_attr())["dtype"].set_type(v.dtype);
+    fetches.push_back(read);
+  }
+  GR_RETURN_IF_ERROR(ExtendOnce(session, "save", nodes));
+  std::vector<Tensor> values;
+  if (!fetches.empty()) {
+    absl::Status s = session->Run({}, fetches, {}, &values);
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("saving ", prefix, ": ", s.message()));
+    }
+  }
+  BundleWriter writer(prefix);
+  for (size_t i = 0; i < vars.size(); ++i) {
+    GR_RETURN_IF_ERROR(writer.Add(vars[i].name, values[i]));
+  }
+  GR_RETURN_IF_ERROR(writer.Finish());
+  // Point the directory's `checkpoint` file at it, as TensorFlow's Saver does.
+  const std::string dir = Dirname(prefix);
+  CheckpointState state;
+  absl::StatusOr<CheckpointState> old = ReadCheckpointState(dir);
+  if (old.ok()) state = *old;
+  const std::string name = Basename(prefix);
+  state.set_model_checkpoint_path(name);
+  std::vector<std::string> all(state.all_model_checkpoint_paths().begin(),
+                               state.all_model_checkpoint_paths().end());
+  all.erase(std::remove(all.begin(), all.end(), name), all.end());
+  all.push_back(name);
+  state.clear_all_model_checkpoint_paths();
+  for (const std::string& p : all) state.add_all_model_checkpoint_paths(p);
+  GR_RETURN_IF_ERROR(WriteCheckpointState(dir, state));
+  return static_cast<int>(vars.size());
+}
+
+absl::StatusOr<int> RestoreVariables(const GraphDef& graph, Session* session,
+                                     const std::string& prefix_or_dir) {
+  std::string prefix = prefix_or_dir;
+  struct stat st;
+  if (stat(prefix.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    GR_ASSIGN_OR_RETURN(prefix, LatestCheckpoint(prefix));
+  }
+  GR_ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> reader, BundleReader::Open(prefix));
+  GR_ASSIGN_OR_RETURN(std::vector<Variable> vars, Variables(graph));
+  GraphDef nodes;
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::string> targets;
+  for (const Variable& v : vars) {
+    GR_ASSIGN_OR_RETURN(Tensor value, reader->Lookup(v.name));
+    if (value.dtype() != v.dtype || !v.shape.IsCompatibleWith(value.shape())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "checkpoint ", prefix, " holds ", v.name, " as ", DataTypeString(value.dtype()), " ",
+          value.shape().DebugString(), "; the graph's variable ", v.name, " is ",
+          DataTypeString(v.dtype), " ", v.shape.DebugString()));
+    }
+    const std::string base = absl::StrCat("graphrun_restore/", v.name);
+    NodeDef* value_node = AddNode(&nodes, base + "/value", "Placeholder", {});
+    (*value_node->mutable_attr())["dtype"].set_type(v.dtype);
+    if (v.resource) {
+      NodeDef* assign = AddNode(&nodes, base, "AssignVariableOp", {v.name, base + "/value"});
+      (*assign->mutable_attr())["dtype"].set_type(v.dtype);
+      (*assign->mutable_attr())["validate_shape"].set_b(true);
+    } else {
+      NodeDef* assign = AddNode(&nodes, base, "Assign", {v.name, base + "/value"});
+      (*assign->mutable_attr())["T"].set_type(v.dtype);
+    }
+    feeds.emplace_back(base + "/value", std::move(value));
+    targets.push_back(base);
+  }
+  GR_RETURN_IF_ERROR(ExtendOnce(session, "restore", nodes));
+  if (!targets.empty()) {
+    std::vector<Tensor> unused;
+    absl::Status s = session->Run(feeds, {}, targets, &unused);
+    if (!s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("restoring ", prefix, ": ", s.message()));
+    }
+  }
+  return static_cast<int>(vars.size());
+}
+
+}  // namespace graphrun

@@ -1,0 +1,34 @@
+// Saving and restoring a session's variables as a TensorFlow V2 checkpoint,
+// keyed as TensorFlow's v1 Saver keys them (the variable op's name), for
+// `graphrun train --save/--restore`. The session's graph gains, on first
+// use, the read and assign nodes this needs (named "graphrun_save/..." and
+// "graphrun_restore/...").
+#ifndef GRAPHRUN_TOOLS_CHECKPOINT_IO_H_
+#define GRAPHRUN_TOOLS_CHECKPOINT_IO_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "graph/protos/graph.pb.h"
+#include "runtime/session.h"
+
+namespace graphrun {
+
+// Writes every variable of `graph` (VariableV2, VarHandleOp) to PREFIX.index
+// and PREFIX.data-00000-of-00001 (written beside and renamed: a save killed
+// midway leaves what was there), and points PREFIX's directory's
+// `checkpoint` file at it. Returns how many variables were saved.
+absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
+                                  const std::string& prefix);
+
+// Assigns every variable of `graph` its value in the checkpoint at PREFIX
+// (or the newest checkpoint named by PREFIX's `checkpoint` file when PREFIX
+// is a directory). NotFound naming the key and the checkpoint when one is
+// missing; InvalidArgument naming the variable when the dtype or shape
+// differs. Returns how many variables were restored.
+absl::StatusOr<int> RestoreVariables(const GraphDef& graph, Session* session,
+                                     const std::string& prefix);
+
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_TOOLS_CHECKPOINT_IO_H_

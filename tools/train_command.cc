@@ -1,0 +1,285 @@
+#include "tools/train_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "graph/graph_io.h"
+#include "graph/npy.h"
+#include "graph/status_macros.h"
+#include "tools/checkpoint_io.h"
+
+namespace graphrun {
+namespace {
+
+std::atomic<bool> interrupted{false};
+extern "C" void OnInterrupt(int) { interrupted.store(true); }
+
+int Fail(const absl::Status& s) {
+  std::fprintf(stderr, "graphrun train: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+// [N, ...] from N tensors of one dtype and shape.
+absl::StatusOr<Tensor> Stack(const std::vector<Tensor>& steps, const std::string& fetch) {
+  const Tensor& first = steps.front();
+  TensorShape shape({static_cast<int64_t>(steps.size())});
+  for (int d = 0; d < first.dims(); ++d) shape.AddDim(first.dim_size(d));
+  Tensor out(first.dtype(), shape);
+  const size_t bytes = first.TotalBytes();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].dtype() != first.dtype() || steps[i].shape() != first.shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "fetch ", fetch, " changed shape between steps: ", first.shape().DebugString(),
+          " at step 0, ", steps[i].shape().DebugString(), " at step ", i,
+          "; it cannot be stacked"));
+    }
+    if (first.dtype() == DT_STRING) {
+      for (int64_t k = 0; k < first.NumElements(); ++k) {
+        out.flat<std::string>()[i * first.NumElements() + k] = steps[i].flat<std::string>()[k];
+      }
+    } else if (bytes > 0) {
+      std::memcpy(static_cast<char*>(out.raw_data()) + i * bytes, steps[i].raw_data(), bytes);
+    }
+  }
+  return out;
+}
+
+// Slice `step` of a --feed_steps tensor, without its leading axis.
+absl::StatusOr<Tensor> StepSlice(const Tensor& t, int64_t step) {
+  TensorShape row = t.shape();
+  row.RemoveDim(0);
+  return t.Slice(step, step + 1).Reshaped(row);
+}
+
+double ScalarValue(const Tensor& t) {
+  switch (t.dtype()) {
+    case DT_FLOAT: return t.flat<float>()[0];
+    case DT_DOUBLE: return t.flat<double>()[0];
+    case DT_INT32: return t.flat<int32_t>()[0];
+    case DT_INT64: return static_cast<double>(t.flat<int64_t>()[0]);
+    default: return 0;
+  }
+}
+
+bool IsScalarNumber(const Tensor& t) {
+  return t.NumElements() == 1 &&
+         (t.dtype() == DT_FLOAT || t.dtype() == DT_DOUBLE || t.dtype() == DT_INT32 ||
+          t.dtype() == DT_INT64);
+}
+
+// A line chart of `values` by step, as SVG.
+std::string LossSvg(const std::string& title, const std::vector<double>& values) {
+  constexpr double kW = 640, kH = 360, kLeft = 70, kRight = 20, kTop = 30, kBottom = 40;
+  double lo = *std::min_element(values.begin(), values.end());
+  double hi = *std::max_element(values.begin(), values.end());
+  if (hi == lo) hi = lo + 1;
+  const double n = std::max<double>(1, values.size() - 1);
+  auto x = [&](size_t i) { return kLeft + (kW - kLeft - kRight) * i / n; };
+  auto y = [&](double v) { return kTop + (kH - kTop - kBottom) * (hi - v) / (hi - lo); };
+  std::string svg = absl::StrFormat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+      "<text x=\"%g\" y=\"18\">%s by step</text>\n"
+      "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n"
+      "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n"
+      "<text x=\"4\" y=\"%g\">%.4g</text>\n<text x=\"4\" y=\"%g\">%.4g</text>\n"
+      "<text x=\"%g\" y=\"%g\">0</text>\n<text x=\"%g\" y=\"%g\">%d</text>\n",
+      static_cast<int>(kW), static_cast<int>(kH), kLeft, title, kLeft, kTop, kLeft, kH - kBottom,
+      kLeft, kH - kBottom, kW - kRight, kTop + 4, hi, kH - kBottom, lo, kLeft, kH - kBottom + 16,
+      kW - kRight - 20, kH - kBottom + 16, static_cast<int>(values.size()) - 1);
+  svg += "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"";
+  for (size_t i = 0; i < values.size(); ++i) {
+    absl::StrAppend(&svg, i ? " " : "", absl::StrFormat("%.1f,%.1f", x(i), y(values[i])));
+  }
+  svg += "\"/>\n</svg>\n";
+  return svg;
+}
+
+absl::Status WriteLossCurve(const std::string& dir, const std::string& fetch,
+                            const std::vector<double>& values) {
+  std::string csv = absl::StrCat("step,", fetch, "\n");
+  for (size_t i = 0; i < values.size(); ++i) {
+    absl::StrAppend(&csv, i, ",", absl::StrFormat("%.9g", values[i]), "\n");
+  }
+  GR_RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(dir, "/loss.csv"), csv));
+  return WriteFileAtomically(absl::StrCat(dir, "/loss.svg"), LossSvg(fetch, values));
+}
+
+}  // namespace
+
+int TrainCommand(const TrainCommandArgs& args) {
+  const RunCommandArgs& run = args.run;
+  if (args.train_op.empty()) {
+    return Fail(absl::InvalidArgumentError("give the train op: --train OP"));
+  }
+  if (run.steps < 0) return Fail(absl::InvalidArgumentError("--steps must be >= 0"));
+  if (args.save_every < 0) return Fail(absl::InvalidArgumentError("--save_every must be >= 0"));
+  if (args.save_every > 0 && args.save.empty()) {
+    return Fail(absl::InvalidArgumentError("--save_every needs --save PREFIX"));
+  }
+  if (!args.restore.empty() && !args.init_ops.empty()) {
+    return Fail(absl::InvalidArgumentError(
+        "--restore and --init both set the variables: give one"));
+  }
+  absl::StatusOr<GraphDef> graph = ReadGraphDefFile(run.graph);
+  if (!graph.ok()) return Fail(graph.status());
+  for (const std::string& op : [&] {
+         std::vector<std::string> ops = args.init_ops;
+         ops.push_back(args.train_op);
+         return ops;
+       }()) {
+    const bool found = std::any_of(graph->node().begin(), graph->node().end(),
+                                   [&](const NodeDef& n) { return n.name() == op; });
+    if (!found) {
+      return Fail(absl::NotFoundError(absl::StrCat("op '", op, "' is not in ", run.graph)));
+    }
+  }
+
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const std::string& f : run.feeds) {
+    auto feed = ReadFeedFlag(f);
+    if (!feed.ok()) return Fail(feed.status());
+    feeds.push_back(*std::move(feed));
+  }
+  std::vector<std::pair<std::string, Tensor>> step_feeds;
+  for (const std::string& f : args.feed_steps) {
+    auto feed = ReadFeedFlag(f);
+    if (!feed.ok()) return Fail(feed.status());
+    if (feed->second.dims() == 0 || feed->second.dim_size(0) < run.steps) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "--feed_steps ", f, ": needs a leading step axis of at least --steps=", run.steps,
+          ", has shape ", feed->second.shape().DebugString())));
+    }
+    step_feeds.push_back(*std::move(feed));
+  }
+  std::vector<std::string> out_paths;
+  if (!run.out_dir.empty()) {
+    absl::Status s = PrepareOutDir(run.out_dir);
+    if (!s.ok()) return Fail(s);
+    for (const std::string& f : run.fetches) {
+      out_paths.push_back(absl::StrCat(run.out_dir, "/", FetchFileName(f)));
+    }
+  }
+
+  if (!args.save.empty()) {
+    // The checkpoint's directory, checked (and made) before any step runs.
+    const size_t slash = args.save.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : args.save.substr(0, slash);
+    absl::Status s = PrepareOutDir(dir.empty() ? "/" : dir);
+    if (!s.ok()) {
+      return Fail(absl::Status(s.code(), absl::StrCat("--save ", args.save, ": ", s.message())));
+    }
+  }
+  absl::StatusOr<RunSession> made = NewRunSession(run, *graph);
+  if (!made.ok()) return Fail(made.status());
+  Session* session = made->session.get();
+  std::vector<Tensor> outputs;
+  if (!args.init_ops.empty()) {
+    absl::Status s = session->Run(feeds, {}, args.init_ops, &outputs);
+    if (!s.ok()) return Fail(absl::Status(s.code(), absl::StrCat("--init: ", s.message())));
+  }
+  if (!args.restore.empty()) {
+    absl::StatusOr<int> restored = RestoreVariables(*graph, session, args.restore);
+    if (!restored.ok()) return Fail(restored.status());
+    if (!run.quiet) {
+      std::cout << "restored " << *restored << " variable(s) from " << args.restore << "\n";
+    }
+  }
+
+  std::signal(SIGINT, OnInterrupt);
+  const bool tty = isatty(fileno(stderr));
+  std::vector<std::vector<Tensor>> fetched(run.fetches.size());
+  std::vector<double> curve;
+  const bool has_curve = !run.fetches.empty();
+  const auto start = std::chrono::steady_clock::now();
+  auto last_report = start;
+  int done = 0;
+  auto save = [&](int step) -> absl::Status {
+    GR_ASSIGN_OR_RETURN(int saved, SaveVariables(*graph, session, args.save));
+    if (!run.quiet && !tty) {
+      std::cout << "step " << step << ": saved " << saved << " variable(s) to " << args.save
+                << "\n";
+    }
+    return absl::OkStatus();
+  };
+  for (int step = 0; step < run.steps && !interrupted.load(); ++step) {
+    std::vector<std::pair<std::string, Tensor>> step_in = feeds;
+    for (const auto& [name, t] : step_feeds) {
+      absl::StatusOr<Tensor> slice = StepSlice(t, step);
+      if (!slice.ok()) return Fail(slice.status());
+      step_in.emplace_back(name, *std::move(slice));
+    }
+    absl::Status s = session->Run(step_in, run.fetches, {args.train_op}, &outputs);
+    if (!s.ok()) {
+      if (tty) std::fputc('\n', stderr);
+      return Fail(absl::Status(s.code(), absl::StrCat("step ", step, ": ", s.message())));
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) fetched[i].push_back(outputs[i]);
+    if (has_curve && IsScalarNumber(outputs[0])) curve.push_back(ScalarValue(outputs[0]));
+    done = step + 1;
+    const auto now = std::chrono::steady_clock::now();
+    if (tty && (done == run.steps || now - last_report > std::chrono::milliseconds(200))) {
+      last_report = now;
+      const double secs = std::chrono::duration<double>(now - start).count();
+      std::string line = absl::StrFormat("\rstep %d/%d  %.1f steps/s", done, run.steps,
+                                         done / std::max(secs, 1e-9));
+      if (!curve.empty()) absl::StrAppend(&line, "  ", run.fetches[0], " ", curve.back());
+      std::fputs(line.c_str(), stderr);
+      std::fflush(stderr);
+    }
+    if (args.save_every > 0 && done % args.save_every == 0 && done != run.steps) {
+      absl::Status saved = save(done);
+      if (!saved.ok()) return Fail(saved);
+    }
+  }
+  if (tty) std::fputc('\n', stderr);
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!args.save.empty()) {
+    absl::Status saved = save(done);
+    if (!saved.ok()) return Fail(saved);
+  }
+  for (size_t i = 0; i < run.fetches.size() && done > 0; ++i) {
+    absl::StatusOr<Tensor> stacked = Stack(fetched[i], run.fetches[i]);
+    if (!stacked.ok()) return Fail(stacked.status());
+    if (!run.quiet) {
+      std::cout << run.fetches[i] << ": " << Summary(fetched[i].back()) << " (step " << done - 1
+                << ")\n";
+    }
+    if (!out_paths.empty()) {
+      absl::Status s = WriteNpyFile(out_paths[i], *stacked);
+      if (!s.ok()) return Fail(s);
+    }
+  }
+  if (!run.out_dir.empty() && curve.size() == static_cast<size_t>(done) && done > 0) {
+    absl::Status s = WriteLossCurve(run.out_dir, run.fetches[0], curve);
+    if (!s.ok()) return Fail(s);
+  }
+  if (!run.quiet) {
+    std::cout << absl::StrFormat("%d steps in %.3f s: %.1f steps/s\n", done, total_s,
+                                 done / std::max(total_s, 1e-9));
+    if (!args.save.empty()) std::cout << "saved checkpoint " << args.save << "\n";
+  }
+  if (interrupted.load()) {
+    std::fprintf(stderr, "graphrun train: interrupted after step %d\n", done);
+    return 130;
+  }
+  return 0;
+}
+
+}  // namespace graphrun

@@ -1,0 +1,33 @@
+// `graphrun train`: runs a TensorFlow training graph for N steps in a
+// Session whose variables persist from step to step: an initializer or a
+// checkpoint first, then the train op with each step's feeds, the fetches
+// stacked over the steps, a loss curve, and checkpoints TensorFlow reads.
+#ifndef GRAPHRUN_TOOLS_TRAIN_COMMAND_H_
+#define GRAPHRUN_TOOLS_TRAIN_COMMAND_H_
+
+#include <string>
+#include <vector>
+
+#include "tools/run_command.h"
+
+namespace graphrun {
+
+struct TrainCommandArgs {
+  // The graph, --feed (the same every step), --fetch, --out, --steps and
+  // every session option, as `graphrun run` takes them.
+  RunCommandArgs run;
+  std::vector<std::string> init_ops;    // --init: run once before the steps
+  std::string train_op;                 // --train: run every step
+  std::vector<std::string> feed_steps;  // NAME=FILE.npy; step i feeds slice i
+  std::string restore;                  // --restore PREFIX: a V2 checkpoint
+  std::string save;                     // --save PREFIX: after the last step
+  int save_every = 0;                   // --save_every K: also every K steps
+};
+
+// Returns the process exit status: 0 ok, 1 failure, 130 interrupted (the
+// step in flight finished and the checkpoint was saved).
+int TrainCommand(const TrainCommandArgs& args);
+
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_TOOLS_TRAIN_COMMAND_H_
