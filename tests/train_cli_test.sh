@@ -56,6 +56,27 @@ for want in "$F/mlp_adam_final__"*.npy; do
   check "round trip: $key is TensorFlow's" "$ALLCLOSE" "$tmp/got.npy" "$want" 1e-5
 done
 
+# --init runs the graph's own initializer: TensorFlow's initial values, bit
+# for bit (its seeded RandomUniform), so 20 steps from it give TensorFlow's
+# losses too.
+for c in mlp_sgd mlp_adam; do
+  out="$tmp/init_$c"
+  "$GRAPHRUN" train "$F/$c.pbtxt" --init init --train train --steps 0 \
+    --save "$out/init.ckpt" --quiet
+  check "$c: --init" test $? -eq 0
+  for key in mlp/w1 mlp/b1 mlp/w2 mlp/b2; do
+    "$CKPT_TO_NPY" "$out/init.ckpt" "$key" "$tmp/got.npy"
+    "$CKPT_TO_NPY" "$F/${c}_init.ckpt" "$key" "$tmp/want.npy"
+    check "$c: initial $key is TensorFlow's bit for bit" "$ALLCLOSE" "$tmp/got.npy" \
+      "$tmp/want.npy" 0
+  done
+done
+"$GRAPHRUN" train "$F/mlp_sgd.pbtxt" --init init --train train --steps 20 \
+  --feed_steps "x=$F/mlp_sgd_x.npy" --feed_steps "y=$F/mlp_sgd_y.npy" --fetch loss \
+  --out "$tmp/from_init" --quiet
+check "from --init: losses are TensorFlow's" "$ALLCLOSE" "$tmp/from_init/loss.npy" \
+  "$F/mlp_sgd_loss.npy" 1e-5
+
 # Bad input: each fails (exit 1) naming what is wrong, and writes nothing.
 err="$("$GRAPHRUN" train "$F/mlp_sgd.pbtxt" --restore "$F/mlp_sgd_init.ckpt" --train nosuch \
   --steps 1 2>&1)"

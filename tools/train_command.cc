@@ -90,18 +90,23 @@ std::string LossSvg(const std::string& title, const std::vector<double>& values)
   const double n = std::max<double>(1, values.size() - 1);
   auto x = [&](size_t i) { return kLeft + (kW - kLeft - kRight) * i / n; };
   auto y = [&](double v) { return kTop + (kH - kTop - kBottom) * (hi - v) / (hi - lo); };
-  std::string svg = absl::StrFormat(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-      "<text x=\"%g\" y=\"18\">%s by step</text>\n"
-      "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n"
-      "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"black\"/>\n"
-      "<text x=\"4\" y=\"%g\">%.4g</text>\n<text x=\"4\" y=\"%g\">%.4g</text>\n"
-      "<text x=\"%g\" y=\"%g\">0</text>\n<text x=\"%g\" y=\"%g\">%d</text>\n",
-      static_cast<int>(kW), static_cast<int>(kH), kLeft, title, kLeft, kTop, kLeft, kH - kBottom,
-      kLeft, kH - kBottom, kW - kRight, kTop + 4, hi, kH - kBottom, lo, kLeft, kH - kBottom + 16,
-      kW - kRight - 20, kH - kBottom + 16, static_cast<int>(values.size()) - 1);
+  auto num = [](double v) { return absl::StrFormat("%.1f", v); };
+  const double x0 = kLeft, x1 = kW - kRight, y0 = kTop, y1 = kH - kBottom;
+  std::string svg = absl::StrCat(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"", kW, "\" height=\"", kH,
+      "\" font-family=\"sans-serif\" font-size=\"12\">\n",
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      "<text x=\"", x0, "\" y=\"18\">", title, " by step</text>\n",
+      // The axes: value on the left, step along the bottom.
+      "<line x1=\"", x0, "\" y1=\"", y0, "\" x2=\"", x0, "\" y2=\"", y1,
+      "\" stroke=\"black\"/>\n",
+      "<line x1=\"", x0, "\" y1=\"", y1, "\" x2=\"", x1, "\" y2=\"", y1,
+      "\" stroke=\"black\"/>\n",
+      "<text x=\"4\" y=\"", num(y0 + 4), "\">", absl::StrFormat("%.4g", hi), "</text>\n",
+      "<text x=\"4\" y=\"", num(y1), "\">", absl::StrFormat("%.4g", lo), "</text>\n",
+      "<text x=\"", x0, "\" y=\"", num(y1 + 16), "\">0</text>\n",
+      "<text x=\"", num(x1 - 20), "\" y=\"", num(y1 + 16), "\">", values.size() - 1,
+      "</text>\n");
   svg += "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" points=\"";
   for (size_t i = 0; i < values.size(); ++i) {
     absl::StrAppend(&svg, i ? " " : "", absl::StrFormat("%.1f,%.1f", x(i), y(values[i])));
@@ -209,9 +214,10 @@ int TrainCommand(const TrainCommandArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   auto last_report = start;
   int done = 0;
-  auto save = [&](int step) -> absl::Status {
+  std::vector<double> step_ms;
+  auto save = [&](int step, bool periodic) -> absl::Status {
     GR_ASSIGN_OR_RETURN(int saved, SaveVariables(*graph, session, args.save));
-    if (!run.quiet && !tty) {
+    if (periodic && !run.quiet && !tty) {
       std::cout << "step " << step << ": saved " << saved << " variable(s) to " << args.save
                 << "\n";
     }
@@ -224,7 +230,10 @@ int TrainCommand(const TrainCommandArgs& args) {
       if (!slice.ok()) return Fail(slice.status());
       step_in.emplace_back(name, *std::move(slice));
     }
+    const auto t0 = std::chrono::steady_clock::now();
     absl::Status s = session->Run(step_in, run.fetches, {args.train_op}, &outputs);
+    step_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!s.ok()) {
       if (tty) std::fputc('\n', stderr);
       return Fail(absl::Status(s.code(), absl::StrCat("step ", step, ": ", s.message())));
@@ -243,7 +252,7 @@ int TrainCommand(const TrainCommandArgs& args) {
       std::fflush(stderr);
     }
     if (args.save_every > 0 && done % args.save_every == 0 && done != run.steps) {
-      absl::Status saved = save(done);
+      absl::Status saved = save(done, /*periodic=*/true);
       if (!saved.ok()) return Fail(saved);
     }
   }
@@ -251,7 +260,7 @@ int TrainCommand(const TrainCommandArgs& args) {
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!args.save.empty()) {
-    absl::Status saved = save(done);
+    absl::Status saved = save(done, /*periodic=*/false);
     if (!saved.ok()) return Fail(saved);
   }
   for (size_t i = 0; i < run.fetches.size() && done > 0; ++i) {
@@ -271,8 +280,15 @@ int TrainCommand(const TrainCommandArgs& args) {
     if (!s.ok()) return Fail(s);
   }
   if (!run.quiet) {
-    std::cout << absl::StrFormat("%d steps in %.3f s: %.1f steps/s\n", done, total_s,
+    std::cout << absl::StrFormat("%d steps in %.3f s: %.1f steps/s", done, total_s,
                                  done / std::max(total_s, 1e-9));
+    if (!step_ms.empty()) {
+      // The first step builds the plan: the median is of the others.
+      std::vector<double> sorted(step_ms.begin() + (step_ms.size() > 1 ? 1 : 0), step_ms.end());
+      std::sort(sorted.begin(), sorted.end());
+      std::cout << absl::StrFormat(", median step %.3f ms", sorted[sorted.size() / 2]);
+    }
+    std::cout << "\n";
     if (!args.save.empty()) std::cout << "saved checkpoint " << args.save << "\n";
   }
   if (interrupted.load()) {

@@ -146,9 +146,6 @@ REGISTER_OP("StatelessRandomGetKeyCounterAlg")
     .SetIsStateful()
     .SetShapeFn(KeyCounterShape);
 
-REGISTER_OP("StatelessRandomGetAlg")
-    .Output("alg: int32")
-    .SetIsStateful()
-    .SetShapeFn(ScalarOutput);
+REGISTER_OP("StatelessRandomGetAlg").Output("alg: int32").SetIsStateful().SetShapeFn(ScalarOutput);
 
 }  // namespace graphrun

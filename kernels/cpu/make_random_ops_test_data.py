@@ -139,7 +139,8 @@ def main():
             for i, (seed, seed2) in enumerate(SEEDS):
                 shape = SHAPES[i % len(SHAPES)]
                 r1, r2 = run_stateful(op, dtype, shape, seed, seed2)
-                out.append(f'    {{"{op}", {DTYPES[dtype][1]}, {dims(shape)}, {seed}, {seed2}, 0, 0,')
+                out.append(f'    {{"{op}", {DTYPES[dtype][1]}, {dims(shape)}, {seed}, {seed2}, '
+                           "0, 0,")
                 out.append(f"     {bits(r1, dtype)},")
                 out.append(f"     {bits(r2, dtype)}}},")
     for dtype, lo, hi in [("int32", -5, 17), ("int32", -2**31, 2**31 - 1),
@@ -167,7 +168,8 @@ def main():
 
     # StatelessRandomGetKeyCounter.
     out += ["struct KeyCounterCase {", "  DataType tseed;", "  int64_t seed0, seed1;",
-            "  uint64_t key, counter0, counter1;", "};", "", "const KeyCounterCase kKeyCounterCases[] = {"]
+            "  uint64_t key, counter0, counter1;", "};", "",
+            "const KeyCounterCase kKeyCounterCases[] = {"]
     key_counters = []
     for tseed, s0, s1 in [("int32", 3, 0), ("int32", -7, 12345), ("int64", 2**40 + 3, -9)]:
         key, counter = tf.raw_ops.StatelessRandomGetKeyCounter(

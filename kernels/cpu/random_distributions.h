@@ -51,8 +51,7 @@ inline half WordToHalf(uint32_t x) {
 }
 inline bfloat16 WordToBfloat16(uint32_t x) {
   const uint16_t bits = static_cast<uint16_t>((127u << 7) | (x & 0x7Fu));
-  return static_cast<bfloat16>(static_cast<float>(Eigen::numext::bit_cast<bfloat16>(bits)) -
-                               1.0f);
+  return static_cast<bfloat16>(static_cast<float>(Eigen::numext::bit_cast<bfloat16>(bits)) - 1.0f);
 }
 
 // Box-Muller: two standard normals from two words.

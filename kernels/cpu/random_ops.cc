@@ -71,22 +71,31 @@ void Fill(OpKernelContext* ctx, const Philox4x32& gen, const Dist& dist, Tensor*
   // Rough cycles per group: a Philox block plus the conversions (Box-Muller
   // and rejections cost more).
   const double cycles = Dist::kVariableCost ? 600.0 : std::is_integral_v<T> ? 60.0 : 120.0;
-  ctx->eigen_cpu_device().parallelFor(
-      groups, Eigen::TensorOpCost(0, kGroup * sizeof(T), cycles),
-      [&](Eigen::Index start, Eigen::Index limit) {
-        random::FillRandomGroups(gen, dist, data, size, start, limit);
-      });
+  ctx->eigen_cpu_device().parallelFor(groups, Eigen::TensorOpCost(0, kGroup * sizeof(T), cycles),
+                                      [&](Eigen::Index start, Eigen::Index limit) {
+                                        random::FillRandomGroups(gen, dist, data, size, start,
+                                                                 limit);
+                                      });
 }
 
 // Calls f(T{}) for the op's real output dtype.
 template <typename F>
 bool VisitRealType(DataType dtype, F f) {
   switch (dtype) {
-    case DT_HALF: f(half{}); return true;
-    case DT_BFLOAT16: f(bfloat16{}); return true;
-    case DT_FLOAT: f(float{}); return true;
-    case DT_DOUBLE: f(double{}); return true;
-    default: return false;
+    case DT_HALF:
+      f(half{});
+      return true;
+    case DT_BFLOAT16:
+      f(bfloat16{});
+      return true;
+    case DT_FLOAT:
+      f(float{});
+      return true;
+    case DT_DOUBLE:
+      f(double{});
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -116,8 +125,8 @@ class StatefulRandomOp : public OpKernel {
       Fill<Dist<T>, T>(ctx, gen, Dist<T>(), out);
     });
     OP_REQUIRES(ctx, known,
-                absl::InvalidArgumentError(absl::StrCat(
-                    type_string(), " has no kernel for dtype ", DataTypeString(output_type(0)))));
+                absl::InvalidArgumentError(absl::StrCat(type_string(), " has no kernel for dtype ",
+                                                        DataTypeString(output_type(0)))));
   }
 
  private:
@@ -201,25 +210,24 @@ class StatelessRandomV2Op : public OpKernel {
     const Tensor& counter = ctx->input(2);
     const Tensor& alg_t = ctx->input(3);
     OP_REQUIRES(ctx, alg_t.dims() == 0,
-                absl::InvalidArgumentError(absl::StrCat("alg must be a scalar, got shape ",
-                                                        alg_t.shape().DebugString())));
+                absl::InvalidArgumentError(
+                    absl::StrCat("alg must be a scalar, got shape ", alg_t.shape().DebugString())));
     int32_t alg = alg_t.flat<int32_t>()[0];
     if (alg == kAlgAutoSelect) alg = kAlgPhilox;
     OP_REQUIRES(ctx, alg == kAlgPhilox,
                 absl::InvalidArgumentError(absl::StrCat("Unsupported algorithm id: ", alg)));
     OP_REQUIRES(ctx, key.dims() == 1 && key.NumElements() == 1,
-                absl::InvalidArgumentError(absl::StrCat("key must have shape [1], not ",
-                                                        key.shape().DebugString())));
+                absl::InvalidArgumentError(
+                    absl::StrCat("key must have shape [1], not ", key.shape().DebugString())));
     OP_REQUIRES(ctx, counter.dims() == 1 && counter.NumElements() >= 2,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "counter must be a vector with at least 2 elements, got shape ",
-                    counter.shape().DebugString())));
+                absl::InvalidArgumentError(
+                    absl::StrCat("counter must be a vector with at least 2 elements, got shape ",
+                                 counter.shape().DebugString())));
     const uint64_t k = key.flat<uint64_t>()[0];
     const uint64_t c0 = counter.flat<uint64_t>()[0], c1 = counter.flat<uint64_t>()[1];
-    const Philox4x32 gen(
-        {static_cast<uint32_t>(c0), static_cast<uint32_t>(c0 >> 32), static_cast<uint32_t>(c1),
-         static_cast<uint32_t>(c1 >> 32)},
-        {static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)});
+    const Philox4x32 gen({static_cast<uint32_t>(c0), static_cast<uint32_t>(c0 >> 32),
+                          static_cast<uint32_t>(c1), static_cast<uint32_t>(c1 >> 32)},
+                         {static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)});
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
     const bool known = VisitRealType(output_type(0), [&](auto zero) {
@@ -227,8 +235,8 @@ class StatelessRandomV2Op : public OpKernel {
       Fill<Dist<T>, T>(ctx, gen, Dist<T>(), out);
     });
     OP_REQUIRES(ctx, known,
-                absl::InvalidArgumentError(absl::StrCat(
-                    type_string(), " has no kernel for dtype ", DataTypeString(output_type(0)))));
+                absl::InvalidArgumentError(absl::StrCat(type_string(), " has no kernel for dtype ",
+                                                        DataTypeString(output_type(0)))));
   }
 };
 
@@ -240,8 +248,8 @@ class GetKeyCounterOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& seed = ctx->input(0);
     OP_REQUIRES(ctx, seed.dims() == 1 && seed.NumElements() == 2,
-                absl::InvalidArgumentError(absl::StrCat("seed must have shape [2], not ",
-                                                        seed.shape().DebugString())));
+                absl::InvalidArgumentError(
+                    absl::StrCat("seed must have shape [2], not ", seed.shape().DebugString())));
     uint64_t s0, s1;  // int32 seeds are sign-extended, as TensorFlow does
     if (seed.dtype() == DT_INT32) {
       s0 = static_cast<uint64_t>(static_cast<int64_t>(seed.flat<int32_t>()[0]));
@@ -281,25 +289,29 @@ class GetAlgOp : public OpKernel {
 
 const std::vector<DataType> kRealTypes = {DT_HALF, DT_BFLOAT16, DT_FLOAT, DT_DOUBLE};
 
-REGISTER_KERNEL(KernelDefBuilder("RandomUniform").Device(kDeviceCpu)
-                    .TypeConstraint("dtype", kRealTypes),
-                StatefulRandomOp<random::UniformReal>);
-REGISTER_KERNEL(KernelDefBuilder("RandomStandardNormal").Device(kDeviceCpu)
-                    .TypeConstraint("dtype", kRealTypes),
-                StatefulRandomOp<random::Normal>);
-REGISTER_KERNEL(KernelDefBuilder("TruncatedNormal").Device(kDeviceCpu)
-                    .TypeConstraint("dtype", kRealTypes),
-                StatefulRandomOp<random::TruncatedNormal>);
-REGISTER_KERNEL(KernelDefBuilder("RandomUniformInt").Device(kDeviceCpu)
+REGISTER_KERNEL(
+    KernelDefBuilder("RandomUniform").Device(kDeviceCpu).TypeConstraint("dtype", kRealTypes),
+    StatefulRandomOp<random::UniformReal>);
+REGISTER_KERNEL(
+    KernelDefBuilder("RandomStandardNormal").Device(kDeviceCpu).TypeConstraint("dtype", kRealTypes),
+    StatefulRandomOp<random::Normal>);
+REGISTER_KERNEL(
+    KernelDefBuilder("TruncatedNormal").Device(kDeviceCpu).TypeConstraint("dtype", kRealTypes),
+    StatefulRandomOp<random::TruncatedNormal>);
+REGISTER_KERNEL(KernelDefBuilder("RandomUniformInt")
+                    .Device(kDeviceCpu)
                     .TypeConstraint("Tout", {DT_INT32, DT_INT64}),
                 RandomUniformIntOp);
-REGISTER_KERNEL(KernelDefBuilder("StatelessRandomUniformV2").Device(kDeviceCpu)
+REGISTER_KERNEL(KernelDefBuilder("StatelessRandomUniformV2")
+                    .Device(kDeviceCpu)
                     .TypeConstraint("dtype", kRealTypes),
                 StatelessRandomV2Op<random::UniformReal>);
-REGISTER_KERNEL(KernelDefBuilder("StatelessRandomNormalV2").Device(kDeviceCpu)
+REGISTER_KERNEL(KernelDefBuilder("StatelessRandomNormalV2")
+                    .Device(kDeviceCpu)
                     .TypeConstraint("dtype", kRealTypes),
                 StatelessRandomV2Op<random::Normal>);
-REGISTER_KERNEL(KernelDefBuilder("StatelessTruncatedNormalV2").Device(kDeviceCpu)
+REGISTER_KERNEL(KernelDefBuilder("StatelessTruncatedNormalV2")
+                    .Device(kDeviceCpu)
                     .TypeConstraint("dtype", kRealTypes),
                 StatelessRandomV2Op<random::TruncatedNormal>);
 REGISTER_KERNEL(KernelDefBuilder("StatelessRandomGetKeyCounter").Device(kDeviceCpu),

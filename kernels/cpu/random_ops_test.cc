@@ -121,10 +121,9 @@ TEST(RandomOpsTest, LargeOutputsMatchTensorFlowOnAnyThreadCount) {
     for (int threads : {1, 4}) {
       SCOPED_TRACE(std::string(c.op) + " " + DataTypeString(c.dtype) + " threads " +
                    std::to_string(threads));
-      auto out = RunOp(c.op,
-                       {{"seed", AttrI(c.seed)}, {"seed2", AttrI(c.seed2)},
-                        {"dtype", AttrType(c.dtype)}},
-                       {ShapeTensor(c.shape)}, threads);
+      auto out = RunOp(
+          c.op, {{"seed", AttrI(c.seed)}, {"seed2", AttrI(c.seed2)}, {"dtype", AttrType(c.dtype)}},
+          {ShapeTensor(c.shape)}, threads);
       ASSERT_TRUE(out.ok()) << out.status();
       EXPECT_EQ(Fnv1a(Bits((*out)[0])), c.hash);
     }
@@ -153,10 +152,9 @@ TEST(RandomOpsTest, NormalsAreTheSameBitsOnAnyThreadCount) {
 TEST(RandomOpsTest, GraphSeedAttrsReproduceTheGraphsOutput) {
   for (const data::GraphSeedCase& c : data::kGraphSeedCases) {
     SCOPED_TRACE(c.op);
-    auto out = RunOp(c.op,
-                     {{"seed", AttrI(c.seed)}, {"seed2", AttrI(c.seed2)},
-                      {"dtype", AttrType(c.dtype)}},
-                     {ShapeTensor(c.shape)});
+    auto out = RunOp(
+        c.op, {{"seed", AttrI(c.seed)}, {"seed2", AttrI(c.seed2)}, {"dtype", AttrType(c.dtype)}},
+        {ShapeTensor(c.shape)});
     ASSERT_TRUE(out.ok()) << out.status();
     ExpectBits((*out)[0], c.bits, IsExact(c.op));
   }
@@ -177,8 +175,8 @@ TEST(RandomOpsTest, GetKeyCounterMatchesTensorFlow) {
     SCOPED_TRACE(std::to_string(c.seed0) + "," + std::to_string(c.seed1));
     Tensor seed = c.tseed == DT_INT64
                       ? Tensor::FromVector<int64_t>({c.seed0, c.seed1})
-                      : Tensor::FromVector<int32_t>({static_cast<int32_t>(c.seed0),
-                                                     static_cast<int32_t>(c.seed1)});
+                      : Tensor::FromVector<int32_t>(
+                            {static_cast<int32_t>(c.seed0), static_cast<int32_t>(c.seed1)});
     for (const char* op : {"StatelessRandomGetKeyCounter", "StatelessRandomGetKeyCounterAlg"}) {
       auto out = RunOp(op, {}, {seed});
       ASSERT_TRUE(out.ok()) << out.status();
@@ -195,10 +193,9 @@ TEST(RandomOpsTest, StatelessV2OpsMatchTensorFlow) {
   for (const data::StatelessCase& c : data::kStatelessCases) {
     SCOPED_TRACE(std::string(c.op) + " " + DataTypeString(c.dtype) + " alg " +
                  std::to_string(c.alg));
-    const std::vector<Tensor> inputs = {
-        ShapeTensor(c.shape), Tensor::FromVector<uint64_t>({c.key}),
-        Tensor::FromVector<uint64_t>({c.counter0, c.counter1}),
-        Tensor::FromVector<int32_t>({c.alg}, TensorShape())};
+    const std::vector<Tensor> inputs = {ShapeTensor(c.shape), Tensor::FromVector<uint64_t>({c.key}),
+                                        Tensor::FromVector<uint64_t>({c.counter0, c.counter1}),
+                                        Tensor::FromVector<int32_t>({c.alg}, TensorShape())};
     // Stateless: the same bits on every run.
     auto runs = RunOpSteps(c.op, {{"dtype", AttrType(c.dtype)}}, {inputs, inputs});
     ASSERT_TRUE(runs.ok()) << runs.status();
@@ -210,8 +207,8 @@ TEST(RandomOpsTest, StatelessV2OpsMatchTensorFlow) {
 TEST(RandomOpsTest, KerasInitializerChainMatchesTensorFlow) {
   for (const data::KerasCase& c : data::kKerasCases) {
     SCOPED_TRACE(c.op);
-    auto key_counter =
-        RunOp("StatelessRandomGetKeyCounter", {}, {Tensor::FromVector<int32_t>({c.seed0, c.seed1})});
+    auto key_counter = RunOp("StatelessRandomGetKeyCounter", {},
+                             {Tensor::FromVector<int32_t>({c.seed0, c.seed1})});
     ASSERT_TRUE(key_counter.ok()) << key_counter.status();
     auto out = RunOp(c.op, {{"dtype", AttrType(c.dtype)}},
                      {ShapeTensor(c.shape), (*key_counter)[0], (*key_counter)[1],
@@ -225,9 +222,9 @@ TEST(RandomOpsTest, ShapeFunctions) {
   using ::graphrun::testing::ShapeRun;
   const Tensor dims = ShapeTensor({2, 3});
   EXPECT_EQ(ShapeRun("RandomUniform").In(dims).Attr("dtype", AttrType(DT_FLOAT)).Str(), "[2,3]");
-  EXPECT_EQ(ShapeRun("TruncatedNormal").In(PartialShape({3})).Attr("dtype", AttrType(DT_HALF))
-                .Str(),
-            "[?,?,?]");
+  EXPECT_EQ(
+      ShapeRun("TruncatedNormal").In(PartialShape({3})).Attr("dtype", AttrType(DT_HALF)).Str(),
+      "[?,?,?]");
   const Tensor scalar = Tensor::FromVector<int32_t>({1}, TensorShape());
   EXPECT_EQ(ShapeRun("RandomUniformInt").In(dims).In(scalar).In(scalar).Str(), "[2,3]");
   EXPECT_NE(ShapeRun("RandomUniformInt").In(dims).In(PartialShape({2})).In(scalar).Error(), "");
@@ -239,8 +236,7 @@ TEST(RandomOpsTest, ShapeFunctions) {
                 .Str(),
             "[2,3]");
   EXPECT_EQ(ShapeRun("StatelessRandomGetKeyCounter").In(PartialShape({2})).Str(), "[1];[2]");
-  EXPECT_EQ(ShapeRun("StatelessRandomGetKeyCounterAlg").In(PartialShape({-1})).Str(),
-            "[1];[2];[]");
+  EXPECT_EQ(ShapeRun("StatelessRandomGetKeyCounterAlg").In(PartialShape({-1})).Str(), "[1];[2];[]");
   EXPECT_NE(ShapeRun("StatelessRandomGetKeyCounter").In(PartialShape({3})).Error(), "");
 }
 
@@ -259,14 +255,14 @@ TEST(RandomOpsTest, ErrorsNameTheProblem) {
                      {ShapeTensor({0}), Tensor::FromVector<int32_t>({4}, TensorShape()),
                       Tensor::FromVector<int32_t>({4}, TensorShape())});
   EXPECT_TRUE(empty.ok()) << empty.status();
-  const std::vector<Tensor> three_fry = {
-      shape, Tensor::FromVector<uint64_t>({1}), Tensor::FromVector<uint64_t>({0, 0}),
-      Tensor::FromVector<int32_t>({2}, TensorShape())};
+  const std::vector<Tensor> three_fry = {shape, Tensor::FromVector<uint64_t>({1}),
+                                         Tensor::FromVector<uint64_t>({0, 0}),
+                                         Tensor::FromVector<int32_t>({2}, TensorShape())};
   ExpectError(RunOp("StatelessRandomUniformV2", {{"dtype", AttrType(DT_FLOAT)}}, three_fry),
               absl::StatusCode::kInvalidArgument, "Unsupported algorithm id: 2");
-  const std::vector<Tensor> bad_key = {
-      shape, Tensor::FromVector<uint64_t>({1, 2}), Tensor::FromVector<uint64_t>({0, 0}),
-      Tensor::FromVector<int32_t>({1}, TensorShape())};
+  const std::vector<Tensor> bad_key = {shape, Tensor::FromVector<uint64_t>({1, 2}),
+                                       Tensor::FromVector<uint64_t>({0, 0}),
+                                       Tensor::FromVector<int32_t>({1}, TensorShape())};
   ExpectError(RunOp("StatelessRandomNormalV2", {{"dtype", AttrType(DT_FLOAT)}}, bad_key),
               absl::StatusCode::kInvalidArgument, "key must have shape [1]");
   ExpectError(RunOp("StatelessRandomGetKeyCounter", {}, {Tensor::FromVector<int64_t>({1, 2, 3})}),

@@ -1,0 +1,128 @@
+"""Training step time, graphrun next to TensorFlow, in one run.
+
+Builds TensorFlow v1 training graphs as users export them (the MLP
+784-256-256-10 and the small CNN of the training reference, each with ref
+variables, a global step and AdamOptimizer, batch 64), saves their initial
+variables, then alternates rounds: TensorFlow's Session loop
+(sess.run(["train", "loss:0"]) on one fed batch) and `graphrun train
+--restore` on the same graph, batch and checkpoint. Prints the median step
+time of each (graphrun's own median of its steps but the first, TensorFlow's
+over the timed steps after warm-up), per round and overall, and the ratio.
+
+  ./bazelw build //tools:graphrun
+  /work/tfvenv/bin/python bench/train_vs_tensorflow.py [--rounds 3] [--steps 60]
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+import tensorflow as tf
+
+v1 = tf.compat.v1
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GRAPHRUN = os.path.join(ROOT, "bazel-bin", "tools", "graphrun")
+
+
+def build(model):
+    g = tf.Graph()
+    with g.as_default():
+        v1.set_random_seed(42)
+        gs = v1.Variable(0, name="global_step", trainable=False, dtype=tf.int64,
+                         use_resource=False)
+        var = lambda init, name: v1.Variable(init, name=name, use_resource=False)
+        if model == "mlp":
+            x = v1.placeholder(tf.float32, [None, 784], name="x")
+            h, d = x, [784, 256, 256, 10]
+            for i in range(3):
+                h = tf.matmul(h, var(v1.truncated_normal([d[i], d[i + 1]], stddev=0.05),
+                                     "W%d" % i)) + var(tf.zeros([d[i + 1]]), "b%d" % i)
+                if i < 2:
+                    h = tf.nn.relu(h)
+        else:
+            x = v1.placeholder(tf.float32, [None, 28, 28, 1], name="x")
+            h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(
+                x, var(v1.random_normal([5, 5, 1, 8], stddev=0.1), "K1"), [1, 1, 1, 1], "SAME"),
+                var(tf.zeros([8]), "c1")))
+            h = tf.nn.max_pool2d(h, 2, 2, "SAME")
+            h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(
+                h, var(v1.truncated_normal([5, 5, 8, 16], stddev=0.1), "K2"), [1, 1, 1, 1],
+                "SAME"), var(tf.zeros([16]), "c2")))
+            h = tf.reshape(tf.nn.max_pool2d(h, 2, 2, "SAME"), [-1, 784])
+            h = tf.matmul(h, var(v1.random_uniform([784, 10], -0.05, 0.05), "W")) + var(
+                tf.zeros([10]), "b")
+        y = v1.placeholder(tf.float32, [None, 10], name="y")
+        tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(
+            labels=y, logits=tf.identity(h, "logits")), name="loss")
+        v1.train.AdamOptimizer(1e-3).minimize(g.get_tensor_by_name("loss:0"), global_step=gs,
+                                               name="train")
+        v1.global_variables_initializer()
+        saver = v1.train.Saver()
+    return g, saver
+
+
+def tf_median_ms(g, ckpt, feeds, steps, warmup=10):
+    with v1.Session(graph=g) as s:
+        v1.train.Saver().restore(s, ckpt)
+        times = []
+        for i in range(warmup + steps):
+            t0 = time.perf_counter()
+            s.run(["train", "loss:0"], feeds)
+            if i >= warmup:
+                times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def graphrun_median_ms(graph_path, ckpt, x_path, y_path, steps):
+    out = subprocess.run(
+        [GRAPHRUN, "train", graph_path, "--restore", ckpt, "--train", "train", "--steps",
+         str(steps + 1), "--feed", "x=" + x_path, "--feed", "y=" + y_path, "--fetch", "loss",
+         "--gpus=none"], capture_output=True, text=True, check=True).stdout
+    return float(re.search(r"median step ([0-9.]+) ms", out).group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=60)
+    args = ap.parse_args()
+    v1.disable_eager_execution()
+    tmp = tempfile.mkdtemp(prefix="train_bench_")
+    rng = np.random.default_rng(0)
+    rows = []
+    for model in ["mlp", "cnn"]:
+        g, saver = build(model)
+        graph_path = os.path.join(tmp, model + ".pb")
+        with open(graph_path, "wb") as f:
+            f.write(g.as_graph_def().SerializeToString())
+        ckpt = os.path.join(tmp, model + "_init.ckpt")
+        with v1.Session(graph=g) as s:
+            s.run(g.get_operation_by_name("init"))
+            saver.save(s, ckpt, write_meta_graph=False, write_state=False)
+        shape = [64, 784] if model == "mlp" else [64, 28, 28, 1]
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
+        np.save(os.path.join(tmp, model + "_x.npy"), x)
+        np.save(os.path.join(tmp, model + "_y.npy"), y)
+        tf_ms, gr_ms = [], []
+        for r in range(args.rounds):
+            gr_ms.append(graphrun_median_ms(graph_path, ckpt, os.path.join(tmp, model + "_x.npy"),
+                                            os.path.join(tmp, model + "_y.npy"), args.steps))
+            tf_ms.append(tf_median_ms(g, ckpt, {"x:0": x, "y:0": y}, args.steps))
+            print("%s round %d: TensorFlow %.3f ms, graphrun %.3f ms" %
+                  (model, r + 1, tf_ms[-1], gr_ms[-1]), flush=True)
+        rows.append((model, statistics.median(tf_ms), statistics.median(gr_ms)))
+    print()
+    print("| model (Adam, batch 64) | TensorFlow ms/step | graphrun ms/step | graphrun / TF |")
+    print("| --- | --- | --- | --- |")
+    for model, t, gr in rows:
+        name = "MLP 784-256-256-10" if model == "mlp" else "small CNN"
+        print("| %s | %.3f | %.3f | %.2f |" % (name, t, gr, gr / t))
+
+
+if __name__ == "__main__":
+    main()
