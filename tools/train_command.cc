@@ -20,6 +20,7 @@
 #include "graph/graph_io.h"
 #include "graph/npy.h"
 #include "graph/status_macros.h"
+#include "runtime/trace.h"
 #include "tools/checkpoint_io.h"
 
 namespace graphrun {
@@ -215,6 +216,7 @@ int TrainCommand(const TrainCommandArgs& args) {
   auto last_report = start;
   int done = 0;
   std::vector<double> step_ms;
+  RunMetadata metadata;
   auto save = [&](int step, bool periodic) -> absl::Status {
     GR_ASSIGN_OR_RETURN(int saved, SaveVariables(*graph, session, args.save));
     if (periodic && !run.quiet && !tty) {
@@ -231,7 +233,12 @@ int TrainCommand(const TrainCommandArgs& args) {
       step_in.emplace_back(name, *std::move(slice));
     }
     const auto t0 = std::chrono::steady_clock::now();
-    absl::Status s = session->Run(step_in, run.fetches, {args.train_op}, &outputs);
+    RunOptions run_options;
+    run_options.set_timeout_in_ms(run.timeout_ms);
+    const bool trace = !run.trace_path.empty() && step + 1 == run.steps;
+    if (trace) run_options.set_trace_level(RunOptions::FULL_TRACE);
+    absl::Status s = session->Run(run_options, step_in, run.fetches, {args.train_op}, &outputs,
+                                  trace ? &metadata : nullptr);
     step_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!s.ok()) {
@@ -278,6 +285,12 @@ int TrainCommand(const TrainCommandArgs& args) {
   if (!run.out_dir.empty() && curve.size() == static_cast<size_t>(done) && done > 0) {
     absl::Status s = WriteLossCurve(run.out_dir, run.fetches[0], curve);
     if (!s.ok()) return Fail(s);
+  }
+  if (!run.trace_path.empty() && metadata.has_step_stats()) {
+    absl::Status s =
+        WriteFileAtomically(run.trace_path, StepStatsToChromeTrace(metadata.step_stats()));
+    if (!s.ok()) return Fail(s);
+    if (!run.quiet) std::cout << "wrote trace of the last step " << run.trace_path << "\n";
   }
   if (!run.quiet) {
     std::cout << absl::StrFormat("%d steps in %.3f s: %.1f steps/s", done, total_s,
