@@ -20,6 +20,11 @@ void ResourceMgr::Cleanup(const std::string& container) {
   }
 }
 
+void ResourceMgr::Clear() {
+  absl::MutexLock lock(&mu_);
+  resources_.clear();
+}
+
 std::vector<std::pair<std::string, std::string>> ResourceMgr::List() const {
   absl::MutexLock lock(&mu_);
   std::vector<std::pair<std::string, std::string>> out;

@@ -70,6 +70,8 @@ class ResourceMgr {
   absl::Status Delete(const std::string& container, const std::string& name);
   // Forgets every resource of `container`.
   void Cleanup(const std::string& container);
+  // Forgets every resource.
+  void Clear();
   // (container, name) of every resource, sorted.
   std::vector<std::pair<std::string, std::string>> List() const;
 

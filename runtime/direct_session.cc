@@ -398,8 +398,12 @@ class DirectSession : public Session {
     }
     return variable_devices_;
   }
-  static bool IsVariableOp(const Node& node) {
-    return node.op() == "VariableV2" || node.op() == "VarHandleOp";
+  // Variables, and stateful random ops (their generator lives in the
+  // device's ResourceMgr, so each step carries on one stream).
+  static bool IsVariableOp(const Node& node) { return IsPinnedOp(node.op()); }
+  static bool IsPinnedOp(const std::string& op) {
+    return op == "VariableV2" || op == "VarHandleOp" || op == "RandomUniform" ||
+           op == "RandomStandardNormal" || op == "TruncatedNormal" || op == "RandomUniformInt";
   }
   // Variables a step placed (the whole graph could not be): they stay.
   template <typename Partitions>
@@ -407,7 +411,7 @@ class DirectSession : public Session {
     absl::MutexLock lock(&variables_mu_);
     for (const auto& [device, def] : partitions) {
       for (const NodeDef& n : def.node()) {
-        if (n.op() == "VariableV2" || n.op() == "VarHandleOp") {
+        if (IsPinnedOp(n.op())) {
           variable_devices_.emplace(n.name(), device);
         }
       }

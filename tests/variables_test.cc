@@ -213,5 +213,29 @@ TEST(VariablesTest, ResourceVariableOps) {
   EXPECT_EQ(Floats(out[0]), (std::vector<float>{300, 403, 6, 9, 112, 215}));
 }
 
+// A stateful random op carries on one stream whatever a step fetches, as
+// TensorFlow's one kernel per node does: RandomUniform(seed 1, seed2 2)
+// fetched through `a`, then through `b`, gives TensorFlow's first and
+// second draws (recorded from TensorFlow 2.21).
+TEST(VariablesTest, RandomOpsCarryOnOneStreamAcrossFetchLists) {
+  std::unique_ptr<Session> s = NewSession(Quoted(
+      "node { name: 'shape' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } } "
+      "attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 1 } } "
+      "int_val: 4 } } } }\n"
+      "node { name: 'r' op: 'RandomUniform' input: 'shape' attr { key: 'dtype' value { type: "
+      "DT_FLOAT } } attr { key: 'T' value { type: DT_INT32 } } attr { key: 'seed' value { i: 1 "
+      "} } attr { key: 'seed2' value { i: 2 } } }\n"
+      "node { name: 'a' op: 'Identity' input: 'r' attr { key: 'T' value { type: DT_FLOAT } } }\n"
+      "node { name: 'b' op: 'Neg' input: 'r' attr { key: 'T' value { type: DT_FLOAT } } }\n"));
+  ASSERT_NE(s, nullptr);
+  std::vector<Tensor> out;
+  ASSERT_TRUE(s->Run({}, {"a"}, {}, &out).ok());
+  EXPECT_EQ(Floats(out[0]),
+            (std::vector<float>{0.406396747f, 0.857599616f, 0.0553958416f, 0.0858722925f}));
+  ASSERT_TRUE(s->Run({}, {"b"}, {}, &out).ok());
+  EXPECT_EQ(Floats(out[0]),
+            (std::vector<float>{-0.00496613979f, -0.602197886f, -0.779739499f, -0.274677396f}));
+}
+
 }  // namespace
 }  // namespace graphrun

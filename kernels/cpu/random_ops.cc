@@ -25,6 +25,7 @@
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
+#include "kernels/resource_mgr.h"
 
 namespace graphrun {
 namespace {
@@ -32,10 +33,14 @@ namespace {
 using random::Philox4x32;
 
 // TensorFlow's GuardedPhiloxRandom: a generator handed out in reserved
-// stretches. Thread-safe.
-class GuardedPhilox {
+// stretches. Thread-safe. One per node and session: it lives in the
+// device's ResourceMgr, so every plan that runs the node (other fetches,
+// other feeds) carries on one stream, as TensorFlow's one kernel per node
+// does.
+class GuardedPhilox : public ResourceBase {
  public:
   GuardedPhilox(int64_t seed, int64_t seed2) : gen_(Seeded(seed, seed2)) {}
+  std::string DebugString() const override { return "random generator"; }
 
   // The generator where it stands; it then moves on by `blocks`.
   Philox4x32 Reserve(uint64_t blocks) {
@@ -58,6 +63,45 @@ class GuardedPhilox {
 
   absl::Mutex mu_;
   Philox4x32 gen_ ABSL_GUARDED_BY(mu_);
+};
+
+// The node's generator: the session's (in the device's ResourceMgr, keyed by
+// the node's name), made with the node's seeds on first use; the kernel's
+// own where the device keeps no state.
+class NodeGenerator {
+ public:
+  NodeGenerator(OpKernelConstruction* ctx, const std::string& node)
+      : node_(node), seed_(Attr(ctx, "seed")), seed2_(Attr(ctx, "seed2")) {}
+
+  absl::StatusOr<GuardedPhilox*> Get(OpKernelContext* ctx) {
+    absl::MutexLock lock(&mu_);
+    if (gen_ == nullptr) {
+      ResourceMgr* mgr = ctx->device()->resource_manager();
+      if (mgr == nullptr) {
+        gen_ = std::make_shared<GuardedPhilox>(seed_, seed2_);
+      } else {
+        absl::StatusOr<std::shared_ptr<GuardedPhilox>> made = mgr->LookupOrCreate<GuardedPhilox>(
+            "graphrun_random", node_, [this]() -> absl::StatusOr<std::shared_ptr<GuardedPhilox>> {
+              return std::make_shared<GuardedPhilox>(seed_, seed2_);
+            });
+        if (!made.ok()) return made.status();
+        gen_ = *std::move(made);
+      }
+    }
+    return gen_.get();
+  }
+
+ private:
+  static int64_t Attr(OpKernelConstruction* ctx, const char* name) {
+    int64_t value = 0;
+    ctx->SetStatus(ctx->GetAttr(name, &value));
+    return value;
+  }
+
+  const std::string node_;
+  const int64_t seed_, seed2_;
+  absl::Mutex mu_;
+  std::shared_ptr<GuardedPhilox> gen_ ABSL_GUARDED_BY(mu_);
 };
 
 // Fills `out` with `dist`'s groups from `gen`, sharded over the pool.
@@ -110,16 +154,17 @@ absl::Status ShapeInput(const Tensor& t, TensorShape* shape) {
 template <template <typename> class Dist>
 class StatefulRandomOp : public OpKernel {
  public:
-  explicit StatefulRandomOp(OpKernelConstruction* ctx)
-      : OpKernel(ctx), gen_(Attr(ctx, "seed"), Attr(ctx, "seed2")) {}
+  explicit StatefulRandomOp(OpKernelConstruction* ctx) : OpKernel(ctx), gen_(ctx, name()) {}
 
   void Compute(OpKernelContext* ctx) override {
     TensorShape shape;
     OP_REQUIRES_OK(ctx, ShapeInput(ctx->input(0), &shape));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
-    const Philox4x32 gen =
-        gen_.Reserve(static_cast<uint64_t>(out->NumElements()) * random::kReservedBlocksPerOutput);
+    absl::StatusOr<GuardedPhilox*> guarded = gen_.Get(ctx);
+    OP_REQUIRES_OK(ctx, guarded.status());
+    const Philox4x32 gen = (*guarded)->Reserve(static_cast<uint64_t>(out->NumElements()) *
+                                               random::kReservedBlocksPerOutput);
     const bool known = VisitRealType(output_type(0), [&](auto zero) {
       using T = decltype(zero);
       Fill<Dist<T>, T>(ctx, gen, Dist<T>(), out);
@@ -130,13 +175,7 @@ class StatefulRandomOp : public OpKernel {
   }
 
  private:
-  static int64_t Attr(OpKernelConstruction* ctx, const char* name) {
-    int64_t value = 0;
-    ctx->SetStatus(ctx->GetAttr(name, &value));
-    return value;
-  }
-
-  GuardedPhilox gen_;
+  NodeGenerator gen_;
 };
 
 // Reads a scalar bound of RandomUniformInt.
@@ -152,8 +191,7 @@ absl::Status ScalarBound(const Tensor& t, const char* name, T* value) {
 
 class RandomUniformIntOp : public OpKernel {
  public:
-  explicit RandomUniformIntOp(OpKernelConstruction* ctx)
-      : OpKernel(ctx), gen_(Attr(ctx, "seed"), Attr(ctx, "seed2")) {}
+  explicit RandomUniformIntOp(OpKernelConstruction* ctx) : OpKernel(ctx), gen_(ctx, name()) {}
 
   void Compute(OpKernelContext* ctx) override {
     if (output_type(0) == DT_INT64) {
@@ -177,18 +215,14 @@ class RandomUniformIntOp : public OpKernel {
     if (out->NumElements() == 0) return;
     OP_REQUIRES(ctx, lo < hi,
                 absl::InvalidArgumentError(absl::StrCat("Need minval < maxval: ", lo, " >= ", hi)));
-    const Philox4x32 gen =
-        gen_.Reserve(static_cast<uint64_t>(out->NumElements()) * random::kReservedBlocksPerOutput);
+    absl::StatusOr<GuardedPhilox*> guarded = gen_.Get(ctx);
+    OP_REQUIRES_OK(ctx, guarded.status());
+    const Philox4x32 gen = (*guarded)->Reserve(static_cast<uint64_t>(out->NumElements()) *
+                                               random::kReservedBlocksPerOutput);
     Fill<random::UniformInt<T>, T>(ctx, gen, random::UniformInt<T>(lo, hi), out);
   }
 
-  static int64_t Attr(OpKernelConstruction* ctx, const char* name) {
-    int64_t value = 0;
-    ctx->SetStatus(ctx->GetAttr(name, &value));
-    return value;
-  }
-
-  GuardedPhilox gen_;
+  NodeGenerator gen_;
 };
 
 // Algorithm ids of TensorFlow's stateless ops.

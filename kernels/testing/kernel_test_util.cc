@@ -113,6 +113,9 @@ absl::StatusOr<std::vector<std::vector<Tensor>>> RunOpSteps(
   static DeviceBase* const device1 = MakeTestCpuDevice(1).release();
   static DeviceBase* const device4 = MakeTestCpuDevice(4).release();
   DeviceBase* device = threads <= 1 ? device1 : device4;
+  // Each call is a session of its own: no state (variables, random
+  // generators) from earlier calls.
+  device->resource_manager()->Clear();
   GR_ASSIGN_OR_RETURN(std::unique_ptr<OpKernel> kernel,
                       KernelRegistry::Global()->CreateKernel(device, def, op_def,
                                                              in_types, out_types));
