@@ -37,7 +37,7 @@ each timing steps after a warm-up step; the table gives the median over
 rounds of each round's median step. For the scalar chain and the fan-out
 the notes under the table give microseconds per node, graphrun's also with
 --optimize=none (the executor against TensorFlow's with rewrites off), and
-the node count of the ONNX model (tf2onnx folds the chain into one Add). ORT's outputs are checked against
+the node count of the ONNX model (tf2onnx folds the chain into one Add). graphrun's and ORT's outputs are checked against
 TensorFlow's first. A runtime that fails on a graph shows "n/a (why)" and
 the run goes on.
 
@@ -402,15 +402,44 @@ def ort_feeds(sess, case):
 
 def check_ort(model, case, expected):
     sess = ort_session(model)
-    got = sess.run(case.fetches, ort_feeds(sess, case))
+    check_outputs("ORT", sess.run(case.fetches, ort_feeds(sess, case)), case, expected)
+
+
+def fetch_file(fetch):
+    """The .npy name `graphrun run --out` gives a fetch ("a/b:1" -> "a__b_1.npy")."""
+    node, _, index = fetch.partition(":")
+    base = node if index in ("", "0") else f"{node}_{index}"
+    return base.replace("/", "__").replace(":", "_") + ".npy"
+
+
+def check_outputs(runtime, got, case, expected):
+    """Failed unless each output has TF's shape and is within 1e-3 of TF's
+    largest magnitude."""
     for name, g, want in zip(case.fetches, got, expected):
         want = np.asarray(want)
+        g = np.asarray(g)
         if g.shape != want.shape:
-            raise Failed(f"ORT output {name} has shape {g.shape}, TF {want.shape}")
+            raise Failed(f"{runtime} output {name} has shape {g.shape}, TF {want.shape}")
         scale = float(np.max(np.abs(want))) if want.size else 0.0
         err = float(np.max(np.abs(g.astype(np.float64) - want))) if want.size else 0.0
-        if err > 1e-3 * max(scale, 1e-6) + 1e-6:
-            raise Failed(f"ORT output {name} differs from TF by {err:.3g} (max |TF| {scale:.3g})")
+        if not np.isfinite(err) or err > 1e-3 * max(scale, 1e-6) + 1e-6:
+            raise Failed(f"{runtime} output {name} differs from TF by {err:.3g} "
+                         f"(max |TF| {scale:.3g})")
+
+
+def check_graphrun(graphrun, path, feed_files, case, expected, tmp):
+    """Runs the graph once with `graphrun run --out` and checks its outputs
+    against TensorFlow's, as ORT's are."""
+    out_dir = os.path.join(tmp, case.name + ".out")
+    os.makedirs(out_dir, exist_ok=True)
+    cmd = [graphrun, "run", path, "--out", out_dir, "--quiet"]
+    for feed, file in feed_files.items():
+        cmd += ["--feed", f"{feed}={file}"]
+    for fetch in case.fetches:
+        cmd += ["--fetch", fetch]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    got = [np.load(os.path.join(out_dir, fetch_file(f))) for f in case.fetches]
+    check_outputs("graphrun", got, case, expected)
 
 
 def time_ort(model, case, steps):
@@ -460,6 +489,11 @@ def measure(case, args, tmp):
         failed["graphrun"] = Failed("`graphrun inspect` listed no ops")
     except Exception as e:  # pylint: disable=broad-except
         failed["graphrun"] = Failed(f"inspect: {reason(e)}")
+    if "graphrun" not in failed and expected is not None:
+        try:
+            check_graphrun(args.graphrun, path, feed_files, case, expected, tmp)
+        except Exception as e:  # pylint: disable=broad-except
+            failed["graphrun"] = e if isinstance(e, Failed) else Failed(reason(e))
 
     if not case.nodes:
         failed["graphrun_off"] = Failed("not measured")
