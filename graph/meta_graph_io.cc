@@ -28,12 +28,18 @@ absl::StatusOr<Message> ReadMessageFile(const std::string& path, GraphFormat for
 
 const char* KindName(CollectionDef::KindCase kind) {
   switch (kind) {
-    case CollectionDef::kNodeList: return "a node_list";
-    case CollectionDef::kBytesList: return "a bytes_list";
-    case CollectionDef::kInt64List: return "an int64_list";
-    case CollectionDef::kFloatList: return "a float_list";
-    case CollectionDef::kAnyList: return "an any_list";
-    case CollectionDef::KIND_NOT_SET: break;
+    case CollectionDef::kNodeList:
+      return "a node_list";
+    case CollectionDef::kBytesList:
+      return "a bytes_list";
+    case CollectionDef::kInt64List:
+      return "an int64_list";
+    case CollectionDef::kFloatList:
+      return "a float_list";
+    case CollectionDef::kAnyList:
+      return "an any_list";
+    case CollectionDef::KIND_NOT_SET:
+      break;
   }
   return "empty";
 }
@@ -41,13 +47,12 @@ const char* KindName(CollectionDef::KindCase kind) {
 // An empty collection (kind not set) reads as an empty list of any kind.
 absl::Status CheckKind(absl::string_view name, const CollectionDef& collection,
                        CollectionDef::KindCase want) {
-  if (collection.kind_case() == want ||
-      collection.kind_case() == CollectionDef::KIND_NOT_SET) {
+  if (collection.kind_case() == want || collection.kind_case() == CollectionDef::KIND_NOT_SET) {
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(absl::StrCat("collection '", name, "' is ",
-                                                 KindName(collection.kind_case()),
-                                                 ", expected ", KindName(want)));
+                                                 KindName(collection.kind_case()), ", expected ",
+                                                 KindName(want)));
 }
 
 }  // namespace
@@ -81,12 +86,12 @@ absl::StatusOr<std::vector<MetaGraphVariable>> ReadVariableCollection(const Meta
   for (int i = 0; i < values.size(); ++i) {
     VariableDef def;
     if (!def.ParseFromString(values[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "collection '", name, "' entry ", i, " is not a serialized VariableDef"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("collection '", name, "' entry ", i, " is not a serialized VariableDef"));
     }
     if (def.variable_name().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("collection '", name, "' entry ", i,
-                                                     ": VariableDef has no variable_name"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("collection '", name, "' entry ", i, ": VariableDef has no variable_name"));
     }
     MetaGraphVariable var;
     var.variable_name = def.variable_name();
@@ -114,8 +119,7 @@ absl::StatusOr<TrainingMetaGraph> ExtractTrainingMetaGraph(const MetaGraphDef& m
     out.train_op_names.assign(names.begin(), names.end());
   }
 
-  for (auto [name, list] : {std::make_pair(kTrainableVariablesCollection,
-                                           &out.trainable_variables),
+  for (auto [name, list] : {std::make_pair(kTrainableVariablesCollection, &out.trainable_variables),
                             std::make_pair(kVariablesCollection, &out.variables)}) {
     auto vars = ReadVariableCollection(meta, name);
     if (absl::IsNotFound(vars.status())) continue;

@@ -85,8 +85,8 @@ void CheckFixture(const MetaGraphDef& meta) {
   // Every node the trainer and the saver name is in a graph that imports.
   absl::StatusOr<std::unique_ptr<Graph>> graph = ImportGraphDef(train->graph_def);
   ASSERT_TRUE(graph.ok()) << graph.status();
-  std::vector<std::string> names = {"train", "init", "loss", "save/restore_all",
-                                    "save/Const", "save/control_dependency"};
+  std::vector<std::string> names = {
+      "train", "init", "loss", "save/restore_all", "save/Const", "save/control_dependency"};
   for (const MetaGraphVariable& var : train->variables) names.push_back(var.initializer_name);
   for (const std::string& name : names) {
     bool found = false;
@@ -185,30 +185,40 @@ TEST(MetaGraphIoTest, GraphWithoutCollectionsExtractsEmpty) {
 TEST(MetaGraphIoTest, ReadsSavedModelWithSignature) {
   const std::string path = TempPath("saved_model.pbtxt");
   ASSERT_TRUE(WriteFileAtomically(path, R"pb(
-    saved_model_schema_version: 1
-    meta_graphs {
-      meta_info_def { tags: "serve" function_aliases { key: "f" value: "g" } }
-      signature_def {
-        key: "serving_default"
-        value {
-          inputs {
-            key: "x"
-            value {
-              name: "x:0"
-              dtype: DT_FLOAT
-              tensor_shape { dim { size: -1 } dim { size: 3 } }
-            }
-          }
-          outputs {
-            key: "y"
-            value { name: "y:0" dtype: DT_FLOAT }
-          }
-          method_name: "tensorflow/serving/predict"
-        }
-      }
-      asset_file_def { tensor_info { name: "vocab:0" } filename: "vocab.txt" }
-    }
-  )pb").ok());
+                saved_model_schema_version: 1
+                meta_graphs {
+                  meta_info_def {
+                    tags: "serve"
+                    function_aliases { key: "f" value: "g" }
+                  }
+                  signature_def {
+                    key: "serving_default"
+                    value {
+                      inputs {
+                        key: "x"
+                        value {
+                          name: "x:0"
+                          dtype: DT_FLOAT
+                          tensor_shape {
+                            dim { size: -1 }
+                            dim { size: 3 }
+                          }
+                        }
+                      }
+                      outputs {
+                        key: "y"
+                        value { name: "y:0" dtype: DT_FLOAT }
+                      }
+                      method_name: "tensorflow/serving/predict"
+                    }
+                  }
+                  asset_file_def {
+                    tensor_info { name: "vocab:0" }
+                    filename: "vocab.txt"
+                  }
+                }
+              )pb")
+                  .ok());
   absl::StatusOr<SavedModel> model = ReadSavedModelFile(path);
   ASSERT_TRUE(model.ok()) << model.status();
   ASSERT_EQ(model->meta_graphs_size(), 1);

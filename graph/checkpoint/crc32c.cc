@@ -1,6 +1,11 @@
 #include "graph/checkpoint/crc32c.h"
 
 #include <array>
+#include <cstring>
+
+#if defined(__SSE4_2__) && defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 namespace graphrun {
 namespace crc32c {
@@ -31,9 +36,22 @@ const Tables& GetTables() {
 }  // namespace
 
 uint32_t Extend(uint32_t crc, const char* data, size_t n) {
-  const Tables& t = GetTables();
   const auto* p = reinterpret_cast<const uint8_t*>(data);
   uint32_t c = ~crc;
+#if defined(__SSE4_2__) && defined(__x86_64__)
+  // The CPU's CRC32C instruction, 8 bytes at a time: about 20x the tables
+  // (a checkpoint's every byte goes through here on save and on restore).
+  while (n >= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    c = static_cast<uint32_t>(_mm_crc32_u64(c, word));
+    p += 8;
+    n -= 8;
+  }
+  while (n-- > 0) c = _mm_crc32_u8(c, *p++);
+  return ~c;
+#endif
+  const Tables& t = GetTables();
   while (n >= 4) {
     c ^= static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
          static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
