@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/random/random.h"
@@ -41,7 +42,7 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return out;
 }
 
-absl::StatusOr<std::string> ReadRange(const std::string& path, int64_t offset, int64_t size) {
+absl::Status ReadRangeInto(const std::string& path, int64_t offset, int64_t size, char* dst) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot open ", path));
   struct stat st;
@@ -55,10 +56,9 @@ absl::StatusOr<std::string> ReadRange(const std::string& path, int64_t offset, i
     return absl::DataLossError(absl::StrCat(path, " is ", st.st_size, " bytes; bytes [", offset,
                                             ", ", offset, " + ", size, ") are missing"));
   }
-  std::string out(static_cast<size_t>(size), '\0');
   size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::pread(fd, &out[done], out.size() - done, offset + done);
+  while (done < static_cast<size_t>(size)) {
+    const ssize_t n = ::pread(fd, dst + done, static_cast<size_t>(size) - done, offset + done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int err = n == 0 ? EIO : errno;
@@ -68,6 +68,15 @@ absl::StatusOr<std::string> ReadRange(const std::string& path, int64_t offset, i
     done += static_cast<size_t>(n);
   }
   ::close(fd);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadRange(const std::string& path, int64_t offset, int64_t size) {
+  // Checked by ReadRangeInto before anything is read; a negative size must
+  // not reach the string's constructor.
+  std::string out(static_cast<size_t>(std::max<int64_t>(size, 0)), '\0');
+  absl::Status s = ReadRangeInto(path, offset, size, out.data());
+  if (!s.ok()) return s;
   return out;
 }
 

@@ -23,6 +23,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 // Bytes [offset, offset + size) of `path`. DataLoss naming the file when it
 // ends before offset + size (checked before anything is allocated).
 absl::StatusOr<std::string> ReadRange(const std::string& path, int64_t offset, int64_t size);
+// The same bytes into dst[0, size).
+absl::Status ReadRangeInto(const std::string& path, int64_t offset, int64_t size, char* dst);
 
 // ".tempstate" followed by a random number: unique per call.
 std::string TempSuffix();

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,24 +60,35 @@ absl::Status BundleWriter::Add(absl::string_view key, const Tensor& tensor) {
     return absl::InvalidArgumentError(
         absl::StrCat("checkpoint ", prefix_, ": tensor ", Quoted(key), " is uninitialized"));
   }
-  absl::StatusOr<EncodedTensor> encoded = EncodeTensor(tensor);
-  if (!encoded.ok()) {
-    return WithContext(encoded.status(), absl::StrCat("saving ", Quoted(key)));
+  // Fixed-size elements are written from the tensor's own buffer; strings
+  // are encoded first.
+  absl::string_view bytes;
+  absl::StatusOr<EncodedTensor> encoded = EncodedTensor();
+  if (tensor.dtype() != DT_STRING && tensor.dtype() != DT_RESOURCE &&
+      tensor.dtype() != DT_VARIANT && DataTypeSize(tensor.dtype()) > 0) {
+    bytes = absl::string_view(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
+    encoded->crc32c = crc32c::Value(bytes);
+  } else {
+    encoded = EncodeTensor(tensor);
+    if (!encoded.ok()) {
+      return WithContext(encoded.status(), absl::StrCat("saving ", Quoted(key)));
+    }
+    bytes = encoded->bytes;
   }
   if (data_fd_ < 0) {
     status_ = OpenDataFile();
     if (!status_.ok()) return status_;
   }
-  status_ = checkpoint_io::WriteAll(data_fd_, encoded->bytes, DataFilename(prefix_, 0, 1));
+  status_ = checkpoint_io::WriteAll(data_fd_, bytes, DataFilename(prefix_, 0, 1));
   if (!status_.ok()) return status_;
   BundleEntryProto& entry = entries_[std::string(key)];
   entry.set_dtype(tensor.dtype());
   tensor.shape().AsProto(entry.mutable_shape());
   entry.set_shard_id(0);
   entry.set_offset(data_size_);
-  entry.set_size(static_cast<int64_t>(encoded->bytes.size()));
+  entry.set_size(static_cast<int64_t>(bytes.size()));
   entry.set_crc32c(crc32c::Mask(encoded->crc32c));
-  data_size_ += static_cast<int64_t>(encoded->bytes.size());
+  data_size_ += static_cast<int64_t>(bytes.size());
   return absl::OkStatus();
 }
 
@@ -190,6 +202,31 @@ absl::StatusOr<Tensor> BundleReader::Lookup(absl::string_view key) const {
   }
   const std::string path = DataFilename(prefix_, entry->shard_id(), index_.header.num_shards());
   const std::string what = absl::StrCat(path, ", key ", Quoted(key));
+  // Little-endian fixed-size elements (not bool) are read straight into the
+  // tensor's buffer, once the file is known to hold them; the rest decode
+  // from a copy.
+  const DataType dtype = entry->dtype();
+  const int width = DataTypeSize(dtype);
+  struct stat st;
+  absl::StatusOr<TensorShape> shape = TensorShape::FromProto(entry->shape());
+  if (dtype != DT_STRING && dtype != DT_BOOL && dtype != DT_RESOURCE && dtype != DT_VARIANT &&
+      width > 0 && index_.header.endianness() != BundleHeaderProto::BIG && shape.ok() &&
+      entry->size() >= 0 && entry->size() % width == 0 &&
+      shape->num_elements() == entry->size() / width && ::stat(path.c_str(), &st) == 0 &&
+      entry->offset() >= 0 && entry->offset() <= st.st_size &&
+      entry->size() <= st.st_size - entry->offset()) {
+    absl::StatusOr<Tensor> t =
+        Tensor::Allocate(HostAllocator(), dtype, *shape, TensorBuffer::Init::kUninitialized);
+    if (!t.ok()) return WithContext(t.status(), absl::StrCat("reading key ", Quoted(key)));
+    char* dst = static_cast<char*>(t->raw_data());
+    absl::Status s = checkpoint_io::ReadRangeInto(path, entry->offset(), entry->size(), dst);
+    if (!s.ok()) return WithContext(s, absl::StrCat("reading key ", Quoted(key)));
+    if (crc32c::Mask(crc32c::Extend(0, dst, static_cast<size_t>(entry->size()))) !=
+        entry->crc32c()) {
+      return absl::DataLossError(absl::StrCat(what, ": checksum mismatch in tensor bytes"));
+    }
+    return t;
+  }
   absl::StatusOr<std::string> bytes =
       checkpoint_io::ReadRange(path, entry->offset(), entry->size());
   if (!bytes.ok()) return WithContext(bytes.status(), absl::StrCat("reading key ", Quoted(key)));
