@@ -77,6 +77,29 @@ done
 check "from --init: losses are TensorFlow's" "$ALLCLOSE" "$tmp/from_init/loss.npy" \
   "$F/mlp_sgd_loss.npy" 1e-5
 
+# A .meta names its train op, its variables' initializers and its Saver:
+# the graph's own RestoreV2/SaveV2 restore TensorFlow's checkpoint and write
+# one TensorFlow's values are in; from the initializers alone, the same
+# losses.
+out="$tmp/meta"
+"$GRAPHRUN" train "$F/mlp_adam.meta" --restore "$F/mlp_adam_init.ckpt" --steps 20 \
+  --feed_steps "x=$F/mlp_adam_x.npy" --feed_steps "y=$F/mlp_adam_y.npy" --fetch loss \
+  --out "$out" --save "$out/model.ckpt" --quiet
+check ".meta: train exits 0" test $? -eq 0
+check ".meta: losses are TensorFlow's" "$ALLCLOSE" "$out/loss.npy" "$F/mlp_adam_loss.npy" 1e-5
+for want in "$F/mlp_adam_final__"*.npy; do
+  key="$(basename "$want" .npy)"
+  key="${key#mlp_adam_final__}"
+  key="${key//__//}"
+  "$CKPT_TO_NPY" "$out/model.ckpt" "$key" "$tmp/got.npy"
+  check ".meta: the graph's Saver saved $key as TensorFlow's" "$ALLCLOSE" "$tmp/got.npy" \
+    "$want" 1e-5
+done
+"$GRAPHRUN" train "$F/mlp_adam.meta" --steps 20 --feed_steps "x=$F/mlp_adam_x.npy" \
+  --feed_steps "y=$F/mlp_adam_y.npy" --fetch loss --out "$tmp/meta_init" --quiet
+check ".meta from its initializers: losses are TensorFlow's" "$ALLCLOSE" \
+  "$tmp/meta_init/loss.npy" "$F/mlp_adam_loss.npy" 1e-5
+
 # Bad input: each fails (exit 1) naming what is wrong, and writes nothing.
 err="$("$GRAPHRUN" train "$F/mlp_sgd.pbtxt" --restore "$F/mlp_sgd_init.ckpt" --train nosuch \
   --steps 1 2>&1)"

@@ -105,7 +105,11 @@ absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
     GR_RETURN_IF_ERROR(writer.Add(vars[i].name, values[i]));
   }
   GR_RETURN_IF_ERROR(writer.Finish());
-  // Point the directory's `checkpoint` file at it, as TensorFlow's Saver does.
+  GR_RETURN_IF_ERROR(UpdateCheckpointState(prefix));
+  return static_cast<int>(vars.size());
+}
+
+absl::Status UpdateCheckpointState(const std::string& prefix) {
   const std::string dir = Dirname(prefix);
   CheckpointState state;
   absl::StatusOr<CheckpointState> old = ReadCheckpointState(dir);
@@ -118,17 +122,20 @@ absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
   all.push_back(name);
   state.clear_all_model_checkpoint_paths();
   for (const std::string& p : all) state.add_all_model_checkpoint_paths(p);
-  GR_RETURN_IF_ERROR(WriteCheckpointState(dir, state));
-  return static_cast<int>(vars.size());
+  return WriteCheckpointState(dir, state);
+}
+
+absl::StatusOr<std::string> ResolveCheckpointPrefix(const std::string& prefix_or_dir) {
+  struct stat st;
+  if (stat(prefix_or_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return LatestCheckpoint(prefix_or_dir);
+  }
+  return prefix_or_dir;
 }
 
 absl::StatusOr<int> RestoreVariables(const GraphDef& graph, Session* session,
                                      const std::string& prefix_or_dir) {
-  std::string prefix = prefix_or_dir;
-  struct stat st;
-  if (stat(prefix.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    GR_ASSIGN_OR_RETURN(prefix, LatestCheckpoint(prefix));
-  }
+  GR_ASSIGN_OR_RETURN(const std::string prefix, ResolveCheckpointPrefix(prefix_or_dir));
   GR_ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> reader, BundleReader::Open(prefix));
   GR_ASSIGN_OR_RETURN(std::vector<Variable> vars, Variables(graph));
   GraphDef nodes;

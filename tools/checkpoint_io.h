@@ -29,6 +29,14 @@ absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
 absl::StatusOr<int> RestoreVariables(const GraphDef& graph, Session* session,
                                      const std::string& prefix);
 
+// PREFIX itself, or the newest checkpoint named by the `checkpoint` file of
+// PREFIX when PREFIX is a directory.
+absl::StatusOr<std::string> ResolveCheckpointPrefix(const std::string& prefix_or_dir);
+
+// Points the `checkpoint` file of PREFIX's directory at PREFIX (appended to
+// the ones kept), as TensorFlow's Saver does after a save.
+absl::Status UpdateCheckpointState(const std::string& prefix);
+
 }  // namespace graphrun
 
 #endif  // GRAPHRUN_TOOLS_CHECKPOINT_IO_H_

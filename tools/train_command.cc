@@ -10,14 +10,18 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "graph/graph_io.h"
+#include "graph/meta_graph_io.h"
 #include "graph/npy.h"
 #include "graph/status_macros.h"
 #include "runtime/trace.h"
@@ -128,10 +132,35 @@ absl::Status WriteLossCurve(const std::string& dir, const std::string& fetch,
 
 }  // namespace
 
-int TrainCommand(const TrainCommandArgs& args) {
+int TrainCommand(const TrainCommandArgs& given) {
+  TrainCommandArgs args = given;
   const RunCommandArgs& run = args.run;
+  // A .meta (MetaGraphDef) names its train op, its variables' initializers
+  // and its Saver; a GraphDef needs --train, and --init or --restore.
+  absl::StatusOr<GraphDef> graph;
+  std::optional<SaverDef> saver;
+  if (absl::EndsWith(run.graph, ".meta")) {
+    absl::StatusOr<MetaGraphDef> meta = ReadMetaGraphFile(run.graph);
+    if (!meta.ok()) return Fail(meta.status());
+    absl::StatusOr<TrainingMetaGraph> training = ExtractTrainingMetaGraph(*meta);
+    if (!training.ok()) return Fail(training.status());
+    graph = training->graph_def;
+    if (training->has_saver_def) saver = training->saver_def;
+    if (args.train_op.empty() && !training->train_op_names.empty()) {
+      args.train_op = training->train_op_names.front();
+    }
+    if (args.init_ops.empty() && args.restore.empty()) {
+      for (const MetaGraphVariable& v : training->variables) {
+        args.init_ops.push_back(std::string(absl::StripSuffix(v.initializer_name, ":0")));
+      }
+    }
+  } else {
+    graph = ReadGraphDefFile(run.graph);
+  }
+  if (!graph.ok()) return Fail(graph.status());
   if (args.train_op.empty()) {
-    return Fail(absl::InvalidArgumentError("give the train op: --train OP"));
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "give the train op: --train OP (", run.graph, " names none in a train_op collection)")));
   }
   if (run.steps < 0) return Fail(absl::InvalidArgumentError("--steps must be >= 0"));
   if (args.save_every < 0) return Fail(absl::InvalidArgumentError("--save_every must be >= 0"));
@@ -142,8 +171,6 @@ int TrainCommand(const TrainCommandArgs& args) {
     return Fail(absl::InvalidArgumentError(
         "--restore and --init both set the variables: give one"));
   }
-  absl::StatusOr<GraphDef> graph = ReadGraphDefFile(run.graph);
-  if (!graph.ok()) return Fail(graph.status());
   for (const std::string& op : [&] {
          std::vector<std::string> ops = args.init_ops;
          ops.push_back(args.train_op);
@@ -200,10 +227,23 @@ int TrainCommand(const TrainCommandArgs& args) {
     if (!s.ok()) return Fail(absl::Status(s.code(), absl::StrCat("--init: ", s.message())));
   }
   if (!args.restore.empty()) {
-    absl::StatusOr<int> restored = RestoreVariables(*graph, session, args.restore);
-    if (!restored.ok()) return Fail(restored.status());
-    if (!run.quiet) {
-      std::cout << "restored " << *restored << " variable(s) from " << args.restore << "\n";
+    if (saver.has_value()) {
+      // The graph's own Saver: RestoreV2 and its Assigns.
+      absl::StatusOr<std::string> prefix = ResolveCheckpointPrefix(args.restore);
+      if (!prefix.ok()) return Fail(prefix.status());
+      absl::Status s = session->Run(
+          {{saver->filename_tensor_name(), Tensor::Scalar<std::string>(*prefix)}}, {},
+          {saver->restore_op_name()}, &outputs);
+      if (!s.ok()) {
+        return Fail(absl::Status(s.code(), absl::StrCat("restoring ", *prefix, ": ", s.message())));
+      }
+      if (!run.quiet) std::cout << "restored " << *prefix << " with the graph's Saver\n";
+    } else {
+      absl::StatusOr<int> restored = RestoreVariables(*graph, session, args.restore);
+      if (!restored.ok()) return Fail(restored.status());
+      if (!run.quiet) {
+        std::cout << "restored " << *restored << " variable(s) from " << args.restore << "\n";
+      }
     }
   }
 
@@ -218,10 +258,22 @@ int TrainCommand(const TrainCommandArgs& args) {
   std::vector<double> step_ms;
   RunMetadata metadata;
   auto save = [&](int step, bool periodic) -> absl::Status {
-    GR_ASSIGN_OR_RETURN(int saved, SaveVariables(*graph, session, args.save));
+    int saved = 0;
+    if (saver.has_value()) {
+      // The graph's own Saver: SaveV2 over its variables.
+      std::vector<Tensor> unused;
+      absl::Status s = session->Run(
+          {{saver->filename_tensor_name(), Tensor::Scalar<std::string>(args.save)}},
+          {saver->save_tensor_name()}, {}, &unused);
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("saving ", args.save, ": ", s.message()));
+      }
+      GR_RETURN_IF_ERROR(UpdateCheckpointState(args.save));
+    } else {
+      GR_ASSIGN_OR_RETURN(saved, SaveVariables(*graph, session, args.save));
+    }
     if (periodic && !run.quiet && !tty) {
-      std::cout << "step " << step << ": saved " << saved << " variable(s) to " << args.save
-                << "\n";
+      std::cout << "step " << step << ": saved " << (saver.has_value() ? "" : absl::StrCat(saved, " variable(s) ")) << "to " << args.save << "\n";
     }
     return absl::OkStatus();
   };
