@@ -1,0 +1,208 @@
+// CPU kernels of the ops TensorFlow's gradients of v1 while loops emit
+// (graph/ops/loop_gradient_ops.cc), with TensorFlow's semantics and
+// messages (core/kernels/stack.cc, concat_op.cc's ConcatOffsetOp). Each
+// StackV2 execution makes a new stack; its handle (and copies of it, through
+// Enter into the loops) keeps it alive, so a stack lives for the step that
+// made it. Pushed tensors are held, not copied: graphrun's tensors are not
+// written in place while anything else holds their buffer.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/op_kernel.h"
+
+namespace graphrun {
+namespace {
+
+class Stack : public ResourceBase {
+ public:
+  Stack(std::string name, DataType elem_type, int64_t max_size)
+      : name_(std::move(name)), elem_type_(elem_type), max_size_(max_size) {}
+
+  std::string DebugString() const override {
+    absl::MutexLock lock(&mu_);
+    return absl::StrCat("Stack[", name_, "] of ", elements_.size(), " ",
+                        DataTypeString(elem_type_));
+  }
+
+  absl::Status Push(const Tensor& t) {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return absl::InvalidArgumentError(absl::StrCat("Stack[", name_, "] is closed."));
+    if (t.dtype() != elem_type_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Stack[", name_, "]: pushing a ", DataTypeString(t.dtype()), " onto a stack of ",
+          DataTypeString(elem_type_)));
+    }
+    if (max_size_ >= 0 && static_cast<int64_t>(elements_.size()) >= max_size_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Stack[", name_, "] overflowed its max_size (", max_size_, ")"));
+    }
+    elements_.push_back(t);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Tensor> Pop() {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return absl::InvalidArgumentError(absl::StrCat("Stack[", name_, "] is closed."));
+    if (elements_.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("Stack[", name_, "] is empty."));
+    }
+    Tensor t = std::move(elements_.back());
+    elements_.pop_back();
+    return t;
+  }
+
+  void Close() {
+    absl::MutexLock lock(&mu_);
+    elements_.clear();
+    closed_ = true;
+  }
+
+  DataType elem_type() const { return elem_type_; }
+
+ private:
+  const std::string name_;
+  const DataType elem_type_;
+  const int64_t max_size_;
+  mutable absl::Mutex mu_;
+  std::vector<Tensor> elements_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+absl::StatusOr<Stack*> GetStack(const Tensor& t) {
+  Stack* stack = t.dtype() == DT_RESOURCE && t.NumElements() == 1
+                     ? t.flat<ResourceHandle>()[0].get<Stack>()
+                     : nullptr;
+  if (stack == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the stack handle is not a stack: a ", DataTypeString(t.dtype()), " tensor of shape ",
+        t.shape().DebugString()));
+  }
+  return stack;
+}
+
+class StackOp : public OpKernel {
+ public:
+  explicit StackOp(OpKernelConstruction* c) : OpKernel(c) {
+    set_expensive(false);
+    OP_REQUIRES_OK(c, c->GetAttr("elem_type", &elem_type_));
+    OP_REQUIRES_OK(c, c->GetAttr("stack_name", &name_));
+    if (name_.empty()) name_ = c->def().name();
+  }
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& max_size = ctx->input(0);
+    OP_REQUIRES(ctx, max_size.dims() == 0 && max_size.dtype() == DT_INT32,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "max_size must be an int32 scalar, got shape ",
+                    max_size.shape().DebugString())));
+    Tensor* handle = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape(), &handle));
+    handle->scalar<ResourceHandle>() = ResourceHandle(
+        name_, std::make_shared<Stack>(name_, elem_type_, max_size.scalar<int32_t>()));
+  }
+
+ private:
+  DataType elem_type_ = DT_FLOAT;
+  std::string name_;
+};
+
+class StackPushOp : public OpKernel {
+ public:
+  explicit StackPushOp(OpKernelConstruction* c) : OpKernel(c) { set_expensive(false); }
+  void Compute(OpKernelContext* ctx) override {
+    absl::StatusOr<Stack*> stack = GetStack(ctx->input(0));
+    OP_REQUIRES_OK(ctx, stack.status());
+    OP_REQUIRES_OK(ctx, (*stack)->Push(ctx->input(1)));
+    ctx->set_output(0, ctx->input(1));
+  }
+};
+
+class StackPopOp : public OpKernel {
+ public:
+  explicit StackPopOp(OpKernelConstruction* c) : OpKernel(c) { set_expensive(false); }
+  void Compute(OpKernelContext* ctx) override {
+    absl::StatusOr<Stack*> stack = GetStack(ctx->input(0));
+    OP_REQUIRES_OK(ctx, stack.status());
+    OP_REQUIRES(ctx, (*stack)->elem_type() == output_type(0),
+                absl::InvalidArgumentError(absl::StrCat(
+                    "popping a ", DataTypeString(output_type(0)), " from a stack of ",
+                    DataTypeString((*stack)->elem_type()))));
+    absl::StatusOr<Tensor> t = (*stack)->Pop();
+    OP_REQUIRES_OK(ctx, t.status());
+    ctx->set_output(0, *std::move(t));
+  }
+};
+
+class StackCloseOp : public OpKernel {
+ public:
+  explicit StackCloseOp(OpKernelConstruction* c) : OpKernel(c) { set_expensive(false); }
+  void Compute(OpKernelContext* ctx) override {
+    absl::StatusOr<Stack*> stack = GetStack(ctx->input(0));
+    OP_REQUIRES_OK(ctx, stack.status());
+    (*stack)->Close();
+  }
+};
+
+// For each shape, where its input starts in a concatenation along
+// concat_dim.
+class ConcatOffsetOp : public OpKernel {
+ public:
+  explicit ConcatOffsetOp(OpKernelConstruction* c) : OpKernel(c) { set_expensive(false); }
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& dim = ctx->input(0);
+    OP_REQUIRES(ctx, dim.dims() == 0,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "Concat dim tensor should be a scalar, but got shape ",
+                    dim.shape().DebugString())));
+    const int n = ctx->num_inputs() - 1;
+    auto value = [&](const Tensor& t, int64_t i) -> int64_t {
+      return t.dtype() == DT_INT64 ? t.flat<int64_t>()[i] : t.flat<int32_t>()[i];
+    };
+    const Tensor& first = ctx->input(1);
+    OP_REQUIRES(ctx, first.dims() == 1,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "input 0 should be a vector, got shape ", first.shape().DebugString())));
+    const int64_t rank = first.NumElements();
+    int64_t axis = dim.scalar<int32_t>();
+    if (axis < 0) axis += rank;
+    OP_REQUIRES(ctx, axis >= 0 && axis < rank,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "Concat dim is out of range: ", dim.scalar<int32_t>(), " vs. ", rank)));
+    int64_t offset = 0;
+    for (int i = 0; i < n; ++i) {
+      const Tensor& s = ctx->input(1 + i);
+      OP_REQUIRES(ctx, s.dims() == 1 && s.NumElements() == rank,
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "input ", i, " should contain ", rank, " elements, but got ",
+                      s.NumElements())));
+      Tensor* out = nullptr;
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(i, TensorShape({rank}), &out));
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d != axis) {
+          OP_REQUIRES(ctx, value(s, d) == value(first, d),
+                      absl::InvalidArgumentError(absl::StrCat(
+                          "All dimensions except ", axis, " must match. Input ", i,
+                          " has shape ", s.shape().DebugString(), " and doesn't match input 0")));
+        }
+        const int64_t o = d == axis ? offset : 0;
+        if (out->dtype() == DT_INT64) {
+          out->flat<int64_t>()[d] = o;
+        } else {
+          out->flat<int32_t>()[d] = static_cast<int32_t>(o);
+        }
+      }
+      offset += value(s, axis);
+    }
+  }
+};
+
+REGISTER_KERNEL(KernelDefBuilder("StackV2").Device(kDeviceCpu), StackOp);
+REGISTER_KERNEL(KernelDefBuilder("StackPushV2").Device(kDeviceCpu), StackPushOp);
+REGISTER_KERNEL(KernelDefBuilder("StackPopV2").Device(kDeviceCpu), StackPopOp);
+REGISTER_KERNEL(KernelDefBuilder("StackCloseV2").Device(kDeviceCpu), StackCloseOp);
+REGISTER_KERNEL(KernelDefBuilder("ConcatOffset").Device(kDeviceCpu), ConcatOffsetOp);
+
+}  // namespace
+}  // namespace graphrun
