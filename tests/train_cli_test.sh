@@ -2,7 +2,7 @@
 # `graphrun train` on TensorFlow v1 training graphs (tests/fixtures/training,
 # written by make_training_fixtures.py with TensorFlow: MLPs with SGD,
 # momentum and Adam, a CNN with momentum, an LSTM in a v1 while loop with
-# Adam): restored from
+# Adam, a BERT-style encoder block with Adam): restored from
 # TensorFlow's checkpoint, 20 steps give TensorFlow's losses and final
 # variables (rtol 1e-5), in a checkpoint TensorFlow's format holds; bad
 # input fails naming what is wrong.
@@ -23,7 +23,7 @@ train() {  # CASE OUT [more flags]: 20 steps from TensorFlow's initial checkpoin
     --out "$out" --quiet "$@"
 }
 
-for c in mlp_sgd mlp_momentum mlp_adam cnn_momentum lstm_adam; do
+for c in mlp_sgd mlp_momentum mlp_adam cnn_momentum lstm_adam encoder_adam; do
   out="$tmp/$c"
   train "$c" "$out" --save "$out/model.ckpt" 2> "$tmp/$c.err"
   check "$c: train exits 0" test $? -eq 0

@@ -2,9 +2,10 @@
 // data_flow_ops.cc and array_ops.cc): the stacks that carry each forward
 // iteration's values to the backward loop (StackV2 made before the loop,
 // StackPushV2 in the forward loop, StackPopV2 in the backward one, last in
-// first out), and ConcatOffset, which ConcatV2's gradient uses to cut its
-// incoming gradient. Names, inputs, attrs and shape functions are
-// TensorFlow's.
+// first out); ConcatOffset, which ConcatV2's gradient uses to cut its
+// incoming gradient; and DynamicStitch, which the gradients of reductions
+// over axes known only at run time use to build the reduced shape. Names,
+// inputs, attrs and shape functions are TensorFlow's.
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/shape_inference.h"
@@ -60,5 +61,14 @@ REGISTER_OP("ConcatOffset")
       }
       return absl::OkStatus();
     });
+
+// merged[indices[m][i, ...], ...] = data[m][i, ...], later inputs winning.
+REGISTER_OP("DynamicStitch")
+    .Input("indices: N * int32")
+    .Input("data: N * T")
+    .Output("merged: T")
+    .Attr("N : int >= 1")
+    .Attr("T : type")
+    .SetShapeFn(shape_fns::UnknownShape);
 
 }  // namespace graphrun

@@ -204,6 +204,30 @@ REGISTER_OP("TanhGrad")
     .Attr("T: {bfloat16, half, float, double, complex64, complex128}")
     .SetShapeFn(MergeBothInputsShapeFor("TanhGrad"));
 
+// (-0.5 * (dy * y)) * (y * y), for y = rsqrt(x).
+REGISTER_OP("RsqrtGrad")
+    .Input("y: T")
+    .Input("dy: T")
+    .Output("z: T")
+    .Attr("T: {bfloat16, half, float, double, complex64, complex128}")
+    .SetShapeFn(MergeBothInputsShapeFor("RsqrtGrad"));
+
+// (0.5 / y) * dy, for y = sqrt(x).
+REGISTER_OP("SqrtGrad")
+    .Input("y: T")
+    .Input("dy: T")
+    .Output("z: T")
+    .Attr("T: {bfloat16, half, float, double, complex64, complex128}")
+    .SetShapeFn(MergeBothInputsShapeFor("SqrtGrad"));
+
+// -(dy * (y * y)), for y = 1 / x.
+REGISTER_OP("ReciprocalGrad")
+    .Input("y: T")
+    .Input("dy: T")
+    .Output("z: T")
+    .Attr("T: {bfloat16, half, float, double, complex64, complex128}")
+    .SetShapeFn(MergeBothInputsShapeFor("ReciprocalGrad"));
+
 REGISTER_OP("BiasAddGrad")
     .Input("out_backprop: T")
     .Output("output: T")

@@ -1,10 +1,13 @@
 // CPU kernels of the ops TensorFlow's gradients of v1 while loops emit
 // (graph/ops/loop_gradient_ops.cc), with TensorFlow's semantics and
-// messages (core/kernels/stack.cc, concat_op.cc's ConcatOffsetOp). Each
+// messages (core/kernels/stack.cc, concat_op.cc's ConcatOffsetOp,
+// dynamic_stitch_op.cc). Each
 // StackV2 execution makes a new stack; its handle (and copies of it, through
 // Enter into the loops) keeps it alive, so a stack lives for the step that
 // made it. Pushed tensors are held, not copied: graphrun's tensors are not
 // written in place while anything else holds their buffer.
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -198,6 +201,61 @@ class ConcatOffsetOp : public OpKernel {
   }
 };
 
+// merged[indices[m][i], ...] = data[m][i, ...] for every m and i, in order
+// (a later index wins); rows no index names are zeros.
+class DynamicStitchOp : public OpKernel {
+ public:
+  explicit DynamicStitchOp(OpKernelConstruction* c) : OpKernel(c) {}
+  void Compute(OpKernelContext* ctx) override {
+    const int n = ctx->num_inputs() / 2;
+    int64_t rows = 0;
+    for (int m = 0; m < n; ++m) {
+      const Tensor& idx = ctx->input(m);
+      for (int64_t i = 0; i < idx.NumElements(); ++i) {
+        const int32_t r = idx.flat<int32_t>()[i];
+        OP_REQUIRES(ctx, r >= 0,
+                    absl::InvalidArgumentError(absl::StrCat(
+                        "DynamicStitch: indices[", m, "] holds ", r, ", which is negative")));
+        rows = std::max<int64_t>(rows, r + 1);
+      }
+    }
+    // Each data[m] is indices[m].shape + the element shape.
+    const Tensor& data0 = ctx->input(n);
+    const Tensor& idx0 = ctx->input(0);
+    OP_REQUIRES(ctx, data0.dims() >= idx0.dims(),
+                absl::InvalidArgumentError("DynamicStitch: data[0] has fewer dims than indices[0]"));
+    TensorShape element;
+    for (int d = idx0.dims(); d < data0.dims(); ++d) element.AddDim(data0.dim_size(d));
+    const int64_t width = element.num_elements();
+    for (int m = 0; m < n; ++m) {
+      TensorShape want = ctx->input(m).shape();
+      for (int d = 0; d < element.dims(); ++d) want.AddDim(element.dim_size(d));
+      OP_REQUIRES(ctx, ctx->input(n + m).shape() == want,
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "DynamicStitch: data[", m, "] must have shape ", want.DebugString(),
+                      " (indices[", m, "].shape + the element shape), not ",
+                      ctx->input(n + m).shape().DebugString())));
+      OP_REQUIRES(ctx, ctx->input(n + m).dtype() != DT_STRING,
+                  absl::UnimplementedError("DynamicStitch of strings"));
+    }
+    TensorShape shape({rows});
+    for (int d = 0; d < element.dims(); ++d) shape.AddDim(element.dim_size(d));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
+    const size_t row_bytes = static_cast<size_t>(width) * DataTypeSize(out->dtype());
+    if (row_bytes > 0) std::memset(out->raw_data(), 0, out->TotalBytes());
+    for (int m = 0; m < n; ++m) {
+      const Tensor& idx = ctx->input(m);
+      const char* src = static_cast<const char*>(ctx->input(n + m).raw_data());
+      for (int64_t i = 0; i < idx.NumElements(); ++i) {
+        std::memcpy(static_cast<char*>(out->raw_data()) + idx.flat<int32_t>()[i] * row_bytes,
+                    src + i * row_bytes, row_bytes);
+      }
+    }
+  }
+};
+
+REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(kDeviceCpu), DynamicStitchOp);
 REGISTER_KERNEL(KernelDefBuilder("StackV2").Device(kDeviceCpu), StackOp);
 REGISTER_KERNEL(KernelDefBuilder("StackPushV2").Device(kDeviceCpu), StackPushOp);
 REGISTER_KERNEL(KernelDefBuilder("StackPopV2").Device(kDeviceCpu), StackPopOp);
