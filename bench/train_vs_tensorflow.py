@@ -2,7 +2,8 @@
 
 Builds TensorFlow v1 training graphs as users export them (the MLP
 784-256-256-10 and the small CNN of the training reference, each with ref
-variables, a global step and AdamOptimizer, batch 64), saves their initial
+variables, a global step and AdamOptimizer; the LSTM and the BERT-style
+encoder block of tests/fixtures/training with Adam; batch 64), saves their initial
 variables, then alternates rounds: TensorFlow's Session loop
 (sess.run(["train", "loss:0"]) on one fed batch) and `graphrun train
 --restore` on the same graph, batch and checkpoint. Prints the median step
@@ -65,6 +66,19 @@ def build(model):
     return g, saver
 
 
+def fixture_build(model):
+    """The LSTM (a v1 while loop) and the BERT-style encoder block of
+    tests/fixtures/training/make_training_fixtures.py, with Adam."""
+    import importlib.util  # pylint: disable=g-import-not-at-top
+    path = os.path.join(ROOT, "tests", "fixtures", "training", "make_training_fixtures.py")
+    spec = importlib.util.spec_from_file_location("make_training_fixtures", path)
+    fixtures = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fixtures)
+    if model == "lstm":
+        return fixtures.build("adam", False, lstm=True), fixtures
+    return fixtures.build("adam", True, encoder=True), fixtures
+
+
 def tf_median_ms(g, ckpt, feeds, steps, warmup=10):
     with v1.Session(graph=g) as s:
         v1.train.Saver().restore(s, ckpt)
@@ -91,11 +105,15 @@ def main():
     ap.add_argument("--steps", type=int, default=60)
     args = ap.parse_args()
     v1.disable_eager_execution()
+    v1.disable_control_flow_v2()  # v1 loops, as the LSTM fixture has
     tmp = tempfile.mkdtemp(prefix="train_bench_")
     rng = np.random.default_rng(0)
     rows = []
-    for model in ["mlp", "cnn"]:
-        g, saver = build(model)
+    for model in ["mlp", "cnn", "lstm", "encoder"]:
+        if model in ("lstm", "encoder"):
+            (g, saver), fixtures = fixture_build(model)
+        else:
+            g, saver = build(model)
         graph_path = os.path.join(tmp, model + ".pb")
         with open(graph_path, "wb") as f:
             f.write(g.as_graph_def().SerializeToString())
@@ -103,9 +121,16 @@ def main():
         with v1.Session(graph=g) as s:
             s.run(g.get_operation_by_name("init"))
             saver.save(s, ckpt, write_meta_graph=False, write_state=False)
-        shape = [64, 784] if model == "mlp" else [64, 28, 28, 1]
-        x = rng.standard_normal(shape).astype(np.float32)
-        y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
+        if model == "lstm":
+            x = rng.standard_normal([64, fixtures.TIME, fixtures.IN]).astype(np.float32)
+            y = rng.integers(0, fixtures.CLASSES, 64).astype(np.int32)
+        elif model == "encoder":
+            x = rng.integers(0, fixtures.VOCAB, [64, fixtures.TIME]).astype(np.int32)
+            y = rng.integers(0, fixtures.CLASSES, 64).astype(np.int32)
+        else:
+            shape = [64, 784] if model == "mlp" else [64, 28, 28, 1]
+            x = rng.standard_normal(shape).astype(np.float32)
+            y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
         np.save(os.path.join(tmp, model + "_x.npy"), x)
         np.save(os.path.join(tmp, model + "_y.npy"), y)
         tf_ms, gr_ms = [], []
@@ -119,8 +144,11 @@ def main():
     print()
     print("| model (Adam, batch 64) | TensorFlow ms/step | graphrun ms/step | graphrun / TF |")
     print("| --- | --- | --- | --- |")
+    names = {"mlp": "MLP 784-256-256-10", "cnn": "small CNN",
+             "lstm": "LSTM, v1 while loop (5 steps, 16 units)",
+             "encoder": "BERT-style encoder block (6 tokens, 16 wide)"}
     for model, t, gr in rows:
-        name = "MLP 784-256-256-10" if model == "mlp" else "small CNN"
+        name = names[model]
         print("| %s | %.3f | %.3f | %.2f |" % (name, t, gr, gr / t))
 
 
