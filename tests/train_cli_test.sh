@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `graphrun train` on TensorFlow v1 training graphs (tests/fixtures/training,
 # written by make_training_fixtures.py with TensorFlow: MLPs with SGD,
-# momentum and Adam, a CNN with momentum, an LSTM in a v1 while loop with
-# Adam, a BERT-style encoder block with Adam): restored from
+# momentum and Adam, a CNN with momentum, an LSTM with Adam in a v1 while
+# loop and in a TensorFlow 2 functional While, a BERT-style encoder block
+# with Adam): restored from
 # TensorFlow's checkpoint, 20 steps give TensorFlow's losses and final
 # variables (rtol 1e-5), in a checkpoint TensorFlow's format holds; bad
 # input fails naming what is wrong.
@@ -23,7 +24,7 @@ train() {  # CASE OUT [more flags]: 20 steps from TensorFlow's initial checkpoin
     --out "$out" --quiet "$@"
 }
 
-for c in mlp_sgd mlp_momentum mlp_adam cnn_momentum lstm_adam encoder_adam; do
+for c in mlp_sgd mlp_momentum mlp_adam cnn_momentum lstm_adam lstm_tf2_adam encoder_adam; do
   out="$tmp/$c"
   train "$c" "$out" --save "$out/model.ckpt" 2> "$tmp/$c.err"
   check "$c: train exits 0" test $? -eq 0

@@ -143,6 +143,13 @@ REGISTER_OP("VarIsInitializedOp")
     .SetIsStateful()
     .SetShapeFn(shape_fns::ScalarShape);
 
+REGISTER_OP("VariableShape")
+    .Input("input: resource")
+    .Output("output: out_type")
+    .Attr("out_type: {int32, int64} = DT_INT32")
+    .SetIsStateful()
+    .SetShapeFn(shape_fns::UnknownShape);
+
 REGISTER_OP("DestroyResourceOp")
     .Input("resource: resource")
     .Attr("ignore_lookup_error: bool = true")

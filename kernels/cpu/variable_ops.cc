@@ -192,6 +192,28 @@ class AssignVariableOp : public OpKernel {
   bool validate_shape_ = false;
 };
 
+// The variable's shape, as an int32 or int64 vector.
+class VariableShapeOp : public OpKernel {
+ public:
+  explicit VariableShapeOp(OpKernelConstruction* c) : OpKernel(c) { set_expensive(false); }
+  void Compute(OpKernelContext* ctx) override {
+    absl::StatusOr<Var*> var = VarOf(ctx->input(0), "resource");
+    OP_REQUIRES_OK(ctx, var.status());
+    absl::StatusOr<Tensor> value = (*var)->Read(UninitializedResourceMessage(**var));
+    OP_REQUIRES_OK(ctx, value.status());
+    const int rank = value->dims();
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({rank}), &out));
+    for (int d = 0; d < rank; ++d) {
+      if (out->dtype() == DT_INT64) {
+        out->flat<int64_t>()[d] = value->dim_size(d);
+      } else {
+        out->flat<int32_t>()[d] = static_cast<int32_t>(value->dim_size(d));
+      }
+    }
+  }
+};
+
 // Forgets the variable: later reads fail as uninitialized, and the device's
 // ResourceMgr no longer holds it.
 class DestroyResourceOp : public OpKernel {
@@ -336,6 +358,7 @@ REGISTER_KERNEL(KernelDefBuilder("VarIsInitializedOp").Device(kDeviceCpu), IsIni
 REGISTER_KERNEL(KernelDefBuilder("ReadVariableOp").Device(kDeviceCpu), ReadVariableOp);
 REGISTER_KERNEL(KernelDefBuilder("AssignVariableOp").Device(kDeviceCpu), AssignVariableOp);
 REGISTER_KERNEL(KernelDefBuilder("DestroyResourceOp").Device(kDeviceCpu), DestroyResourceOp);
+REGISTER_KERNEL(KernelDefBuilder("VariableShape").Device(kDeviceCpu), VariableShapeOp);
 REGISTER_KERNEL(KernelDefBuilder("ResourceGather").Device(kDeviceCpu), ResourceGatherOp);
 REGISTER_KERNEL(KernelDefBuilder("ResourceScatterAdd").Device(kDeviceCpu), ResourceScatterOp);
 REGISTER_KERNEL(KernelDefBuilder("ResourceScatterUpdate").Device(kDeviceCpu), ResourceScatterOp);

@@ -1,11 +1,12 @@
-// Ops TensorFlow's gradients of v1 while loops emit (core/ops/
+// Ops TensorFlow's gradients emit beside the forward ops' own (core/ops/
 // data_flow_ops.cc and array_ops.cc): the stacks that carry each forward
 // iteration's values to the backward loop (StackV2 made before the loop,
 // StackPushV2 in the forward loop, StackPopV2 in the backward one, last in
 // first out); ConcatOffset, which ConcatV2's gradient uses to cut its
-// incoming gradient; and DynamicStitch, which the gradients of reductions
-// over axes known only at run time use to build the reduced shape. Names,
-// inputs, attrs and shape functions are TensorFlow's.
+// incoming gradient; DynamicStitch, which the gradients of reductions over
+// axes known only at run time use to build the reduced shape; and
+// StridedSliceGrad. Names, inputs, attrs and shape functions are
+// TensorFlow's.
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/shape_inference.h"
@@ -69,6 +70,24 @@ REGISTER_OP("DynamicStitch")
     .Output("merged: T")
     .Attr("N : int >= 1")
     .Attr("T : type")
+    .SetShapeFn(shape_fns::UnknownShape);
+
+// A zero tensor of `shape` with dy written where StridedSlice(shape, begin,
+// end, strides) would have read it.
+REGISTER_OP("StridedSliceGrad")
+    .Input("shape: Index")
+    .Input("begin: Index")
+    .Input("end: Index")
+    .Input("strides: Index")
+    .Input("dy: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("Index: {int32, int64}")
+    .Attr("begin_mask: int = 0")
+    .Attr("end_mask: int = 0")
+    .Attr("ellipsis_mask: int = 0")
+    .Attr("new_axis_mask: int = 0")
+    .Attr("shrink_axis_mask: int = 0")
     .SetShapeFn(shape_fns::UnknownShape);
 
 }  // namespace graphrun

@@ -13,6 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "kernels/cpu/array_movement.h"
+#include "kernels/cpu/array_strided_slice.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 
@@ -255,7 +257,61 @@ class DynamicStitchOp : public OpKernel {
   }
 };
 
+// Zeros of `shape`, with dy written where the strided slice reads: the
+// slice's positions in row-major order are dy's elements in order (shrunk
+// and new axes have size 1 and do not reorder them).
+class StridedSliceGradOp : public OpKernel {
+ public:
+  explicit StridedSliceGradOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    ctx->SetStatus(ctx->GetAttr("begin_mask", &masks_.begin));
+    ctx->SetStatus(ctx->GetAttr("end_mask", &masks_.end));
+    ctx->SetStatus(ctx->GetAttr("ellipsis_mask", &masks_.ellipsis));
+    ctx->SetStatus(ctx->GetAttr("new_axis_mask", &masks_.new_axis));
+    ctx->SetStatus(ctx->GetAttr("shrink_axis_mask", &masks_.shrink_axis));
+  }
+  void Compute(OpKernelContext* ctx) override {
+    absl::StatusOr<TensorShape> shape = array_kernels::ShapeFromTensor(ctx->input(0));
+    OP_REQUIRES_OK(ctx, shape.status());
+    absl::StatusOr<array_kernels::StridedSliceSpec> spec = array_kernels::ValidateStridedSlice(
+        *shape, ctx->input(1), ctx->input(2), ctx->input(3), masks_);
+    OP_REQUIRES_OK(ctx, spec.status());
+    const Tensor& dy = ctx->input(4);
+    int64_t count = 1;
+    for (int64_t d : spec->processing_dims) count *= d;
+    OP_REQUIRES(ctx, dy.NumElements() == count && dy.shape() == spec->final_shape,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "shape of dy was ", dy.shape().DebugString(), " instead of ",
+                    spec->final_shape.DebugString())));
+    OP_REQUIRES(ctx, dy.dtype() != DT_STRING,
+                absl::UnimplementedError("StridedSliceGrad of strings"));
+    Tensor* out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *shape, &out));
+    const size_t width = static_cast<size_t>(DataTypeSize(dy.dtype()));
+    if (out->TotalBytes() > 0) std::memset(out->raw_data(), 0, out->TotalBytes());
+    if (count == 0) return;
+    const int rank = shape->dims();
+    std::vector<int64_t> stride(rank, 1);
+    for (int d = rank - 2; d >= 0; --d) stride[d] = stride[d + 1] * shape->dim_size(d + 1);
+    std::vector<int64_t> idx(rank, 0);
+    const char* src = static_cast<const char*>(dy.raw_data());
+    char* dst = static_cast<char*>(out->raw_data());
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t at = 0;
+      for (int d = 0; d < rank; ++d) at += (spec->begin[d] + idx[d] * spec->strides[d]) * stride[d];
+      std::memcpy(dst + at * width, src + i * width, width);
+      for (int d = rank - 1; d >= 0; --d) {
+        if (++idx[d] < spec->processing_dims[d]) break;
+        idx[d] = 0;
+      }
+    }
+  }
+
+ private:
+  array_kernels::StridedSliceMasks masks_;
+};
+
 REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(kDeviceCpu), DynamicStitchOp);
+REGISTER_KERNEL(KernelDefBuilder("StridedSliceGrad").Device(kDeviceCpu), StridedSliceGradOp);
 REGISTER_KERNEL(KernelDefBuilder("StackV2").Device(kDeviceCpu), StackOp);
 REGISTER_KERNEL(KernelDefBuilder("StackPushV2").Device(kDeviceCpu), StackPushOp);
 REGISTER_KERNEL(KernelDefBuilder("StackPopV2").Device(kDeviceCpu), StackPopOp);
