@@ -103,6 +103,15 @@ done
 check ".meta from its initializers: losses are TensorFlow's" "$ALLCLOSE" \
   "$tmp/meta_init/loss.npy" "$F/mlp_adam_loss.npy" 1e-5
 
+# The same training over two CPU devices, and over two worker processes
+# started on loopback: TensorFlow's losses.
+train encoder_adam "$tmp/two_devices" --cpu_devices 2
+check "two CPU devices: losses are TensorFlow's" "$ALLCLOSE" "$tmp/two_devices/loss.npy" \
+  "$F/encoder_adam_loss.npy" 1e-5
+train mlp_sgd "$tmp/two_workers" --local_workers 2
+check "two worker processes: losses are TensorFlow's" "$ALLCLOSE" "$tmp/two_workers/loss.npy" \
+  "$F/mlp_sgd_loss.npy" 1e-5
+
 # Bad input: each fails (exit 1) naming what is wrong, and writes nothing.
 err="$("$GRAPHRUN" train "$F/mlp_sgd.pbtxt" --restore "$F/mlp_sgd_init.ckpt" --train nosuch \
   --steps 1 2>&1)"
