@@ -9,6 +9,8 @@
 // run the same way, against TensorFlow's outputs.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -100,6 +102,21 @@ TEST(GpuKernelsOnFakeGpuTest, LongChainOfGpuNodesRunsStepsInBoundedMemory) {
   // give-back wait twice as long: O(log steps) regions.
   EXPECT_LE(platform->regions.load(), 30);
   EXPECT_LE(platform->largest.load(), size_t{2} << 20);
+}
+
+// Fresh fake device memory is all ones (NaN as float), so a GPU kernel that
+// reads its output before writing it fails the NaN-aware comparisons
+// instead of reading zeros.
+TEST(FakeGpuTest, FreshDeviceMemoryIsPoisoned) {
+  FakeGpuPlatform platform;
+  void* p = platform.AllocateDevice(64);
+  ASSERT_NE(p, nullptr);
+  const auto* bytes = static_cast<const unsigned char*>(p);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(bytes[i], 0xFF) << i;
+  float f;
+  std::memcpy(&f, p, sizeof(f));
+  EXPECT_TRUE(std::isnan(f));
+  platform.FreeDevice(p);
 }
 
 // The comparison every GPU check goes through: a NaN, an infinity of the

@@ -190,6 +190,10 @@ void* FakeGpuPlatform::AllocateDevice(size_t bytes) {
   }
   void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
   if (p == nullptr) return nullptr;
+  // Poisoned, as a real GPU's fresh memory holds whatever was there: all
+  // bits set reads as NaN in float, so a kernel that reads its output before
+  // writing it shows as NaN in the comparisons.
+  std::memset(p, 0xFF, bytes);
   device_blocks_[reinterpret_cast<uintptr_t>(p)] = bytes;
   device_in_use_ += static_cast<int64_t>(bytes);
   return p;
