@@ -5,6 +5,7 @@
 // convolution against a direct loop, and the errors.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <random>
 #include <string>
@@ -202,6 +203,85 @@ TEST(Conv2DBackpropInputTest, TransposedConvolutionMatchesDirectLoop) {
        MakeTensor<float>(filter, {k, k, ic, oc}), MakeTensor<float>(grad, {n, h, w, oc})});
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectTensorNear<float>((*out)[0], want, 1e-5);
+}
+
+// Conv2DBackpropInput on float NHWC (oneDNN's backward data, cut by image
+// into one piece per thread) and on float held to the GEMM path
+// (GRAPHRUN_CONV2D_LIBRARY=eigen) against the double kernel (GEMM + col2im
+// in double) on the same float values. Each input-gradient element sums
+// up to filter taps * out_depth products of values in [-1, 1], in another
+// order on each path; each float addition rounds by at most 2^-24 of the
+// running sum, so the error stays below about 1e-7 * terms (at 400 terms
+// 4e-5, against sums of magnitude ~10): the tolerance, relative to
+// 1 + |want|.
+struct TrainingShapeCase {
+  int64_t n, h, w, ci, k, co, stride;
+  const char* padding;
+  int threads;
+  std::vector<int64_t> explicit_paddings = {};
+};
+
+void CheckInputGradAgainstDouble(const TrainingShapeCase& c) {
+  SCOPED_TRACE(::testing::Message() << c.n << "x" << c.h << "x" << c.w << "x" << c.ci << " "
+                                    << c.k << "x" << c.k << " -> " << c.co << " stride "
+                                    << c.stride << " " << c.padding << " threads " << c.threads);
+  std::map<std::string, AttrValue> attrs = {{"strides", AttrInts({1, c.stride, c.stride, 1})},
+                                            {"padding", AttrS(c.padding)}};
+  int64_t oh = 0, ow = 0;
+  if (std::string(c.padding) == "SAME") {
+    oh = (c.h + c.stride - 1) / c.stride;
+    ow = (c.w + c.stride - 1) / c.stride;
+  } else {
+    const std::vector<int64_t>& p = c.explicit_paddings;
+    const int64_t ph = p.empty() ? 0 : p[2] + p[3], pw = p.empty() ? 0 : p[4] + p[5];
+    if (!p.empty()) attrs["explicit_paddings"] = AttrInts(p);
+    oh = (c.h + ph - c.k) / c.stride + 1;
+    ow = (c.w + pw - c.k) / c.stride + 1;
+  }
+  auto floats = [](std::vector<double> v) {
+    for (double& x : v) x = static_cast<float>(x);
+    return v;
+  };
+  const std::vector<double> filter =
+      floats(testing::RandomDoubles(c.k * c.k * c.ci * c.co, -1, 1, 7));
+  const std::vector<double> grad = floats(testing::RandomDoubles(c.n * oh * ow * c.co, -1, 1, 8));
+  const std::vector<int32_t> sizes = {static_cast<int32_t>(c.n), static_cast<int32_t>(c.h),
+                                      static_cast<int32_t>(c.w), static_cast<int32_t>(c.ci)};
+  auto run = [&](auto zero, int threads) {
+    using T = decltype(zero);
+    return RunOp("Conv2DBackpropInput", attrs,
+                 {Tensor::FromVector(sizes), MakeTensor<T>(filter, {c.k, c.k, c.ci, c.co}),
+                  MakeTensor<T>(grad, {c.n, oh, ow, c.co})},
+                 threads);
+  };
+  auto want = run(0.0, 2);
+  ASSERT_TRUE(want.ok()) << want.status();
+  const std::vector<double> expected = testing::ToDoubles<double>((*want)[0]);
+  const double tol = 1e-7 * static_cast<double>(c.k * c.k * c.co);
+  auto onednn = run(0.f, c.threads);
+  ASSERT_TRUE(onednn.ok()) << onednn.status();
+  ExpectTensorNear<float>((*onednn)[0], expected, tol);
+  setenv("GRAPHRUN_CONV2D_LIBRARY", "eigen", 1);
+  auto gemm = run(0.f, c.threads);
+  unsetenv("GRAPHRUN_CONV2D_LIBRARY");
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  ExpectTensorNear<float>((*gemm)[0], expected, tol);
+}
+
+TEST(Conv2DBackpropInputTest, OneDnnMatchesDoubleOnTrainingShapes) {
+  // The benchmark's shapes (bench/conv_grad_benchmark.cc): more images
+  // than threads.
+  CheckInputGradAgainstDouble({64, 14, 14, 8, 5, 16, 1, "SAME", 2});
+  CheckInputGradAgainstDouble({64, 28, 28, 1, 5, 8, 1, "SAME", 4});
+  CheckInputGradAgainstDouble({64, 28, 28, 8, 5, 16, 2, "SAME", 2});
+  // Fewer images than threads, and one image.
+  CheckInputGradAgainstDouble({3, 28, 28, 8, 5, 16, 2, "SAME", 8});
+  CheckInputGradAgainstDouble({1, 14, 14, 8, 5, 16, 1, "SAME", 4});
+  // VALID, stride 2 over a size it does not divide (the last input rows
+  // and columns meet no window: zero gradient), and EXPLICIT.
+  CheckInputGradAgainstDouble({5, 14, 14, 8, 5, 16, 1, "VALID", 2});
+  CheckInputGradAgainstDouble({3, 13, 12, 4, 3, 6, 2, "VALID", 4});
+  CheckInputGradAgainstDouble({3, 11, 10, 4, 3, 6, 2, "EXPLICIT", 2, {0, 0, 1, 2, 2, 0, 0, 0}});
 }
 
 TEST(Conv2DBackpropInputTest, Errors) {

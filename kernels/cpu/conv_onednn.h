@@ -44,7 +44,9 @@ namespace cpu {
 
 // Which library runs float NHWC Conv2D, from GRAPHRUN_CONV2D_LIBRARY:
 // "onednn", "eigen" (im2col + Eigen GEMM), or unset / "auto" (oneDNN where
-// it applies). Read when a kernel is constructed.
+// it applies). Read when a kernel is constructed. "eigen" also keeps float
+// Conv2DBackpropInput / Conv2DBackpropFilter off oneDNN
+// (conv_onednn_backward.h).
 enum class Conv2DLibrary { kAuto, kOneDnn, kEigen };
 Conv2DLibrary Conv2DLibraryFromEnv();
 

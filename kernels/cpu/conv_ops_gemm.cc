@@ -12,7 +12,8 @@
 // out_backprop [pixels, out_depth] times the filter transposed gives each
 // output pixel's contribution to its receptive field ([pixels, taps *
 // in_depth]); col2im adds those into the zeroed input gradient. Strides,
-// dilations, SAME / VALID / EXPLICIT, NCHW by transposes.
+// dilations, SAME / VALID / EXPLICIT, NCHW by transposes. Float NHWC
+// undilated ones run on oneDNN instead (conv_onednn_backward.h).
 //
 // half and bfloat16 compute in float. Grouped convolutions (input depth a
 // multiple of the filter's) are refused, as on TensorFlow's CPU.
@@ -20,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -28,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/conv_onednn_backward.h"
 #include "kernels/cpu/cpu_kernel_util.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/strided_copy.h"
@@ -470,6 +473,9 @@ class Conv2DBackpropInputOp : public OpKernel {
     channels_first_ = data_format == "NCHW";
     OP_REQUIRES_OK(ctx, ReadWindowAttrs(ctx, 4, channels_first_ ? 1 : 3,
                                         &attrs_));
+    if (std::is_same_v<T, float> && !channels_first_ && cpu::OneDnnConvBackpropFromEnv()) {
+      onednn_ = std::make_unique<cpu::OneDnnConv2DBackpropInput>();
+    }
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -567,7 +573,7 @@ class Conv2DBackpropInputOp : public OpKernel {
     }
     if (grad.NumElements() == 0) {
       std::fill_n(result, in_shape->num_elements(), C(0));
-    } else {
+    } else if (!OnOneDnn(ctx, g, *f, *grad_last, result)) {
       OP_REQUIRES_OK(ctx, BackpropInput<C>(ctx, g, *grad_last, *f, result));
     }
     const std::vector<int64_t> last = {g.batch, g.dims[1].in, g.dims[2].in,
@@ -576,8 +582,33 @@ class Conv2DBackpropInputOp : public OpKernel {
   }
 
  private:
+  // Whether oneDNN computed `result` (else the GEMM path is to run; a
+  // failure other than Unimplemented is set on `ctx`, and true returned).
+  template <typename C>
+  bool OnOneDnn(OpKernelContext* ctx, const ConvGeometry& g, const C* filter, const C* grad,
+                C* result) {
+    if constexpr (std::is_same_v<C, float>) {
+      const SpatialDim& r = g.dims[1];
+      const SpatialDim& c = g.dims[2];
+      if (onednn_ == nullptr || r.dilation != 1 || c.dilation != 1) return false;
+      const auto geometry = cpu::OneDnnBackwardGeometryIfSupported(
+          {g.batch, r.in, c.in, g.in_depth, r.filter, c.filter, g.out_depth, r.stride, c.stride,
+           r.window.pad_before, r.window.pad_after, c.window.pad_before, c.window.pad_after,
+           r.window.out, c.window.out});
+      if (!geometry.has_value()) return false;
+      const absl::Status s =
+          onednn_->Run(*geometry, filter, grad, result, ctx->eigen_cpu_device());
+      if (absl::IsUnimplemented(s)) return false;
+      if (!s.ok()) ctx->SetStatus(s);
+      return true;
+    } else {
+      return false;
+    }
+  }
+
   WindowAttrs attrs_;
   bool channels_first_ = false;
+  std::unique_ptr<cpu::OneDnnConv2DBackpropInput> onednn_;  // float NHWC only
 };
 
 #define GR_REGISTER_GEMM_CONVS(T)                                          \

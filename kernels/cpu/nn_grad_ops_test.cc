@@ -4,6 +4,7 @@
 // their errors.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -300,6 +301,81 @@ TEST(Conv2DBackpropFilterTest, PatchesInSeveralChunks) {
   // 9.4 MB of patches per image: one image per 16 MB chunk, the chunks'
   // products added.
   CheckFilterGradAgainstDoubleSum(3, 64, 64, 64, 4, 1);
+}
+
+// Conv2DBackpropFilter on float (oneDNN's backward weights, one partial
+// filter gradient per piece of images, added at the end) and on float held
+// to im2col + Gemm / the direct loop (GRAPHRUN_CONV2D_LIBRARY=eigen)
+// against the double kernel on the same float values. Each element sums
+// n * oh * ow products of values in [-1, 1] in another order on each path;
+// as CheckFilterGradAgainstDoubleSum, the float rounding reaches a few
+// 1e-5 at a thousand terms, so the tolerance (relative to 1 + |want|) is
+// 1e-7 * terms.
+struct FilterGradCase {
+  int64_t n, h, w, ci, k, co, stride;
+  const char* padding;
+  int threads;
+  std::vector<int64_t> explicit_paddings = {};
+};
+
+void CheckFilterGradAgainstDouble(const FilterGradCase& c) {
+  SCOPED_TRACE(::testing::Message() << c.n << "x" << c.h << "x" << c.w << "x" << c.ci << " "
+                                    << c.k << "x" << c.k << " -> " << c.co << " stride "
+                                    << c.stride << " " << c.padding << " threads " << c.threads);
+  std::map<std::string, AttrValue> attrs = {{"strides", AttrInts({1, c.stride, c.stride, 1})},
+                                            {"padding", AttrS(c.padding)}};
+  int64_t oh = 0, ow = 0;
+  if (std::string(c.padding) == "SAME") {
+    oh = (c.h + c.stride - 1) / c.stride;
+    ow = (c.w + c.stride - 1) / c.stride;
+  } else {
+    const std::vector<int64_t>& p = c.explicit_paddings;
+    const int64_t ph = p.empty() ? 0 : p[2] + p[3], pw = p.empty() ? 0 : p[4] + p[5];
+    if (!p.empty()) attrs["explicit_paddings"] = AttrInts(p);
+    oh = (c.h + ph - c.k) / c.stride + 1;
+    ow = (c.w + pw - c.k) / c.stride + 1;
+  }
+  auto floats = [](std::vector<double> v) {
+    for (double& x : v) x = static_cast<float>(x);
+    return v;
+  };
+  const std::vector<double> x = floats(testing::RandomDoubles(c.n * c.h * c.w * c.ci, -1, 1, 9));
+  const std::vector<double> dy = floats(testing::RandomDoubles(c.n * oh * ow * c.co, -1, 1, 10));
+  const Tensor sizes = Ints<int32_t>({c.k, c.k, c.ci, c.co});
+  auto run = [&](auto zero, int threads) {
+    using T = decltype(zero);
+    return RunOp("Conv2DBackpropFilter", attrs,
+                 {testing::MakeTensor<T>(x, {c.n, c.h, c.w, c.ci}), sizes,
+                  testing::MakeTensor<T>(dy, {c.n, oh, ow, c.co})},
+                 threads);
+  };
+  auto want = run(0.0, 2);
+  ASSERT_TRUE(want.ok()) << want.status();
+  const std::vector<double> expected = ToDoubles<double>((*want)[0]);
+  const double tol = 1e-7 * static_cast<double>(c.n * oh * ow);
+  auto onednn = run(0.f, c.threads);
+  ASSERT_TRUE(onednn.ok()) << onednn.status();
+  testing::ExpectAllNear(ToDoubles<float>((*onednn)[0]), expected, tol, "oneDNN");
+  setenv("GRAPHRUN_CONV2D_LIBRARY", "eigen", 1);
+  auto gemm = run(0.f, c.threads);
+  unsetenv("GRAPHRUN_CONV2D_LIBRARY");
+  ASSERT_TRUE(gemm.ok()) << gemm.status();
+  testing::ExpectAllNear(ToDoubles<float>((*gemm)[0]), expected, tol, "Gemm / direct loop");
+}
+
+TEST(Conv2DBackpropFilterTest, OneDnnMatchesDoubleOnTrainingShapes) {
+  // The benchmark's shapes (bench/conv_grad_benchmark.cc): more images
+  // than threads.
+  CheckFilterGradAgainstDouble({64, 14, 14, 8, 5, 16, 1, "SAME", 2});
+  CheckFilterGradAgainstDouble({64, 28, 28, 1, 5, 8, 1, "SAME", 4});
+  CheckFilterGradAgainstDouble({64, 28, 28, 8, 5, 16, 2, "SAME", 3});
+  // Fewer images than threads, and one image.
+  CheckFilterGradAgainstDouble({3, 28, 28, 8, 5, 16, 2, "SAME", 8});
+  CheckFilterGradAgainstDouble({1, 14, 14, 8, 5, 16, 1, "SAME", 4});
+  // VALID, stride 2 over a size it does not divide, and EXPLICIT.
+  CheckFilterGradAgainstDouble({5, 14, 14, 8, 5, 16, 1, "VALID", 2});
+  CheckFilterGradAgainstDouble({3, 13, 12, 4, 3, 6, 2, "VALID", 4});
+  CheckFilterGradAgainstDouble({3, 11, 10, 4, 3, 6, 2, "EXPLICIT", 2, {0, 0, 1, 2, 2, 0, 0, 0}});
 }
 
 TEST(NnGradShapesTest, ShapeFunctions) {

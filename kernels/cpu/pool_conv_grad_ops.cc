@@ -6,9 +6,12 @@
 // SAME / VALID / EXPLICIT padding): float and double above 64^3 multiply-adds
 // as im2col patches^T * out_backprop on Gemm (gemm.h), else and for half and
 // bfloat16 a direct loop, each filter row (kh, kw, ci) summed by one thread.
-// Sums of half and bfloat16 run in float.
+// Sums of half and bfloat16 run in float. Float undilated ones run on
+// oneDNN's backward weights instead (conv_onednn_backward.h) unless
+// GRAPHRUN_CONV2D_LIBRARY=eigen.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/status_macros.h"
+#include "kernels/cpu/conv_onednn_backward.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
@@ -343,6 +347,9 @@ class Conv2DBackpropFilterOp : public OpKernel {
  public:
   explicit Conv2DBackpropFilterOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, attrs_.Read(ctx, WindowKind::kConv));
+    if (std::is_same_v<T, float> && cpu::OneDnnConvBackpropFromEnv()) {
+      onednn_ = std::make_unique<cpu::OneDnnConv2DBackpropFilter>();
+    }
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -387,6 +394,24 @@ class Conv2DBackpropFilterOp : public OpKernel {
     const double row_cost =
         2.0 * static_cast<double>(g.batch * g.out_rows * g.out_cols * g.out_depth);
     const double work = row_cost * static_cast<double>(rows);
+    if constexpr (std::is_same_v<T, float>) {
+      const Eigen::ThreadPoolDevice* pool = ctx->device()->eigen_cpu_device();
+      if (onednn_ != nullptr && pool != nullptr && g.dilation_h == 1 && g.dilation_w == 1 &&
+          work > 0) {
+        const auto geometry = cpu::OneDnnBackwardGeometryIfSupported(
+            {g.batch, g.rows, g.cols, g.depth, g.kh, g.kw, g.out_depth, g.stride_h, g.stride_w,
+             wr->pad_before, wr->pad_after, wc->pad_before, wc->pad_after, g.out_rows,
+             g.out_cols});
+        if (geometry.has_value()) {
+          const absl::Status s = onednn_->Run(*geometry, x, dy, dw, *pool);
+          // Unimplemented: oneDNN has no primitive for it; the paths below.
+          if (!absl::IsUnimplemented(s)) {
+            OP_REQUIRES_OK(ctx, s);
+            return;
+          }
+        }
+      }
+    }
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       if (work >= kGemmThreadedMinWork && rows > 0 && g.out_depth > 0) {
         OP_REQUIRES_OK(ctx, FilterGradByGemm<T>(ctx, g, x, dy, dw));
@@ -405,6 +430,7 @@ class Conv2DBackpropFilterOp : public OpKernel {
 
  private:
   WindowAttrs attrs_;
+  std::unique_ptr<cpu::OneDnnConv2DBackpropFilter> onednn_;  // float only
 };
 
 #define REGISTER_WINDOW_GRADS(T)                                                             \
