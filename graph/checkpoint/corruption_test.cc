@@ -169,7 +169,9 @@ TEST_F(CorruptionTest, GarbageIndexIsRefused) {
 std::string IndexOf(const std::string& header, const std::string& key, const std::string& entry) {
   TableBuilder builder;
   EXPECT_TRUE(builder.Add("", header).ok());
-  if (!key.empty()) EXPECT_TRUE(builder.Add(key, entry).ok());
+  if (!key.empty()) {
+    EXPECT_TRUE(builder.Add(key, entry).ok());
+  }
   return builder.Finish();
 }
 
