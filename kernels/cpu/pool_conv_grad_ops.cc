@@ -148,8 +148,24 @@ class MaxPoolGradOp : public OpKernel {
     std::fill(dx, dx + out->NumElements(), static_cast<T>(0));
     const T* x = in.flat<T>().data();
     const T* dy = grad.flat<T>().data();
+    // Images in parallel: one image's windows write only that image's
+    // gradient, so the pieces never touch the same element.
+    const int64_t image_cost = wr->out * wc->out * attrs_.ksize[1] * attrs_.ksize[2] * depth;
+    ctx->eigen_cpu_device().parallelFor(
+        batch, Eigen::TensorOpCost(0, 0, static_cast<double>(image_cost) * 3),
+        [&](Eigen::Index first, Eigen::Index last) {
+          Images(x, dy, dx, first, last, rows, cols, depth, *wr, *wc);
+        });
+  }
+
+ private:
+  template <typename Window>
+  void Images(const T* x, const T* dy, T* dx, int64_t first, int64_t last, int64_t rows,
+              int64_t cols, int64_t depth, const Window& wr_, const Window& wc_) const {
+    const Window* wr = &wr_;
+    const Window* wc = &wc_;
     std::vector<int64_t> argmax(depth);
-    for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t b = first; b < last; ++b) {
       for (int64_t oh = 0; oh < wr->out; ++oh) {
         const int64_t h0 = oh * attrs_.strides[1] - wr->pad_before;
         const int64_t h1 = std::min(h0 + attrs_.ksize[1], rows);
@@ -176,7 +192,6 @@ class MaxPoolGradOp : public OpKernel {
     }
   }
 
- private:
   WindowAttrs attrs_;
 };
 
