@@ -32,27 +32,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
+#include "bench/conv_shape.h"
 #include "graph/protos/graph.pb.h"
 #include "runtime/session.h"
 
 namespace graphrun {
 namespace {
 
-struct ConvShape {
-  const char* name;
-  int64_t batch, rows, cols, in_depth, filter_rows, filter_cols, out_depth;
-  int64_t stride;
-  bool same;  // SAME padding, else VALID
-
-  int64_t OutSize(int64_t in, int64_t filter) const {
-    return same ? (in + stride - 1) / stride : (in - filter + stride) / stride;
-  }
-  int64_t OutRows() const { return OutSize(rows, filter_rows); }
-  int64_t OutCols() const { return OutSize(cols, filter_cols); }
-  double Flops() const {
-    return 2.0 * batch * OutRows() * OutCols() * out_depth * filter_rows * filter_cols * in_depth;
-  }
-};
+using bench::ConvShape;
 
 const ConvShape kShapes[] = {
     {"cnn_conv2_14x14_5x5_8to16", 64, 14, 14, 8, 5, 5, 16, 1, true},
