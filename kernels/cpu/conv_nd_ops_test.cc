@@ -13,6 +13,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/conv_grad_test_case.h"
 #include "kernels/testing/kernel_test_util.h"
 
 namespace graphrun {
@@ -214,37 +215,13 @@ TEST(Conv2DBackpropInputTest, TransposedConvolutionMatchesDirectLoop) {
 // running sum, so the error stays below about 1e-7 * terms (at 400 terms
 // 4e-5, against sums of magnitude ~10): the tolerance, relative to
 // 1 + |want|.
-struct TrainingShapeCase {
-  int64_t n, h, w, ci, k, co, stride;
-  const char* padding;
-  int threads;
-  std::vector<int64_t> explicit_paddings = {};
-};
-
-void CheckInputGradAgainstDouble(const TrainingShapeCase& c) {
-  SCOPED_TRACE(::testing::Message() << c.n << "x" << c.h << "x" << c.w << "x" << c.ci << " "
-                                    << c.k << "x" << c.k << " -> " << c.co << " stride "
-                                    << c.stride << " " << c.padding << " threads " << c.threads);
-  std::map<std::string, AttrValue> attrs = {{"strides", AttrInts({1, c.stride, c.stride, 1})},
-                                            {"padding", AttrS(c.padding)}};
-  int64_t oh = 0, ow = 0;
-  if (std::string(c.padding) == "SAME") {
-    oh = (c.h + c.stride - 1) / c.stride;
-    ow = (c.w + c.stride - 1) / c.stride;
-  } else {
-    const std::vector<int64_t>& p = c.explicit_paddings;
-    const int64_t ph = p.empty() ? 0 : p[2] + p[3], pw = p.empty() ? 0 : p[4] + p[5];
-    if (!p.empty()) attrs["explicit_paddings"] = AttrInts(p);
-    oh = (c.h + ph - c.k) / c.stride + 1;
-    ow = (c.w + pw - c.k) / c.stride + 1;
-  }
-  auto floats = [](std::vector<double> v) {
-    for (double& x : v) x = static_cast<float>(x);
-    return v;
-  };
-  const std::vector<double> filter =
-      floats(testing::RandomDoubles(c.k * c.k * c.ci * c.co, -1, 1, 7));
-  const std::vector<double> grad = floats(testing::RandomDoubles(c.n * oh * ow * c.co, -1, 1, 8));
+void CheckInputGradAgainstDouble(const testing::ConvGradCase& c) {
+  SCOPED_TRACE(c.Describe());
+  const testing::ConvGradSetup setup = testing::SetUpConvGrad(c);
+  const std::map<std::string, AttrValue>& attrs = setup.attrs;
+  const int64_t oh = setup.out_rows, ow = setup.out_cols;
+  const std::vector<double> filter = testing::RandomFloatValues(c.k * c.k * c.ci * c.co, 7);
+  const std::vector<double> grad = testing::RandomFloatValues(c.n * oh * ow * c.co, 8);
   const std::vector<int32_t> sizes = {static_cast<int32_t>(c.n), static_cast<int32_t>(c.h),
                                       static_cast<int32_t>(c.w), static_cast<int32_t>(c.ci)};
   auto run = [&](auto zero, int threads) {

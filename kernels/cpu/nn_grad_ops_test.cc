@@ -12,6 +12,7 @@
 #include "graph/testing/shape_test_util.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/grad_ops_test_data.h"
+#include "kernels/cpu/conv_grad_test_case.h"
 #include "kernels/testing/kernel_test_util.h"
 
 namespace graphrun {
@@ -311,36 +312,13 @@ TEST(Conv2DBackpropFilterTest, PatchesInSeveralChunks) {
 // as CheckFilterGradAgainstDoubleSum, the float rounding reaches a few
 // 1e-5 at a thousand terms, so the tolerance (relative to 1 + |want|) is
 // 1e-7 * terms.
-struct FilterGradCase {
-  int64_t n, h, w, ci, k, co, stride;
-  const char* padding;
-  int threads;
-  std::vector<int64_t> explicit_paddings = {};
-};
-
-void CheckFilterGradAgainstDouble(const FilterGradCase& c) {
-  SCOPED_TRACE(::testing::Message() << c.n << "x" << c.h << "x" << c.w << "x" << c.ci << " "
-                                    << c.k << "x" << c.k << " -> " << c.co << " stride "
-                                    << c.stride << " " << c.padding << " threads " << c.threads);
-  std::map<std::string, AttrValue> attrs = {{"strides", AttrInts({1, c.stride, c.stride, 1})},
-                                            {"padding", AttrS(c.padding)}};
-  int64_t oh = 0, ow = 0;
-  if (std::string(c.padding) == "SAME") {
-    oh = (c.h + c.stride - 1) / c.stride;
-    ow = (c.w + c.stride - 1) / c.stride;
-  } else {
-    const std::vector<int64_t>& p = c.explicit_paddings;
-    const int64_t ph = p.empty() ? 0 : p[2] + p[3], pw = p.empty() ? 0 : p[4] + p[5];
-    if (!p.empty()) attrs["explicit_paddings"] = AttrInts(p);
-    oh = (c.h + ph - c.k) / c.stride + 1;
-    ow = (c.w + pw - c.k) / c.stride + 1;
-  }
-  auto floats = [](std::vector<double> v) {
-    for (double& x : v) x = static_cast<float>(x);
-    return v;
-  };
-  const std::vector<double> x = floats(testing::RandomDoubles(c.n * c.h * c.w * c.ci, -1, 1, 9));
-  const std::vector<double> dy = floats(testing::RandomDoubles(c.n * oh * ow * c.co, -1, 1, 10));
+void CheckFilterGradAgainstDouble(const testing::ConvGradCase& c) {
+  SCOPED_TRACE(c.Describe());
+  const testing::ConvGradSetup setup = testing::SetUpConvGrad(c);
+  const std::map<std::string, AttrValue>& attrs = setup.attrs;
+  const int64_t oh = setup.out_rows, ow = setup.out_cols;
+  const std::vector<double> x = testing::RandomFloatValues(c.n * c.h * c.w * c.ci, 9);
+  const std::vector<double> dy = testing::RandomFloatValues(c.n * oh * ow * c.co, 10);
   const Tensor sizes = Ints<int32_t>({c.k, c.k, c.ci, c.co});
   auto run = [&](auto zero, int threads) {
     using T = decltype(zero);
