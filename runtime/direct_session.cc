@@ -383,7 +383,10 @@ class DirectSession : public Session {
     for (const auto& node : graph.nodes()) {
       if (IsVariableOp(*node) && variable_devices_.count(node->name()) == 0) unplaced = true;
     }
-    if (!unplaced) return variable_devices_;
+    // A whole-graph placement that failed is not tried again for the same
+    // graph: steps place those variables as they meet them.
+    if (!unplaced || placed_graph_nodes_ == graph.num_nodes()) return variable_devices_;
+    placed_graph_nodes_ = graph.num_nodes();
     placer::PlacerOptions o;
     o.allow_soft_placement = options_.allow_soft_placement;
     o.availability = availability_.get();
@@ -421,6 +424,7 @@ class DirectSession : public Session {
   const SessionOptions options_;
   absl::Mutex variables_mu_;
   std::map<std::string, std::string> variable_devices_ ABSL_GUARDED_BY(variables_mu_);
+  int placed_graph_nodes_ ABSL_GUARDED_BY(variables_mu_) = -1;  // graph size last placed whole
   std::vector<std::unique_ptr<Device>> devices_;
   // The same devices as the placer sees them.
   placer::DeviceSet device_set_;

@@ -66,10 +66,6 @@ absl::Status ExtendOnce(Session* session, const std::string& kind, const GraphDe
   return absl::OkStatus();
 }
 
-std::string Dirname(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-}
 std::string Basename(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -109,8 +105,13 @@ absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
   return static_cast<int>(vars.size());
 }
 
+std::string CheckpointDirectory(const std::string& prefix) {
+  const size_t slash = prefix.rfind('/');
+  return slash == std::string::npos ? "." : (slash == 0 ? "/" : prefix.substr(0, slash));
+}
+
 absl::Status UpdateCheckpointState(const std::string& prefix) {
-  const std::string dir = Dirname(prefix);
+  const std::string dir = CheckpointDirectory(prefix);
   CheckpointState state;
   absl::StatusOr<CheckpointState> old = ReadCheckpointState(dir);
   if (old.ok()) state = *old;

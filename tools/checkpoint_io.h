@@ -33,6 +33,9 @@ absl::StatusOr<int> RestoreVariables(const GraphDef& graph, Session* session,
 // PREFIX when PREFIX is a directory.
 absl::StatusOr<std::string> ResolveCheckpointPrefix(const std::string& prefix_or_dir);
 
+// The directory a checkpoint PREFIX lives in ("." for a bare name).
+std::string CheckpointDirectory(const std::string& prefix);
+
 // Points the `checkpoint` file of PREFIX's directory at PREFIX (appended to
 // the ones kept), as TensorFlow's Saver does after a save.
 absl::Status UpdateCheckpointState(const std::string& prefix);

@@ -211,9 +211,7 @@ int TrainCommand(const TrainCommandArgs& given) {
 
   if (!args.save.empty()) {
     // The checkpoint's directory, checked (and made) before any step runs.
-    const size_t slash = args.save.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : args.save.substr(0, slash);
-    absl::Status s = PrepareOutDir(dir.empty() ? "/" : dir);
+    absl::Status s = PrepareOutDir(CheckpointDirectory(args.save));
     if (!s.ok()) {
       return Fail(absl::Status(s.code(), absl::StrCat("--save ", args.save, ": ", s.message())));
     }
@@ -250,6 +248,7 @@ int TrainCommand(const TrainCommandArgs& given) {
   std::signal(SIGINT, OnInterrupt);
   const bool tty = isatty(fileno(stderr));
   std::vector<std::vector<Tensor>> fetched(run.fetches.size());
+  std::vector<Tensor> last;  // the last step's fetches
   std::vector<double> curve;
   const bool has_curve = !run.fetches.empty();
   const auto start = std::chrono::steady_clock::now();
@@ -297,7 +296,11 @@ int TrainCommand(const TrainCommandArgs& given) {
       if (tty) std::fputc('\n', stderr);
       return Fail(absl::Status(s.code(), absl::StrCat("step ", step, ": ", s.message())));
     }
-    for (size_t i = 0; i < outputs.size(); ++i) fetched[i].push_back(outputs[i]);
+    // Every step's fetches are kept only to be stacked into --out.
+    if (!out_paths.empty()) {
+      for (size_t i = 0; i < outputs.size(); ++i) fetched[i].push_back(outputs[i]);
+    }
+    last = outputs;
     if (has_curve && IsScalarNumber(outputs[0])) curve.push_back(ScalarValue(outputs[0]));
     done = step + 1;
     const auto now = std::chrono::steady_clock::now();
@@ -323,13 +326,12 @@ int TrainCommand(const TrainCommandArgs& given) {
     if (!saved.ok()) return Fail(saved);
   }
   for (size_t i = 0; i < run.fetches.size() && done > 0; ++i) {
-    absl::StatusOr<Tensor> stacked = Stack(fetched[i], run.fetches[i]);
-    if (!stacked.ok()) return Fail(stacked.status());
     if (!run.quiet) {
-      std::cout << run.fetches[i] << ": " << Summary(fetched[i].back()) << " (step " << done - 1
-                << ")\n";
+      std::cout << run.fetches[i] << ": " << Summary(last[i]) << " (step " << done - 1 << ")\n";
     }
     if (!out_paths.empty()) {
+      absl::StatusOr<Tensor> stacked = Stack(fetched[i], run.fetches[i]);
+      if (!stacked.ok()) return Fail(stacked.status());
       absl::Status s = WriteNpyFile(out_paths[i], *stacked);
       if (!s.ok()) return Fail(s);
     }
