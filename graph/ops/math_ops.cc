@@ -19,10 +19,7 @@ using op_shapes::InputWithRankAtLeast;
 using op_shapes::MergeDims;
 
 // TensorFlow's "numbertype" expanded.
-constexpr char kNumberTypes[] =
-    "float, double, int32, uint8, int16, int8, complex64, int64, qint8, "
-    "quint8, qint32, bfloat16, qint16, quint16, uint16, complex128, half, "
-    "uint32, uint64";
+using op_shapes::kNumberTypes;
 
 // "T: {<types>}".
 std::string TypeAttr(const char* types) {

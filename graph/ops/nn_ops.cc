@@ -23,10 +23,7 @@ using op_shapes::ShapeError;
 constexpr char kRealNumberTypes[] =
     "float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, "
     "uint32, uint64";
-constexpr char kNumberTypes[] =
-    "float, double, int32, uint8, int16, int8, complex64, int64, qint8, "
-    "quint8, qint32, bfloat16, qint16, quint16, uint16, complex128, half, "
-    "uint32, uint64";
+using op_shapes::kNumberTypes;
 
 // Softmax, LogSoftmax: rank >= 1, shape unchanged.
 ShapeFn SoftmaxShapeFor(std::string op) {

@@ -20,6 +20,12 @@
 namespace graphrun {
 namespace op_shapes {
 
+// TensorFlow's "numbertype", expanded (for attrs like "T: {...}").
+inline constexpr char kNumberTypes[] =
+    "float, double, int32, uint8, int16, int8, complex64, int64, qint8, "
+    "quint8, qint32, bfloat16, qint16, quint16, uint16, complex128, half, "
+    "uint32, uint64";
+
 // "[2,3], [4,5]": the shapes of all inputs, for error messages.
 std::string InputShapesString(const InferenceContext& c);
 

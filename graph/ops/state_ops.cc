@@ -7,16 +7,13 @@
 // read or an update.
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
+#include "graph/ops/shape_helpers.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 
 namespace graphrun {
 namespace {
 
-// TensorFlow's "numbertype", expanded.
-constexpr char kNumberType[] =
-    "{float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, "
-    "bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64}";
 
 absl::Status ShapeAttr(InferenceContext* c) {
   PartialShape shape;
@@ -76,7 +73,7 @@ REGISTER_OP("AssignAdd")
     .Input("ref: Ref(T)")
     .Input("value: T")
     .Output("output_ref: Ref(T)")
-    .Attr(absl::StrCat("T: ", kNumberType))
+    .Attr(absl::StrCat("T: {", op_shapes::kNumberTypes, "}"))
     .Attr("use_locking: bool = false")
     .SetIsStateful()
     .SetShapeFn(UpdateShape);
@@ -85,7 +82,7 @@ REGISTER_OP("AssignSub")
     .Input("ref: Ref(T)")
     .Input("value: T")
     .Output("output_ref: Ref(T)")
-    .Attr(absl::StrCat("T: ", kNumberType))
+    .Attr(absl::StrCat("T: {", op_shapes::kNumberTypes, "}"))
     .Attr("use_locking: bool = false")
     .SetIsStateful()
     .SetShapeFn(UpdateShape);
@@ -171,7 +168,7 @@ REGISTER_OP("ResourceScatterAdd")
     .Input("resource: resource")
     .Input("indices: Tindices")
     .Input("updates: dtype")
-    .Attr(absl::StrCat("dtype: ", kNumberType))
+    .Attr(absl::StrCat("dtype: {", op_shapes::kNumberTypes, "}"))
     .Attr("Tindices: {int32, int64}")
     .SetIsStateful()
     .SetShapeFn(shape_fns::NoOutputs);

@@ -7,15 +7,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
+#include "graph/ops/shape_helpers.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
 
 namespace graphrun {
 namespace {
 
-constexpr char kNumberType[] =
-    "T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, "
-    "bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64}";
+std::string NumberTypeAttr() { return absl::StrCat("T: {", op_shapes::kNumberTypes, "}"); }
 
 // The variable's shape, merged with each same-shaped input's (accumulators
 // and the gradient); `scalars` are the inputs that must be scalars.
@@ -40,7 +39,7 @@ REGISTER_OP("ApplyGradientDescent")
     .Input("alpha: T")
     .Input("delta: T")
     .Output("out: Ref(T)")
-    .Attr(kNumberType)
+    .Attr(NumberTypeAttr())
     .Attr("use_locking: bool = false")
     .SetIsStateful()
     .SetShapeFn(ApplyShape({2}, {1}, true));
@@ -49,7 +48,7 @@ REGISTER_OP("ResourceApplyGradientDescent")
     .Input("var: resource")
     .Input("alpha: T")
     .Input("delta: T")
-    .Attr(kNumberType)
+    .Attr(NumberTypeAttr())
     .Attr("use_locking: bool = false")
     .SetIsStateful()
     .SetShapeFn(shape_fns::NoOutputs);
@@ -61,7 +60,7 @@ REGISTER_OP("ApplyMomentum")
     .Input("grad: T")
     .Input("momentum: T")
     .Output("out: Ref(T)")
-    .Attr(kNumberType)
+    .Attr(NumberTypeAttr())
     .Attr("use_locking: bool = false")
     .Attr("use_nesterov: bool = false")
     .SetIsStateful()
@@ -73,7 +72,7 @@ REGISTER_OP("ResourceApplyMomentum")
     .Input("lr: T")
     .Input("grad: T")
     .Input("momentum: T")
-    .Attr(kNumberType)
+    .Attr(NumberTypeAttr())
     .Attr("use_locking: bool = false")
     .Attr("use_nesterov: bool = false")
     .SetIsStateful()
@@ -91,7 +90,7 @@ REGISTER_OP("ApplyAdam")
     .Input("epsilon: T")
     .Input("grad: T")
     .Output("out: Ref(T)")
-    .Attr(kNumberType)
+    .Attr(NumberTypeAttr())
     .Attr("use_locking: bool = false")
     .Attr("use_nesterov: bool = false")
     .SetIsStateful()
@@ -108,7 +107,7 @@ REGISTER_OP("ResourceApplyAdam")
     .Input("beta2: T")
     .Input("epsilon: T")
     .Input("grad: T")
-    .Attr(kNumberType)
+    .Attr(NumberTypeAttr())
     .Attr("use_locking: bool = false")
     .Attr("use_nesterov: bool = false")
     .SetIsStateful()
