@@ -1,13 +1,19 @@
-// The optimizer updates against TensorFlow: two steps of plain SGD,
-// momentum and Adam (each also with Nesterov), in the ref form (VariableV2
-// + Apply*) and the resource form (VarHandleOp + ResourceApply*), give
-// TensorFlow's variables and accumulators bit for bit
-// (fixtures/training/apply_ops_data.h, written by TensorFlow).
+// The optimizer updates against TensorFlow: two steps of every update op
+// (SGD, momentum and Keras's momentum, Adam, AMSGrad, AdaMax, Adagrad,
+// Adadelta, RMSProp and centered RMSProp, with their Nesterov and sparse
+// forms), in the ref form (VariableV2 + Apply*) and the resource form
+// (VarHandleOp + ResourceApply*), give TensorFlow's variables and
+// accumulators (fixtures/training/apply_ops_data.h, written by
+// TensorFlow): bit for bit, except where TensorFlow's vectorized
+// reciprocal square root is an approximation (a few ulps there).
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/graph_io.h"
@@ -19,27 +25,6 @@ namespace graphrun {
 namespace {
 
 using namespace apply_ops_data;  // NOLINT: the fixture's arrays
-
-struct Case {
-  const char* name;
-  const char* op;  // the ref form; the resource form is "Resource" + op
-  int slots;       // var and accumulators
-  const char* attrs;
-  std::vector<const float*> want;  // per slot, after two steps
-};
-
-std::vector<Case> Cases() {
-  return {
-      {"sgd", "ApplyGradientDescent", 1, "", {kSgd0}},
-      {"momentum", "ApplyMomentum", 2, "", {kMomentum0, kMomentum1}},
-      {"momentum_nesterov", "ApplyMomentum", 2,
-       "attr { key: 'use_nesterov' value { b: true } }",
-       {kMomentumNesterov0, kMomentumNesterov1}},
-      {"adam", "ApplyAdam", 3, "", {kAdam0, kAdam1, kAdam2}},
-      {"adam_nesterov", "ApplyAdam", 3, "attr { key: 'use_nesterov' value { b: true } }",
-       {kAdamNesterov0, kAdamNesterov1, kAdamNesterov2}},
-  };
-}
 
 std::string Node(const std::string& name, const std::string& op, const std::string& rest) {
   return absl::StrCat("node { name: '", name, "' op: '", op, "' ", rest, " }\n");
@@ -54,14 +39,32 @@ std::string ScalarConst(const std::string& name, float v) {
                            absl::StrFormat("%.9g", v), " } } }"));
 }
 
+bool Sparse(const ApplyCase& c) { return absl::StartsWith(c.op, "Sparse"); }
+int64_t Elements(const ApplyCase& c) { return Sparse(c) ? kRows * kCols : kN; }
+
+// Differences in ulps TensorFlow's approximate reciprocal square root
+// leaves (Adagrad's and Adadelta's rsqrt, the sparse RMSProps' rsqrt).
+int MaxUlps(const ApplyCase& c) {
+  const std::string name = c.name;
+  for (const char* approximate : {"adagrad", "adadelta", "sparse_rmsprop",
+                                  "sparse_centered_rmsprop"}) {
+    if (name == approximate) return 4;
+  }
+  if (name == "adagrad_no_slots" || name == "sparse_adagrad") return 4;
+  return 0;
+}
+
 // slot k's variable "s<k>", its initializer "init<k>" (fed "x<k>"), its
 // reader "read<k>"; the update "apply" with the gradient fed to "grad" and
 // Adam's beta powers to "b1p" and "b2p".
-std::string Graph(const Case& c, bool resource) {
-  const std::string shape = absl::StrCat("attr { key: 'shape' value { shape { dim { size: ", kN,
-                                         " } } } }");
+std::string Graph(const ApplyCase& c, bool resource) {
+  const std::string shape =
+      Sparse(c) ? absl::StrCat("attr { key: 'shape' value { shape { dim { size: ", kRows,
+                               " } dim { size: ", kCols, " } } } }")
+                : absl::StrCat("attr { key: 'shape' value { shape { dim { size: ", kN,
+                               " } } } }");
   std::string t;
-  for (int k = 0; k < c.slots; ++k) {
+  for (size_t k = 0; k < c.init.size(); ++k) {
     const std::string s = absl::StrCat("s", k);
     t += Node(absl::StrCat("x", k), "Placeholder", FloatAttr("dtype"));
     if (resource) {
@@ -82,22 +85,19 @@ std::string Graph(const Case& c, bool resource) {
   t += Node("b1p", "Placeholder", FloatAttr("dtype"));
   t += Node("b2p", "Placeholder", FloatAttr("dtype"));
   t += ScalarConst("lr", kLr);
-  t += ScalarConst("momentum", 0.9f);
-  t += ScalarConst("beta1", 0.9f);
-  t += ScalarConst("beta2", 0.999f);
-  t += ScalarConst("eps", 1e-7f);
-  std::vector<std::string> inputs;
-  const std::string op = c.op;
-  if (op == "ApplyGradientDescent") {
-    inputs = {"s0", "lr", "grad"};
-  } else if (op == "ApplyMomentum") {
-    inputs = {"s0", "s1", "lr", "grad", "momentum"};
-  } else {
-    inputs = {"s0", "s1", "s2", "b1p", "b2p", "lr", "beta1", "beta2", "eps", "grad"};
-  }
+  t += ScalarConst("momentum", kMomentum);
+  t += ScalarConst("beta1", kBeta1);
+  t += ScalarConst("beta2", kBeta2);
+  t += ScalarConst("epsilon", kEpsilon);
+  t += ScalarConst("rho", kRho);
+  std::string indices = "attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' "
+                        "value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 4 } } ";
+  for (int i : kIndices) absl::StrAppend(&indices, "int_val: ", i, " ");
+  t += Node("indices", "Const", indices + "} } }");
   std::string rest;
-  for (const std::string& in : inputs) absl::StrAppend(&rest, "input: '", in, "' ");
-  t += Node("apply", resource ? "Resource" + op : op,
+  for (const char* in : c.inputs) absl::StrAppend(&rest, "input: '", in, "' ");
+  if (Sparse(c)) rest += "attr { key: 'Tindices' value { type: DT_INT32 } } ";
+  t += Node("apply", resource ? absl::StrCat("Resource", c.op) : std::string(c.op),
             absl::StrCat(rest, FloatAttr("T"), " ", c.attrs));
   for (char& ch : t) {
     if (ch == '\'') ch = '"';
@@ -105,16 +105,35 @@ std::string Graph(const Case& c, bool resource) {
   return t;
 }
 
-Tensor Vector(const float* values) {
-  return Tensor::FromVector<float>(std::vector<float>(values, values + kN));
+Tensor Values(const ApplyCase& c, const float* values) {
+  std::vector<float> v(values, values + Elements(c));
+  Tensor t = Tensor::FromVector<float>(v);
+  return Sparse(c) ? *t.Reshaped(TensorShape({kRows, kCols})) : t;
 }
 
-TEST(TrainingOpsTest, TwoStepsGiveTensorFlowsValuesBitForBit) {
-  const float* init[] = {kVar, kAcc1, kAcc2};
-  const float beta1 = 0.9f, beta2 = 0.999f;
-  const float powers[2][2] = {{beta1, beta2}, {beta1 * beta1, beta2 * beta2}};
-  for (const Case& c : Cases()) {
+Tensor Gradient(const ApplyCase& c, int step) {
+  if (!Sparse(c)) return Tensor::FromVector<float>(
+      std::vector<float>(step == 0 ? kGrad0 : kGrad1, (step == 0 ? kGrad0 : kGrad1) + kN));
+  const float* g = step == 0 ? kSparseGrad0 : kSparseGrad1;
+  const int rows = static_cast<int>(std::size(kIndices));
+  return *Tensor::FromVector<float>(std::vector<float>(g, g + rows * kCols))
+              .Reshaped(TensorShape({rows, kCols}));
+}
+
+int64_t UlpsApart(float a, float b) {
+  int32_t x, y;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  if (x < 0) x = INT32_MIN - x;
+  if (y < 0) y = INT32_MIN - y;
+  return std::llabs(static_cast<int64_t>(x) - y);
+}
+
+TEST(TrainingOpsTest, TwoStepsGiveTensorFlowsValues) {
+  const float powers[2][2] = {{kBeta1, kBeta2}, {kBeta1 * kBeta1, kBeta2 * kBeta2}};
+  for (const ApplyCase& c : Cases()) {
     for (bool resource : {false, true}) {
+      if (c.resource_only && !resource) continue;
       SCOPED_TRACE(absl::StrCat(c.name, resource ? " (resource)" : " (ref)"));
       absl::StatusOr<GraphDef> graph = ParseGraphDef(Graph(c, resource), GraphFormat::kText);
       ASSERT_TRUE(graph.ok()) << graph.status();
@@ -122,31 +141,30 @@ TEST(TrainingOpsTest, TwoStepsGiveTensorFlowsValuesBitForBit) {
       ASSERT_TRUE(session.ok()) << session.status();
       std::vector<std::pair<std::string, Tensor>> feeds;
       std::vector<std::string> inits, reads;
-      for (int k = 0; k < c.slots; ++k) {
-        feeds.push_back({absl::StrCat("x", k), Vector(init[k])});
+      for (size_t k = 0; k < c.init.size(); ++k) {
+        feeds.push_back({absl::StrCat("x", k), Values(c, c.init[k])});
         inits.push_back(absl::StrCat("init", k));
         reads.push_back(absl::StrCat("read", k));
       }
       std::vector<Tensor> out;
       ASSERT_TRUE((*session)->Run(feeds, {}, inits, &out).ok());
-      const float* grads[] = {kGrad0, kGrad1};
       for (int step = 0; step < 2; ++step) {
         const absl::Status s = (*session)->Run(
-            {{"grad", Vector(grads[step])},
+            {{"grad", Gradient(c, step)},
              {"b1p", Tensor::Scalar<float>(powers[step][0])},
              {"b2p", Tensor::Scalar<float>(powers[step][1])}},
             {}, {"apply"}, &out);
         ASSERT_TRUE(s.ok()) << s;
       }
       ASSERT_TRUE((*session)->Run({}, reads, {}, &out).ok());
-      for (int k = 0; k < c.slots; ++k) {
-        ASSERT_EQ(out[k].NumElements(), kN);
-        for (int i = 0; i < kN; ++i) {
-          uint32_t got, want;
-          std::memcpy(&got, &out[k].flat<float>()[i], 4);
-          std::memcpy(&want, &c.want[k][i], 4);
-          EXPECT_EQ(got, want) << "slot " << k << " element " << i << ": "
-                               << out[k].flat<float>()[i] << " vs " << c.want[k][i];
+      const int max_ulps = MaxUlps(c);
+      for (size_t k = 0; k < c.init.size(); ++k) {
+        ASSERT_EQ(out[k].NumElements(), Elements(c));
+        for (int64_t i = 0; i < Elements(c); ++i) {
+          const float got = out[k].flat<float>()[i], want = c.want[k][i];
+          EXPECT_LE(UlpsApart(got, want), max_ulps)
+              << "slot " << k << " element " << i << ": " << absl::StrFormat("%.9g", got)
+              << " vs TensorFlow's " << absl::StrFormat("%.9g", want);
         }
       }
     }
@@ -154,7 +172,8 @@ TEST(TrainingOpsTest, TwoStepsGiveTensorFlowsValuesBitForBit) {
 }
 
 TEST(TrainingOpsTest, UpdatesRefuseUninitializedVariablesAndOtherShapes) {
-  const Case c = Cases()[3];  // Adam
+  const ApplyCase c = Cases()[5];  // Adam
+  ASSERT_STREQ(c.name, "adam");
   for (bool resource : {false, true}) {
     absl::StatusOr<GraphDef> graph = ParseGraphDef(Graph(c, resource), GraphFormat::kText);
     ASSERT_TRUE(graph.ok()) << graph.status();
@@ -162,14 +181,14 @@ TEST(TrainingOpsTest, UpdatesRefuseUninitializedVariablesAndOtherShapes) {
     ASSERT_TRUE(session.ok()) << session.status();
     std::vector<Tensor> out;
     const std::vector<std::pair<std::string, Tensor>> step = {
-        {"grad", Vector(kGrad0)},
+        {"grad", Values(c, kGrad0)},
         {"b1p", Tensor::Scalar<float>(0.9f)},
         {"b2p", Tensor::Scalar<float>(0.999f)}};
     absl::Status s = (*session)->Run(step, {}, {"apply"}, &out);
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
     EXPECT_NE(s.message().find("s0"), std::string::npos) << s;
     ASSERT_TRUE((*session)
-                    ->Run({{"x0", Vector(kVar)}, {"x1", Vector(kAcc1)}, {"x2", Vector(kAcc2)}},
+                    ->Run({{"x0", Values(c, kVar)}, {"x1", Values(c, kAcc1)}, {"x2", Values(c, kAcc2)}},
                           {}, {"init0", "init1", "init2"}, &out)
                     .ok());
     s = (*session)->Run({{"grad", Tensor::FromVector<float>({1, 2})}, step[1], step[2]}, {},
@@ -179,6 +198,38 @@ TEST(TrainingOpsTest, UpdatesRefuseUninitializedVariablesAndOtherShapes) {
     // The refused update changed nothing.
     ASSERT_TRUE((*session)->Run({}, {"read0"}, {}, &out).ok());
     EXPECT_EQ(std::memcmp(out[0].raw_data(), kVar, sizeof(float) * kN), 0);
+  }
+}
+
+// A sparse update whose index is past the variable's rows is refused
+// naming the index, and changes no row.
+TEST(TrainingOpsTest, SparseUpdateRefusesIndexOutOfRange) {
+  ApplyCase c;
+  for (const ApplyCase& k : Cases()) {
+    if (std::string(k.name) == "sparse_adagrad") c = k;
+  }
+  ASSERT_STREQ(c.name, "sparse_adagrad");
+  for (bool resource : {false, true}) {
+    std::string text = Graph(c, resource);
+    const size_t at = text.find("int_val: 4 ");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 11, "int_val: 9 ");
+    absl::StatusOr<GraphDef> graph = ParseGraphDef(text, GraphFormat::kText);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    auto session = Session::Create(*graph);
+    ASSERT_TRUE(session.ok()) << session.status();
+    std::vector<Tensor> out;
+    ASSERT_TRUE((*session)
+                    ->Run({{"x0", Values(c, kVar)}, {"x1", Values(c, kAcc2)}}, {},
+                          {"init0", "init1"}, &out)
+                    .ok());
+    const absl::Status s = (*session)->Run({{"grad", Gradient(c, 0)}}, {}, {"apply"}, &out);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("Index 9 at offset 0 in indices is out of range"),
+              std::string::npos)
+        << s;
+    ASSERT_TRUE((*session)->Run({}, {"read0"}, {}, &out).ok());
+    EXPECT_EQ(std::memcmp(out[0].raw_data(), kVar, sizeof(float) * kRows * kCols), 0);
   }
 }
 
