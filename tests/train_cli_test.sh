@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `graphrun train` on TensorFlow v1 training graphs (tests/fixtures/training,
-# written by make_training_fixtures.py with TensorFlow: MLPs with SGD,
-# momentum and Adam, a CNN with momentum, an LSTM with Adam in a v1 while
+# written by make_training_fixtures.py with TensorFlow: an MLP and a CNN
+# each with SGD, momentum and Adam on ref and on resource variables, an MLP
+# with Adagrad and with centered RMSProp, an LSTM with Adam in a v1 while
 # loop and in a TensorFlow 2 functional While, a BERT-style encoder block
 # with Adam): restored from
 # TensorFlow's checkpoint, 20 steps give TensorFlow's losses and final
@@ -24,7 +25,9 @@ train() {  # CASE OUT [more flags]: 20 steps from TensorFlow's initial checkpoin
     --out "$out" --quiet "$@"
 }
 
-for c in mlp_sgd mlp_momentum mlp_adam cnn_momentum lstm_adam lstm_tf2_adam encoder_adam; do
+for c in mlp_sgd mlp_sgd_resource mlp_momentum mlp_momentum_resource mlp_adam mlp_adam_ref \
+  mlp_adagrad mlp_rmsprop cnn_sgd cnn_sgd_resource cnn_momentum cnn_momentum_resource \
+  cnn_adam cnn_adam_resource lstm_adam lstm_tf2_adam encoder_adam; do
   out="$tmp/$c"
   train "$c" "$out" --save "$out/model.ckpt" 2> "$tmp/$c.err"
   check "$c: train exits 0" test $? -eq 0
@@ -83,21 +86,29 @@ check "from --init: losses are TensorFlow's" "$ALLCLOSE" "$tmp/from_init/loss.np
 # A .meta names its train op, its variables' initializers and its Saver:
 # the graph's own RestoreV2/SaveV2 restore TensorFlow's checkpoint and write
 # one TensorFlow's values are in; from the initializers alone, the same
-# losses.
-out="$tmp/meta"
-"$GRAPHRUN" train "$F/mlp_adam.meta" --restore "$F/mlp_adam_init.ckpt" --steps 20 \
-  --feed_steps "x=$F/mlp_adam_x.npy" --feed_steps "y=$F/mlp_adam_y.npy" --fetch loss \
-  --out "$out" --save "$out/model.ckpt" --quiet
-check ".meta: train exits 0" test $? -eq 0
-check ".meta: losses are TensorFlow's" "$ALLCLOSE" "$out/loss.npy" "$F/mlp_adam_loss.npy" 1e-5
-for want in "$F/mlp_adam_final__"*.npy; do
-  key="$(basename "$want" .npy)"
-  key="${key#mlp_adam_final__}"
-  key="${key//__//}"
-  "$CKPT_TO_NPY" "$out/model.ckpt" "$key" "$tmp/got.npy"
-  check ".meta: the graph's Saver saved $key as TensorFlow's" "$ALLCLOSE" "$tmp/got.npy" \
-    "$want" 1e-5
+# losses. mlp_adam_ref's Saver is sharded: StringJoin and
+# StaticRegexFullMatch name a temporary prefix, ShardedFilename a shard,
+# MergeV2Checkpoints merges it under the final prefix and removes the
+# temporary directory.
+for c in mlp_adam mlp_adam_ref; do
+  out="$tmp/meta_$c"
+  "$GRAPHRUN" train "$F/$c.meta" --restore "$F/${c}_init.ckpt" --steps 20 \
+    --feed_steps "x=$F/${c}_x.npy" --feed_steps "y=$F/${c}_y.npy" --fetch loss \
+    --out "$out" --save "$out/model.ckpt" --quiet
+  check "$c.meta: train exits 0" test $? -eq 0
+  check "$c.meta: losses are TensorFlow's" "$ALLCLOSE" "$out/loss.npy" "$F/${c}_loss.npy" 1e-5
+  for want in "$F/${c}_final__"*.npy; do
+    key="$(basename "$want" .npy)"
+    key="${key#${c}_final__}"
+    key="${key//__//}"
+    "$CKPT_TO_NPY" "$out/model.ckpt" "$key" "$tmp/got.npy"
+    check "$c.meta: the graph's Saver saved $key as TensorFlow's" "$ALLCLOSE" "$tmp/got.npy" \
+      "$want" 1e-5
+  done
 done
+check "sharded save: merged data shard" test -f "$tmp/meta_mlp_adam_ref/model.ckpt.data-00000-of-00001"
+check "sharded save: no temporary directory left" \
+  test -z "$(ls -d "$tmp/meta_mlp_adam_ref/"*_temp* 2>/dev/null)"
 "$GRAPHRUN" train "$F/mlp_adam.meta" --steps 20 --feed_steps "x=$F/mlp_adam_x.npy" \
   --feed_steps "y=$F/mlp_adam_y.npy" --fetch loss --out "$tmp/meta_init" --quiet
 check ".meta from its initializers: losses are TensorFlow's" "$ALLCLOSE" \

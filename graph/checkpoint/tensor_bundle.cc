@@ -39,6 +39,16 @@ void BundleWriter::RemoveTempFiles() {
 }
 
 absl::Status BundleWriter::OpenDataFile() {
+  // The prefix's directory is created if its parent exists, as TensorFlow's
+  // writer does (a sharded Saver writes under "<prefix>_temp/").
+  const size_t slash = prefix_.rfind('/');
+  if (slash != std::string::npos && slash > 0) {
+    const std::string dir = prefix_.substr(0, slash);
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoStatus(errno, absl::StrCat("cannot create directory ", dir, " for checkpoint ",
+                                             prefix_));
+    }
+  }
   const std::string path = DataFilename(prefix_, 0, 1) + tmp_suffix_;
   data_fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (data_fd_ < 0) return ErrnoStatus(errno, absl::StrCat("cannot create ", path));

@@ -26,7 +26,8 @@ namespace graphrun {
 //   GR_RETURN_IF_ERROR(writer.Add("dense/kernel", kernel));
 //   GR_RETURN_IF_ERROR(writer.Finish());
 //
-// Tensor bytes stream to a temporary data file beside the target as they are
+// The prefix's directory is created when its parent exists. Tensor bytes
+// stream to a temporary data file beside the target as they are
 // added; Finish writes the index under a temporary name too, fsyncs both,
 // then renames data and index into place (and fsyncs the directory). A
 // process killed before Finish returns leaves any other bundle untouched;

@@ -33,6 +33,7 @@ _PKG_CONFIG_TARGETS = {
         "absl_flags_marshalling",
     ],
     "protobuf": ["protobuf"],
+    "re2": ["re2"],
     "grpc": ["grpc++", "protobuf"],
     "gtest": ["gtest"],
     "gtest_main": ["gtest_main"],

@@ -68,6 +68,26 @@ def write(out_dir):
   print("wrote", prefix)
 
 
+def write_sharded(out_dir):
+  """tf_sharded.ckpt: a sharded Saver over variables on two devices, so
+  TensorFlow writes a bundle per device and merges them into two shards."""
+  import tensorflow as tf
+  tf.compat.v1.disable_eager_execution()
+  g = tf.Graph()
+  with g.as_default():
+    with tf.device("/cpu:0"):
+      a = tf.compat.v1.Variable([1.0, 2.0, 3.0], name="a")
+    with tf.device("/cpu:1"):
+      b = tf.compat.v1.Variable([-1.5, 2.5], name="b")
+    saver = tf.compat.v1.train.Saver([a, b], sharded=True)
+    config = tf.compat.v1.ConfigProto(device_count={"CPU": 2})
+    with tf.compat.v1.Session(graph=g, config=config) as s:
+      s.run(tf.compat.v1.global_variables_initializer())
+      prefix = os.path.join(out_dir, "tf_sharded.ckpt")
+      saver.save(s, prefix, write_meta_graph=False, write_state=False)
+  print("wrote", prefix)
+
+
 def dump(prefix):
   import tensorflow as tf
   reader = tf.train.load_checkpoint(prefix)
@@ -85,7 +105,9 @@ def main(argv):
   if len(argv) >= 2 and argv[1] == "dump" and len(argv) == 3:
     dump(argv[2])
   elif len(argv) >= 2 and argv[1] == "write":
-    write(argv[2] if len(argv) > 2 else os.path.dirname(os.path.abspath(__file__)))
+    out_dir = argv[2] if len(argv) > 2 else os.path.dirname(os.path.abspath(__file__))
+    write(out_dir)
+    write_sharded(out_dir)
   else:
     sys.exit(__doc__)
 
