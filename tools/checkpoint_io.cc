@@ -1,5 +1,8 @@
 #include "tools/checkpoint_io.h"
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -8,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/checkpoint/checkpoint_state.h"
 #include "graph/checkpoint/tensor_bundle.h"
@@ -101,7 +105,6 @@ absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
     GR_RETURN_IF_ERROR(writer.Add(vars[i].name, values[i]));
   }
   GR_RETURN_IF_ERROR(writer.Finish());
-  GR_RETURN_IF_ERROR(UpdateCheckpointState(prefix));
   return static_cast<int>(vars.size());
 }
 
@@ -110,7 +113,8 @@ std::string CheckpointDirectory(const std::string& prefix) {
   return slash == std::string::npos ? "." : (slash == 0 ? "/" : prefix.substr(0, slash));
 }
 
-absl::Status UpdateCheckpointState(const std::string& prefix) {
+absl::Status UpdateCheckpointState(const std::string& prefix,
+                                   const std::vector<std::string>& dropped) {
   const std::string dir = CheckpointDirectory(prefix);
   CheckpointState state;
   absl::StatusOr<CheckpointState> old = ReadCheckpointState(dir);
@@ -120,10 +124,33 @@ absl::Status UpdateCheckpointState(const std::string& prefix) {
   std::vector<std::string> all(state.all_model_checkpoint_paths().begin(),
                                state.all_model_checkpoint_paths().end());
   all.erase(std::remove(all.begin(), all.end(), name), all.end());
+  for (const std::string& d : dropped) {
+    all.erase(std::remove(all.begin(), all.end(), Basename(d)), all.end());
+  }
   all.push_back(name);
   state.clear_all_model_checkpoint_paths();
   for (const std::string& p : all) state.add_all_model_checkpoint_paths(p);
   return WriteCheckpointState(dir, state);
+}
+
+void RemoveCheckpoint(const std::string& prefix) {
+  const std::string dir = CheckpointDirectory(prefix);
+  const std::string name = Basename(prefix);
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> doomed;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string file = e->d_name;
+    if (file == name + ".index" || absl::StartsWith(file, name + ".data-")) {
+      doomed.push_back(absl::StrCat(dir, "/", file));
+    }
+  }
+  ::closedir(d);
+  // The index first: a checkpoint without one is no longer visible.
+  std::sort(doomed.begin(), doomed.end(), [](const std::string& a, const std::string& b) {
+    return absl::EndsWith(a, ".index") > absl::EndsWith(b, ".index");
+  });
+  for (const std::string& f : doomed) ::unlink(f.c_str());
 }
 
 absl::StatusOr<std::string> ResolveCheckpointPrefix(const std::string& prefix_or_dir) {

@@ -7,6 +7,7 @@
 #define GRAPHRUN_TOOLS_CHECKPOINT_IO_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "graph/protos/graph.pb.h"
@@ -16,8 +17,8 @@ namespace graphrun {
 
 // Writes every variable of `graph` (VariableV2, VarHandleOp) to PREFIX.index
 // and PREFIX.data-00000-of-00001 (written beside and renamed: a save killed
-// midway leaves what was there), and points PREFIX's directory's
-// `checkpoint` file at it. Returns how many variables were saved.
+// midway leaves what was there). Returns how many variables were saved;
+// UpdateCheckpointState then publishes the checkpoint.
 absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
                                   const std::string& prefix);
 
@@ -37,8 +38,13 @@ absl::StatusOr<std::string> ResolveCheckpointPrefix(const std::string& prefix_or
 std::string CheckpointDirectory(const std::string& prefix);
 
 // Points the `checkpoint` file of PREFIX's directory at PREFIX (appended to
-// the ones kept), as TensorFlow's Saver does after a save.
-absl::Status UpdateCheckpointState(const std::string& prefix);
+// the ones kept, less `dropped`), as TensorFlow's Saver does after a save.
+absl::Status UpdateCheckpointState(const std::string& prefix,
+                                   const std::vector<std::string>& dropped = {});
+
+// Removes the checkpoint at PREFIX (its index first, then its data shards);
+// best effort.
+void RemoveCheckpoint(const std::string& prefix);
 
 }  // namespace graphrun
 

@@ -39,7 +39,8 @@ ABSL_FLAG(std::string, restore, "",
 ABSL_FLAG(std::string, save, "",
           "train: save the variables as a TensorFlow V2 checkpoint at this prefix after the "
           "last step");
-ABSL_FLAG(int, save_every, 0, "train: with --save, also save every K steps");
+ABSL_FLAG(int, save_every, 0,
+          "train: with --save, also save every K steps to PREFIX-<step> (the newest 5 kept)");
 ABSL_FLAG(std::string, format, "",
           "inspect: convert the graph to this format (text or binary) "
           "instead of printing a summary");

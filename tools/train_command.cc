@@ -256,23 +256,42 @@ int TrainCommand(const TrainCommandArgs& given) {
   int done = 0;
   std::vector<double> step_ms;
   RunMetadata metadata;
+  // Periodic saves go to PREFIX-<step> (as TensorFlow's Saver names them
+  // with a global step), the newest kKeepPeriodic kept; the last one to
+  // PREFIX. Each is published in the `checkpoint` file only once complete,
+  // so a kill at any moment leaves the newest complete checkpoint named
+  // there.
+  constexpr size_t kKeepPeriodic = 5;
+  std::vector<std::string> periodic_saves;
   auto save = [&](int step, bool periodic) -> absl::Status {
+    const std::string prefix = periodic ? absl::StrCat(args.save, "-", step) : args.save;
     int saved = 0;
     if (saver.has_value()) {
       // The graph's own Saver: SaveV2 over its variables.
       std::vector<Tensor> unused;
       absl::Status s = session->Run(
-          {{saver->filename_tensor_name(), Tensor::Scalar<std::string>(args.save)}},
+          {{saver->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}},
           {saver->save_tensor_name()}, {}, &unused);
       if (!s.ok()) {
-        return absl::Status(s.code(), absl::StrCat("saving ", args.save, ": ", s.message()));
+        return absl::Status(s.code(), absl::StrCat("saving ", prefix, ": ", s.message()));
       }
-      GR_RETURN_IF_ERROR(UpdateCheckpointState(args.save));
     } else {
-      GR_ASSIGN_OR_RETURN(saved, SaveVariables(*graph, session, args.save));
+      GR_ASSIGN_OR_RETURN(saved, SaveVariables(*graph, session, prefix));
     }
+    std::vector<std::string> dropped;
+    if (periodic) {
+      periodic_saves.push_back(prefix);
+      if (periodic_saves.size() > kKeepPeriodic) {
+        dropped.push_back(periodic_saves.front());
+        periodic_saves.erase(periodic_saves.begin());
+      }
+    }
+    GR_RETURN_IF_ERROR(UpdateCheckpointState(prefix, dropped));
+    for (const std::string& d : dropped) RemoveCheckpoint(d);
     if (periodic && !run.quiet && !tty) {
-      std::cout << "step " << step << ": saved " << (saver.has_value() ? "" : absl::StrCat(saved, " variable(s) ")) << "to " << args.save << "\n";
+      std::cout << "step " << step << ": saved "
+                << (saver.has_value() ? "" : absl::StrCat(saved, " variable(s) ")) << "to "
+                << prefix << "\n";
     }
     return absl::OkStatus();
   };

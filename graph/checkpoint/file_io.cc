@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/random/random.h"
@@ -78,6 +81,28 @@ absl::StatusOr<std::string> ReadRange(const std::string& path, int64_t offset, i
   absl::Status s = ReadRangeInto(path, offset, size, out.data());
   if (!s.ok()) return s;
   return out;
+}
+
+void CrashPoint(absl::string_view point) {
+  // GRAPHRUN_CRASH_AT="<point>:<n>": the n-th time `point` is reached, the
+  // process kills itself (SIGKILL), as a power cut or `kill -9` would.
+  struct Target {
+    std::string point;
+    int64_t n = 0;
+  };
+  static const Target* target = [] {
+    auto* t = new Target;
+    const char* env = std::getenv("GRAPHRUN_CRASH_AT");
+    if (env == nullptr) return t;
+    const std::string spec = env;
+    const size_t colon = spec.rfind(':');
+    t->point = spec.substr(0, colon);
+    t->n = colon == std::string::npos ? 1 : std::atoll(spec.c_str() + colon + 1);
+    return t;
+  }();
+  if (target->point.empty() || target->point != point) return;
+  static std::atomic<int64_t> reached{0};
+  if (++reached == target->n) ::raise(SIGKILL);
 }
 
 std::string TempSuffix() {

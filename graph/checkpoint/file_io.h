@@ -26,6 +26,15 @@ absl::StatusOr<std::string> ReadRange(const std::string& path, int64_t offset, i
 // The same bytes into dst[0, size).
 absl::Status ReadRangeInto(const std::string& path, int64_t offset, int64_t size, char* dst);
 
+// Fault injection for crash tests: the environment variable
+// GRAPHRUN_CRASH_AT="<point>:<n>" kills the process with SIGKILL the n-th
+// time execution reaches CrashPoint("<point>"). The points:
+// "bundle.data_written" (a bundle's data file written, nothing renamed),
+// "bundle.between_renames" (data renamed into place, index not yet),
+// "merge.shards_renamed" (a merge's shards renamed, index not yet written).
+// Without the variable this is a no-op.
+void CrashPoint(absl::string_view point);
+
 // ".tempstate" followed by a random number: unique per call.
 std::string TempSuffix();
 

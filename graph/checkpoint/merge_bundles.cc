@@ -123,6 +123,7 @@ absl::Status MergeBundles(const std::vector<std::string>& prefixes,
       return ErrnoStatus(errno, absl::StrCat("cannot rename ", m.shard_files[s], " to ", to));
     }
   }
+  checkpoint_io::CrashPoint("merge.shards_renamed");
   BundleHeaderProto header = m.header;
   header.set_num_shards(num_shards == 0 ? 1 : num_shards);
   TableBuilder table;

@@ -142,10 +142,12 @@ absl::Status BundleWriter::Finish() {
     status_ = ErrnoStatus(errno, absl::StrCat("cannot close ", index_tmp));
   }
   if (!status_.ok()) return status_;
+  checkpoint_io::CrashPoint("bundle.data_written");
   // Data first: the index is what makes a bundle visible to readers.
   if (::rename((data_path + tmp_suffix_).c_str(), data_path.c_str()) != 0) {
     return status_ = ErrnoStatus(errno, absl::StrCat("cannot rename into ", data_path));
   }
+  checkpoint_io::CrashPoint("bundle.between_renames");
   if (::rename(index_tmp.c_str(), index_path.c_str()) != 0) {
     return status_ = ErrnoStatus(errno, absl::StrCat("cannot rename into ", index_path));
   }
