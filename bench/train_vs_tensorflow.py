@@ -6,18 +6,23 @@ variables, a global step and AdamOptimizer; the LSTM and the BERT-style
 encoder block of tests/fixtures/training with Adam; batch 64), saves their initial
 variables, then alternates rounds: TensorFlow's Session loop
 (sess.run(["train", "loss:0"]) on one fed batch) and `graphrun train
---restore` on the same graph, batch and checkpoint. Prints the median step
-time of each (graphrun's own median of its steps but the first, TensorFlow's
-over the timed steps after warm-up), per round and overall, and the ratio.
+--restore` on the same graph, batch and checkpoint, and, where PyTorch is
+installed, the same MLP and CNN in PyTorch eager with fused Adam (the
+fastest peer measured on these machines; torch.set_num_threads(2)). Prints
+the median step time of each (graphrun's own median of its steps but the
+first, the others' over the timed steps after warm-up), per round and
+overall, and the ratios.
 
   ./bazelw build //tools:graphrun
-  /work/tfvenv/bin/python bench/train_vs_tensorflow.py [--rounds 3] [--steps 60]
+  /work/tfvenv/bin/python bench/train_vs_tensorflow.py [--rounds 3] [--steps 60] \
+      [--models mlp,cnn,lstm,encoder]
 """
 import argparse
 import os
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -91,6 +96,21 @@ def tf_median_ms(g, ckpt, feeds, steps, warmup=10):
     return statistics.median(times)
 
 
+def torch_median_ms(model, x_path, y_path, steps):
+    """PyTorch eager with fused Adam on the same layers and batch
+    (bench/train_torch_peer.py, in its own process: PyTorch and TensorFlow
+    do not load into one). None when PyTorch is not installed or the model
+    has no PyTorch twin."""
+    if model not in ("mlp", "cnn"):
+        return None
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "bench", "train_torch_peer.py"), model, x_path,
+         y_path, str(steps)], capture_output=True, text=True)
+    if out.returncode != 0:
+        return None
+    return float(out.stdout.split()[-1])
+
+
 def graphrun_median_ms(graph_path, ckpt, x_path, y_path, steps):
     out = subprocess.run(
         [GRAPHRUN, "train", graph_path, "--restore", ckpt, "--train", "train", "--steps",
@@ -103,13 +123,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--models", default="mlp,cnn,lstm,encoder")
     args = ap.parse_args()
     v1.disable_eager_execution()
     v1.disable_control_flow_v2()  # v1 loops, as the LSTM fixture has
     tmp = tempfile.mkdtemp(prefix="train_bench_")
     rng = np.random.default_rng(0)
     rows = []
-    for model in ["mlp", "cnn", "lstm", "encoder"]:
+    for model in args.models.split(","):
         if model in ("lstm", "encoder"):
             (g, saver), fixtures = fixture_build(model)
         else:
@@ -133,23 +154,31 @@ def main():
             y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
         np.save(os.path.join(tmp, model + "_x.npy"), x)
         np.save(os.path.join(tmp, model + "_y.npy"), y)
-        tf_ms, gr_ms = [], []
+        tf_ms, gr_ms, pt_ms = [], [], []
         for r in range(args.rounds):
             gr_ms.append(graphrun_median_ms(graph_path, ckpt, os.path.join(tmp, model + "_x.npy"),
                                             os.path.join(tmp, model + "_y.npy"), args.steps))
             tf_ms.append(tf_median_ms(g, ckpt, {"x:0": x, "y:0": y}, args.steps))
-            print("%s round %d: TensorFlow %.3f ms, graphrun %.3f ms" %
-                  (model, r + 1, tf_ms[-1], gr_ms[-1]), flush=True)
-        rows.append((model, statistics.median(tf_ms), statistics.median(gr_ms)))
+            pt = torch_median_ms(model, os.path.join(tmp, model + "_x.npy"),
+                                 os.path.join(tmp, model + "_y.npy"), args.steps)
+            if pt is not None:
+                pt_ms.append(pt)
+            print("%s round %d: TensorFlow %.3f ms, graphrun %.3f ms%s" %
+                  (model, r + 1, tf_ms[-1], gr_ms[-1],
+                   ", PyTorch %.3f ms" % pt if pt is not None else ""), flush=True)
+        rows.append((model, statistics.median(tf_ms), statistics.median(gr_ms),
+                     statistics.median(pt_ms) if pt_ms else None))
     print()
-    print("| model (Adam, batch 64) | TensorFlow ms/step | graphrun ms/step | graphrun / TF |")
-    print("| --- | --- | --- | --- |")
+    print("| model (Adam, batch 64) | TensorFlow ms/step | PyTorch eager, fused Adam ms/step "
+          "| graphrun ms/step | graphrun / TF | graphrun / PyTorch |")
+    print("| --- | --- | --- | --- | --- | --- |")
     names = {"mlp": "MLP 784-256-256-10", "cnn": "small CNN",
              "lstm": "LSTM, v1 while loop (5 steps, 16 units)",
              "encoder": "BERT-style encoder block (6 tokens, 16 wide)"}
-    for model, t, gr in rows:
-        name = names[model]
-        print("| %s | %.3f | %.3f | %.2f |" % (name, t, gr, gr / t))
+    for model, t, gr, pt in rows:
+        print("| %s | %.3f | %s | %.3f | %.2f | %s |" %
+              (names[model], t, "%.3f" % pt if pt else "-", gr, gr / t,
+               "%.2f" % (gr / pt) if pt else "-"))
 
 
 if __name__ == "__main__":

@@ -29,31 +29,30 @@ struct GradientDescentStep {
 // accum = accum * momentum + grad; var -= accum * lr, or with Nesterov
 // var -= grad * lr + accum * momentum * lr. Scalars: lr, momentum (after
 // the gradient, as TensorFlow orders the inputs).
-template <typename T>
+template <typename T, bool kNesterov>
 struct MomentumStep {
-  MomentumStep(const T* s, bool nesterov) : lr(s[0]), momentum(s[1]), nesterov(nesterov) {}
+  explicit MomentumStep(const T* s) : lr(s[0]), momentum(s[1]) {}
   void operator()(T* const* v, int64_t i, T g) const {
     T& accum = v[1][i];
     accum = accum * momentum + g;
-    if (nesterov) {
+    if constexpr (kNesterov) {
       v[0][i] -= g * lr + accum * momentum * lr;
     } else {
       v[0][i] -= accum * lr;
     }
   }
   T lr, momentum;
-  bool nesterov;
 };
 
 // The sparse form's Nesterov step groups lr * momentum first, as
 // TensorFlow's sparse kernel does.
-template <typename T>
-struct SparseMomentumStep : MomentumStep<T> {
-  using MomentumStep<T>::MomentumStep;
+template <typename T, bool kNesterov>
+struct SparseMomentumStep : MomentumStep<T, kNesterov> {
+  using MomentumStep<T, kNesterov>::MomentumStep;
   void operator()(T* const* v, int64_t i, T g) const {
     T& accum = v[1][i];
     accum = accum * this->momentum + g;
-    if (this->nesterov) {
+    if constexpr (kNesterov) {
       v[0][i] -= this->lr * g + this->lr * this->momentum * accum;
     } else {
       v[0][i] -= this->lr * accum;
@@ -63,20 +62,19 @@ struct SparseMomentumStep : MomentumStep<T> {
 
 // Keras's form: accum = accum * momentum - grad * lr; var += accum, or with
 // Nesterov var += accum * momentum - grad * lr.
-template <typename T>
+template <typename T, bool kNesterov>
 struct KerasMomentumStep {
-  KerasMomentumStep(const T* s, bool nesterov) : lr(s[0]), momentum(s[1]), nesterov(nesterov) {}
+  explicit KerasMomentumStep(const T* s) : lr(s[0]), momentum(s[1]) {}
   void operator()(T* const* v, int64_t i, T g) const {
     T& accum = v[1][i];
     accum = accum * momentum - g * lr;
-    if (nesterov) {
+    if constexpr (kNesterov) {
       v[0][i] += accum * momentum - g * lr;
     } else {
       v[0][i] += accum;
     }
   }
   T lr, momentum;
-  bool nesterov;
 };
 
 // alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power);
@@ -86,33 +84,30 @@ struct KerasMomentumStep {
 // With AMSGrad (a fourth slot vhat): vhat = max(vhat, v), and vhat stands
 // for v in the denominator. Scalars: beta1_power, beta2_power, lr, beta1,
 // beta2, epsilon.
-template <typename T>
+template <typename T, bool kNesterov, bool kAmsgrad>
 struct AdamStep {
-  AdamStep(const T* s, bool nesterov, bool amsgrad)
+  explicit AdamStep(const T* s)
       : alpha(s[2] * std::sqrt(T(1) - s[1]) / (T(1) - s[0])),
         beta1(s[3]),
         one_minus_beta1(T(1) - s[3]),
         one_minus_beta2(T(1) - s[4]),
-        epsilon(s[5]),
-        nesterov(nesterov),
-        amsgrad(amsgrad) {}
+        epsilon(s[5]) {}
   void operator()(T* const* v, int64_t i, T g) const {
     T& m = v[1][i];
     T& second = v[2][i];
     m += (g - m) * one_minus_beta1;
     second += (g * g - second) * one_minus_beta2;
-    if (amsgrad) {
+    if constexpr (kAmsgrad) {
       T& vhat = v[3][i];
       vhat = std::max(vhat, second);
       v[0][i] -= (m * alpha) / (std::sqrt(vhat) + epsilon);
-    } else if (nesterov) {
+    } else if constexpr (kNesterov) {
       v[0][i] -= ((g * one_minus_beta1 + beta1 * m) * alpha) / (std::sqrt(second) + epsilon);
     } else {
       v[0][i] -= (m * alpha) / (std::sqrt(second) + epsilon);
     }
   }
   T alpha, beta1, one_minus_beta1, one_minus_beta2, epsilon;
-  bool nesterov, amsgrad;
 };
 
 // m += (g - m) * (1 - beta1); v = max(beta2 * v, |g|);
@@ -146,7 +141,7 @@ class GradientDescentOp : public ApplyOp {
 
 // ApplyMomentum, ResourceApplyKerasMomentum and their sparse forms: var,
 // accum, lr, grad, [indices,] momentum.
-template <template <typename> class Step>
+template <template <typename, bool> class Step>
 class MomentumOp : public ApplyOp {
  public:
   MomentumOp(OpKernelConstruction* c, bool sparse) : ApplyOp(c, 2, 1, 1, sparse) {
@@ -155,20 +150,23 @@ class MomentumOp : public ApplyOp {
   void Compute(OpKernelContext* ctx) override { GR_APPLY_DISPATCH(ctx, Body); }
 
  private:
+  template <typename T, bool kNesterov>
+  Update<T> With() {
+    auto make = [](const T* s) { return Step<T, kNesterov>(s); };
+    return this->sparse_ ? this->template Sparse<T>(make) : this->template Dense<T>(make);
+  }
   template <typename T>
   Update<T> Body() {
-    const bool nesterov = nesterov_;
-    auto make = [nesterov](const T* s) { return Step<T>(s, nesterov); };
-    return this->sparse_ ? this->template Sparse<T>(make) : this->template Dense<T>(make);
+    return nesterov_ ? With<T, true>() : With<T, false>();
   }
   bool nesterov_ = false;
 };
 
-template <template <typename> class Step>
+template <template <typename, bool> class Step>
 struct DenseMomentumOp : MomentumOp<Step> {
   explicit DenseMomentumOp(OpKernelConstruction* c) : MomentumOp<Step>(c, false) {}
 };
-template <template <typename> class Step>
+template <template <typename, bool> class Step>
 struct SparseMomentumOp : MomentumOp<Step> {
   explicit SparseMomentumOp(OpKernelConstruction* c) : MomentumOp<Step>(c, true) {}
 };
@@ -186,10 +184,15 @@ class AdamOp : public ApplyOp {
   static int VarsOf(OpKernelConstruction* c) {
     return c->def().op() == "ResourceApplyAdamWithAmsgrad" ? 4 : 3;
   }
+  template <typename T, bool kNesterov, bool kAmsgrad>
+  Update<T> With() {
+    return this->template Dense<T>(
+        [](const T* s) { return AdamStep<T, kNesterov, kAmsgrad>(s); });
+  }
   template <typename T>
   Update<T> Body() {
-    const bool nesterov = nesterov_, amsgrad = amsgrad_;
-    return this->template Dense<T>([=](const T* s) { return AdamStep<T>(s, nesterov, amsgrad); });
+    if (amsgrad_) return With<T, false, true>();
+    return nesterov_ ? With<T, true, false>() : With<T, false, false>();
   }
   bool nesterov_ = false, amsgrad_ = false;
 };
