@@ -39,7 +39,9 @@
 //   common subexpressions  nodes with the same op, device, attrs and inputs
 //                      (in any order for commutative ops) are merged
 //   pruning            nodes nothing consumes that are neither preserved
-//                      nor stateful are removed (NoOps included)
+//                      nor stateful are removed (NoOps included); a
+//                      stateless node only control edges wait for becomes
+//                      a NoOp waiting for its inputs' producers
 //
 // Preserved nodes (feeds, fetches, targets) keep their names and outputs;
 // they may be folded into a Const of the same name, never removed.

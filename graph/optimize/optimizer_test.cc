@@ -655,6 +655,40 @@ TEST(PruneTest, KeepsPreservedStatefulAndPlumbing) {
   EXPECT_NE(FindNode(g, "fetch"), nullptr);
 }
 
+// v1 gradient gating: the first layer's input gradient ('gx', from 'pre')
+// and its filter gradient ('gw') grouped by a NoOp that the gradient the
+// optimizer reads waits for. Nothing reads 'gx' (its tuple Identity is
+// pruned), so it and then 'pre' become NoOps keeping the order; 'gw' and
+// an Assert (stateful) only waited for stay.
+TEST(PruneTest, NodesOnlyWaitedForBecomeNoOps) {
+  GraphDef g = ParseTextGraph(
+      std::string(kPlaceholder) + Unary("pre", "Sqrt", "x") + Unary("gx", "Relu", "pre") +
+      Unary("gw", "Neg", "x") +
+      "node { name: 'ok' op: 'Const' attr { key: 'dtype' value { type: DT_BOOL } }"
+      " attr { key: 'value' value { tensor { dtype: DT_BOOL tensor_shape {} bool_val: true } } } }\n"
+      "node { name: 'assert' op: 'Assert' input: 'ok' input: 'x'"
+      " attr { key: 'T' value { list { type: DT_FLOAT } } } }\n"
+      "node { name: 'group' op: 'NoOp' input: '^gx' input: '^gw' input: '^assert' }\n" +
+      Unary("tuple_x", "Identity", "gx", "input: '^group'") +
+      Unary("tuple_w", "Identity", "gw", "input: '^group'") + Unary("fetch", "Relu", "tuple_w"));
+  OptimizerOptions options;
+  options.preserve = {"x", "fetch"};
+  OptimizationReport::Pass pass;
+  ASSERT_TRUE(PruneUnused(&g, options, &pass).ok());
+  EXPECT_EQ(FindNode(g, "tuple_x"), nullptr);
+  ASSERT_NE(FindNode(g, "gx"), nullptr);
+  EXPECT_EQ(FindNode(g, "gx")->op(), "NoOp");
+  EXPECT_EQ(NodeInputs(g, "gx"), (std::vector<std::string>{"^pre"}));
+  EXPECT_EQ(FindNode(g, "gx")->attr_size(), 0);
+  ASSERT_NE(FindNode(g, "pre"), nullptr);
+  EXPECT_EQ(FindNode(g, "pre")->op(), "NoOp");
+  EXPECT_EQ(NodeInputs(g, "pre"), (std::vector<std::string>{"^x"}));
+  EXPECT_EQ(FindNode(g, "gw")->op(), "Neg");
+  EXPECT_EQ(FindNode(g, "assert")->op(), "Assert");
+  EXPECT_EQ(NodeInputs(g, "group"), (std::vector<std::string>{"^gx", "^gw", "^assert"}));
+  EXPECT_EQ(pass.changes.size(), 3u);  // tuple_x removed, gx and pre NoOps
+}
+
 TEST(OptimizerTest, ColocationWithARemovedNodeFollowsItOrIsDropped) {
   // 'a' was colocated with 'n2' (merged into its twin 'n1'), 'b' with 'gone'
   // (pruned: nothing carries it on) and with 'x' (kept). 'c' is colocated

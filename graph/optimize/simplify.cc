@@ -185,6 +185,56 @@ absl::Status EliminateCommonSubexpressions(GraphDef* graph, const OptimizerOptio
   return absl::OkStatus();
 }
 
+namespace {
+
+// A stateless node whose outputs nothing reads, only waited for by control
+// edges (the input gradient of a first layer, which v1 optimizers' gradient
+// gating groups with the filter gradient), becomes a NoOp that waits for
+// what the node's inputs came from: the same order and deadness, without
+// the computation (TensorFlow's dependency optimizer does the same). Its
+// producers may then be read by nothing in turn: consumers are visited
+// before producers.
+absl::Status NoOpUnread(GraphDef* graph, const OptimizerOptions& options,
+                        OptimizationReport::Pass* report) {
+  GR_ASSIGN_OR_RETURN(GraphView view, GraphView::Create(graph));
+  GR_ASSIGN_OR_RETURN(std::vector<int> order, view.TopologicalOrder());
+  std::vector<int> data_readers(view.num_nodes(), 0);
+  for (int i = 0; i < view.num_nodes(); ++i) {
+    for (int pos = 0; pos < view.num_data_inputs(i); ++pos) ++data_readers[view.producer(i, pos)];
+  }
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int i = *it;
+    NodeDef& def = view.node(i);
+    const OpDef* op_def = options.registry->Find(def.op());
+    if (data_readers[i] > 0 || view.consumers(i).empty() || op_def == nullptr ||
+        op_def->is_stateful || options.preserve.contains(def.name()) ||
+        optimize::IsControlFlowOrPlumbing(def.op()) || def.op() == "Identity" ||
+        absl::StartsWith(def.op(), "_")) {
+      continue;
+    }
+    std::vector<std::string> waits;
+    for (int pos = 0; pos < view.num_inputs(i); ++pos) {
+      const std::string& producer = view.node(view.producer(i, pos)).name();
+      const std::string control = absl::StrCat("^", producer);
+      if (std::find(waits.begin(), waits.end(), control) == waits.end()) {
+        waits.push_back(control);
+      }
+      if (pos < view.num_data_inputs(i)) --data_readers[view.producer(i, pos)];
+    }
+    if (report != nullptr) {
+      report->changes.push_back(absl::StrCat("'", def.name(), "' (", def.op(),
+                                             ") became a NoOp: only control edges wait for it"));
+    }
+    def.set_op("NoOp");
+    def.clear_attr();
+    def.clear_input();
+    for (const std::string& w : waits) def.add_input(w);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status PruneUnused(GraphDef* graph, const OptimizerOptions& options,
                          OptimizationReport::Pass* report) {
   GR_ASSIGN_OR_RETURN(GraphView view, GraphView::Create(graph));
@@ -224,7 +274,7 @@ absl::Status PruneUnused(GraphDef* graph, const OptimizerOptions& options,
     }
   }
   view.Compact();
-  return absl::OkStatus();
+  return NoOpUnread(graph, options, report);
 }
 
 }  // namespace graphrun

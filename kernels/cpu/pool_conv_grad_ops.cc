@@ -164,29 +164,48 @@ class MaxPoolGradOp : public OpKernel {
               int64_t cols, int64_t depth, const Window& wr_, const Window& wc_) const {
     const Window* wr = &wr_;
     const Window* wc = &wc_;
-    std::vector<int64_t> argmax(depth);
+    // Per channel, the window's maximum so far and where it is (an offset
+    // in the image): kept in registers-sized arrays the channel loop
+    // vectorizes over.
+    std::vector<T> best(depth);
+    std::vector<int64_t> where(depth);
+    T* const best_p = best.data();
+    int64_t* const where_p = where.data();
+    const int64_t image = rows * cols * depth;
     for (int64_t b = first; b < last; ++b) {
+      const T* xb = x + b * image;
+      T* dxb = dx + b * image;
       for (int64_t oh = 0; oh < wr->out; ++oh) {
         const int64_t h0 = oh * attrs_.strides[1] - wr->pad_before;
         const int64_t h1 = std::min(h0 + attrs_.ksize[1], rows);
         for (int64_t ow = 0; ow < wc->out; ++ow) {
           const int64_t w0 = ow * attrs_.strides[2] - wc->pad_before;
           const int64_t w1 = std::min(w0 + attrs_.ksize[2], cols);
-          std::fill(argmax.begin(), argmax.end(), int64_t{-1});
+          bool first_element = true;
           for (int64_t h = std::max<int64_t>(h0, 0); h < h1; ++h) {
             for (int64_t w = std::max<int64_t>(w0, 0); w < w1; ++w) {
-              const int64_t base = ((b * rows + h) * cols + w) * depth;
+              const int64_t base = (h * cols + w) * depth;
+              const T* xs = xb + base;
+              if (first_element) {
+                for (int64_t c = 0; c < depth; ++c) {
+                  best_p[c] = xs[c];
+                  where_p[c] = base + c;
+                }
+                first_element = false;
+                continue;
+              }
+              // Only a strictly greater value moves the maximum: ties keep
+              // the first, as TensorFlow's scan does (and a NaN stays).
               for (int64_t c = 0; c < depth; ++c) {
-                // Only a strictly greater value moves the maximum: ties keep
-                // the first, as TensorFlow's scan does.
-                if (argmax[c] < 0 || x[argmax[c]] < x[base + c]) argmax[c] = base + c;
+                const bool greater = best_p[c] < xs[c];
+                best_p[c] = greater ? xs[c] : best_p[c];
+                where_p[c] = greater ? base + c : where_p[c];
               }
             }
           }
+          if (first_element) continue;  // a window entirely in the padding
           const T* g = dy + ((b * wr->out + oh) * wc->out + ow) * depth;
-          for (int64_t c = 0; c < depth; ++c) {
-            if (argmax[c] >= 0) dx[argmax[c]] += g[c];
-          }
+          for (int64_t c = 0; c < depth; ++c) dxb[where_p[c]] += g[c];
         }
       }
     }
