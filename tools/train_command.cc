@@ -25,7 +25,7 @@
 #include "graph/npy.h"
 #include "graph/status_macros.h"
 #include "runtime/trace.h"
-#include "tools/checkpoint_io.h"
+#include "runtime/saver.h"
 
 namespace graphrun {
 namespace {

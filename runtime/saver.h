@@ -1,10 +1,17 @@
 // Saving and restoring a session's variables as a TensorFlow V2 checkpoint,
-// keyed as TensorFlow's v1 Saver keys them (the variable op's name), for
-// `graphrun train --save/--restore`. The session's graph gains, on first
-// use, the read and assign nodes this needs (named "graphrun_save/..." and
-// "graphrun_restore/...").
-#ifndef GRAPHRUN_TOOLS_CHECKPOINT_IO_H_
-#define GRAPHRUN_TOOLS_CHECKPOINT_IO_H_
+// keyed as TensorFlow's v1 Saver keys them (the variable op's name), beside
+// the Session: what `graphrun train --save/--restore` uses, and the C++
+// API's. The session's graph gains, on first use, the read and assign nodes
+// this needs (named "graphrun_save/..." and "graphrun_restore/...").
+//
+//   GR_RETURN_IF_ERROR(session->Run({}, {}, {"init"}, &out));
+//   ... training steps: session->Run(feeds, {"loss"}, {"train"}, &out) ...
+//   GR_ASSIGN_OR_RETURN(int saved, SaveVariables(graph, session.get(), "/ckpt/model"));
+//   GR_RETURN_IF_ERROR(UpdateCheckpointState("/ckpt/model"));  // tf.train.latest_checkpoint
+//   // later, in another session over the same graph:
+//   GR_ASSIGN_OR_RETURN(int restored, RestoreVariables(graph, other.get(), "/ckpt"));
+#ifndef GRAPHRUN_RUNTIME_SAVER_H_
+#define GRAPHRUN_RUNTIME_SAVER_H_
 
 #include <string>
 #include <vector>
@@ -48,4 +55,4 @@ void RemoveCheckpoint(const std::string& prefix);
 
 }  // namespace graphrun
 
-#endif  // GRAPHRUN_TOOLS_CHECKPOINT_IO_H_
+#endif  // GRAPHRUN_RUNTIME_SAVER_H_

@@ -1,4 +1,4 @@
-#include "tools/checkpoint_io.h"
+#include "runtime/saver.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -6,8 +6,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <mutex>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -59,15 +57,18 @@ NodeDef* AddNode(GraphDef* g, const std::string& name, const std::string& op,
   return n;
 }
 
-// Adds `nodes` to the session's graph once per session and kind.
-absl::Status ExtendOnce(Session* session, const std::string& kind, const GraphDef& nodes) {
-  static std::mutex mu;
-  static auto* done = new std::set<std::pair<Session*, std::string>>();
-  std::lock_guard<std::mutex> lock(mu);
-  if (done->count({session, kind}) > 0 || nodes.node_size() == 0) return absl::OkStatus();
-  GR_RETURN_IF_ERROR(session->Extend(nodes));
-  done->insert({session, kind});
-  return absl::OkStatus();
+// Adds `nodes` to the session's graph unless an earlier save or restore
+// did: the session then refuses them as duplicates, which is fine. (A
+// record of sessions by address would go stale when a session is freed
+// and another takes its place.)
+absl::Status ExtendOnce(Session* session, const GraphDef& nodes) {
+  if (nodes.node_size() == 0) return absl::OkStatus();
+  absl::Status s = session->Extend(nodes);
+  if (!s.ok() && absl::StrContains(s.message(), absl::StrCat("duplicate node name '",
+                                                               nodes.node(0).name(), "'"))) {
+    return absl::OkStatus();
+  }
+  return s;
 }
 
 std::string Basename(const std::string& path) {
@@ -92,7 +93,7 @@ absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
     (*n->mutable_attr())["dtype"].set_type(v.dtype);
     fetches.push_back(read);
   }
-  GR_RETURN_IF_ERROR(ExtendOnce(session, "save", nodes));
+  GR_RETURN_IF_ERROR(ExtendOnce(session, nodes));
   std::vector<Tensor> values;
   if (!fetches.empty()) {
     absl::Status s = session->Run({}, fetches, {}, &values);
@@ -191,7 +192,7 @@ absl::StatusOr<int> RestoreVariables(const GraphDef& graph, Session* session,
     feeds.emplace_back(base + "/value", std::move(value));
     targets.push_back(base);
   }
-  GR_RETURN_IF_ERROR(ExtendOnce(session, "restore", nodes));
+  GR_RETURN_IF_ERROR(ExtendOnce(session, nodes));
   if (!targets.empty()) {
     std::vector<Tensor> unused;
     absl::Status s = session->Run(feeds, {}, targets, &unused);
