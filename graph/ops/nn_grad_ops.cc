@@ -1,10 +1,11 @@
 // The ops TensorFlow's gradients emit for MLP and CNN training graphs: the
 // activation grads (ReluGrad ... SoftsignGrad, SigmoidGrad, TanhGrad),
 // BiasAddGrad, BroadcastGradientArgs, ShapeN, UnsortedSegmentSum,
-// MaxPoolGrad, AvgPoolGrad and Conv2DBackpropFilter. Names, inputs, outputs,
-// attrs and shape functions are TensorFlow's (core/ops/nn_ops.cc,
-// math_grad.cc, array_ops.cc, math_ops.cc). Conv2DBackpropInput is in
-// nn_conv_ops.cc.
+// MaxPoolGrad, AvgPoolGrad, Conv2DBackpropFilter, the depthwise
+// convolution's two gradients and the fused batch norm gradients. Names,
+// inputs, outputs, attrs and shape functions are TensorFlow's
+// (core/ops/nn_ops.cc, math_grad.cc, array_ops.cc, math_ops.cc).
+// Conv2DBackpropInput is in nn_conv_ops.cc.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -117,8 +118,8 @@ absl::Status MaxPoolGradShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
-// AvgPoolGrad and Conv2DBackpropFilter: the shape that int32 input `input`
-// holds, of rank 4.
+// AvgPoolGrad, Conv2DBackpropFilter and the depthwise convolution's
+// gradients: the shape that int32 input `input` holds, of rank 4.
 ShapeFn ShapeFromInputFor(std::string op, int input) {
   return [op = std::move(op), input](InferenceContext* c) -> absl::Status {
     GR_RETURN_IF_ERROR(op_shapes::InputWithRank(*c, op, input, 1).status());
@@ -132,6 +133,35 @@ ShapeFn ShapeFromInputFor(std::string op, int input) {
                                    absl::StrCat("Shape must be rank 4 but is rank ", shape.rank()));
     }
     c->set_output(0, std::move(shape));
+    return absl::OkStatus();
+  };
+}
+
+// FusedBatchNormGrad, V2, V3: x_backprop has y_backprop's shape with the
+// channel dim merged with x's and with those of scale, reserve_space_1 and
+// reserve_space_2 (vectors); scale_backprop and offset_backprop are vectors
+// of the channels; reserve_space_4/5 (3/4 before V3) are empty vectors.
+ShapeFn FusedBatchNormGradShapeFor(std::string op) {
+  return [op = std::move(op)](InferenceContext* c) -> absl::Status {
+    std::string data_format;
+    GR_RETURN_IF_ERROR(c->GetAttr("data_format", &data_format));
+    GR_ASSIGN_OR_RETURN(op_shapes::ImageLayout layout, op_shapes::LayoutFor(data_format));
+    GR_ASSIGN_OR_RETURN(PartialShape dy, op_shapes::InputWithRank(*c, op, 0, layout.rank));
+    GR_ASSIGN_OR_RETURN(PartialShape x, op_shapes::InputWithRank(*c, op, 1, layout.rank));
+    GR_ASSIGN_OR_RETURN(
+        int64_t channels,
+        op_shapes::MergeDims(*c, op, dy.dim(layout.channel), x.dim(layout.channel)));
+    for (int i = 2; i < 5; ++i) {
+      GR_ASSIGN_OR_RETURN(PartialShape v, op_shapes::InputWithRank(*c, op, i, 1));
+      GR_ASSIGN_OR_RETURN(channels, op_shapes::MergeDims(*c, op, channels, v.dim(0)));
+    }
+    std::vector<int64_t> dims = dy.dims();
+    dims[layout.channel] = channels;
+    c->set_output(0, PartialShape(std::move(dims)));
+    c->set_output(1, PartialShape({channels}));
+    c->set_output(2, PartialShape({channels}));
+    c->set_output(3, PartialShape({int64_t{0}}));
+    c->set_output(4, PartialShape({int64_t{0}}));
     return absl::OkStatus();
   };
 }
@@ -305,5 +335,86 @@ REGISTER_OP("Conv2DBackpropFilter")
     .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
     .Attr("dilations: list(int) = [1, 1, 1, 1]")
     .SetShapeFn(ShapeFromInputFor("Conv2DBackpropFilter", 1));
+
+REGISTER_OP("DepthwiseConv2dNativeBackpropInput")
+    .Input("input_sizes: int32")
+    .Input("filter: T")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn(ShapeFromInputFor("DepthwiseConv2dNativeBackpropInput", 0));
+
+REGISTER_OP("DepthwiseConv2dNativeBackpropFilter")
+    .Input("input: T")
+    .Input("filter_sizes: int32")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("strides: list(int)")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1]")
+    .SetShapeFn(ShapeFromInputFor("DepthwiseConv2dNativeBackpropFilter", 1));
+
+REGISTER_OP("FusedBatchNormGrad")
+    .Input("y_backprop: T")
+    .Input("x: T")
+    .Input("scale: T")
+    .Input("reserve_space_1: T")
+    .Input("reserve_space_2: T")
+    .Output("x_backprop: T")
+    .Output("scale_backprop: T")
+    .Output("offset_backprop: T")
+    .Output("reserve_space_3: T")
+    .Output("reserve_space_4: T")
+    .Attr("T: {float}")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("is_training: bool = true")
+    .SetShapeFn(FusedBatchNormGradShapeFor("FusedBatchNormGrad"));
+
+REGISTER_OP("FusedBatchNormGradV2")
+    .Input("y_backprop: T")
+    .Input("x: T")
+    .Input("scale: float")
+    .Input("reserve_space_1: U")
+    .Input("reserve_space_2: U")
+    .Output("x_backprop: T")
+    .Output("scale_backprop: U")
+    .Output("offset_backprop: U")
+    .Output("reserve_space_3: U")
+    .Output("reserve_space_4: U")
+    .Attr("T: {half, bfloat16, float}")
+    .Attr("U: {float}")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+    .Attr("is_training: bool = true")
+    .SetShapeFn(FusedBatchNormGradShapeFor("FusedBatchNormGradV2"));
+
+// reserve_space_3 (FusedBatchNormV3's, a scalar on CPU) is not read.
+REGISTER_OP("FusedBatchNormGradV3")
+    .Input("y_backprop: T")
+    .Input("x: T")
+    .Input("scale: float")
+    .Input("reserve_space_1: U")
+    .Input("reserve_space_2: U")
+    .Input("reserve_space_3: U")
+    .Output("x_backprop: T")
+    .Output("scale_backprop: U")
+    .Output("offset_backprop: U")
+    .Output("reserve_space_4: U")
+    .Output("reserve_space_5: U")
+    .Attr("T: {half, bfloat16, float}")
+    .Attr("U: {float}")
+    .Attr("epsilon: float = 0.0001")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NDHWC', 'NCDHW'} = 'NHWC'")
+    .Attr("is_training: bool = true")
+    .SetShapeFn(FusedBatchNormGradShapeFor("FusedBatchNormGradV3"));
 
 }  // namespace graphrun
