@@ -127,7 +127,42 @@ void BM_ConvGrad(benchmark::State& state, const ConvShape& s, Grad grad, const c
       benchmark::Counter(s.Flops() / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// MaxPoolGrad (2x2, stride 2, SAME) on the CNN's two pooled activations:
+// orig_input, orig_output and the gradient fed.
+void BM_MaxPoolGrad(benchmark::State& state, int64_t size, int64_t depth) {
+  GraphDef g;
+  for (const char* name : {"x", "y", "dy"}) AddPlaceholder(&g, name, DT_FLOAT);
+  NodeDef* n = AddNode(&g, "grad", "MaxPoolGrad");
+  for (const char* in : {"x", "y", "dy"}) n->add_input(in);
+  auto& attr = *n->mutable_attr();
+  attr["T"].set_type(DT_FLOAT);
+  for (int64_t v : {1, 2, 2, 1}) attr["ksize"].mutable_list()->add_i(v);
+  for (int64_t v : {1, 2, 2, 1}) attr["strides"].mutable_list()->add_i(v);
+  attr["padding"].set_s("SAME");
+  attr["data_format"].set_s("NHWC");
+  const int64_t out = (size + 1) / 2;
+  const std::vector<std::pair<std::string, Tensor>> feeds = {
+      {"x", RandomTensor({64, size, size, depth}, 1)},
+      {"y", RandomTensor({64, out, out, depth}, 2)},
+      {"dy", RandomTensor({64, out, out, depth}, 3)}};
+  auto session = Session::Create(g, SessionOptions());
+  std::vector<Tensor> result;
+  for (auto _ : state) {
+    absl::Status st = (*session)->Run(feeds, {"grad"}, {}, &result);
+    if (!st.ok()) {
+      state.SkipWithError(st.ToString().c_str());
+      return;
+    }
+  }
+}
+
 int RegisterAll() {
+  benchmark::RegisterBenchmark("BM_MaxPoolGrad/cnn_pool1_28x28x8", BM_MaxPoolGrad, 28, 8)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("BM_MaxPoolGrad/cnn_pool2_14x14x16", BM_MaxPoolGrad, 14, 16)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
   for (const ConvShape& s : kShapes) {
     for (Grad grad : {Grad::kInput, Grad::kFilter}) {
       const char* op = grad == Grad::kInput ? "BM_Conv2DBackpropInput" : "BM_Conv2DBackpropFilter";

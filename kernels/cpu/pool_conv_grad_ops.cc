@@ -122,6 +122,20 @@ absl::Status CheckShape(const Tensor& t, const char* name, const std::vector<int
                                                  absl::StrJoin(want, ","), "]"));
 }
 
+// Where each channel's values xs[c] exceed the window's maximum so far, they
+// and their offsets (base + c) replace it. Only a strictly greater value
+// moves the maximum: ties keep the first, as TensorFlow's scan does (and a
+// NaN stays). Separate buffers, so the channel loop vectorizes.
+template <typename T>
+void KeepMaxima(const T* __restrict xs, T* __restrict best, int64_t* __restrict where,
+                int64_t base, int64_t depth) {
+  for (int64_t c = 0; c < depth; ++c) {
+    const bool greater = best[c] < xs[c];
+    best[c] = greater ? xs[c] : best[c];
+    where[c] = greater ? base + c : where[c];
+  }
+}
+
 template <typename T>
 class MaxPoolGradOp : public OpKernel {
  public:
@@ -144,8 +158,7 @@ class MaxPoolGradOp : public OpKernel {
     OP_REQUIRES_OK(ctx, CheckShape(ctx->input(1), "orig_output", {batch, wr->out, wc->out, depth}));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, in.shape(), &out));
-    T* dx = out->flat<T>().data();
-    std::fill(dx, dx + out->NumElements(), static_cast<T>(0));
+    T* dx = out->flat<T>().data();  // zeroed image by image, in parallel
     const T* x = in.flat<T>().data();
     const T* dy = grad.flat<T>().data();
     // Images in parallel: one image's windows write only that image's
@@ -175,6 +188,7 @@ class MaxPoolGradOp : public OpKernel {
     for (int64_t b = first; b < last; ++b) {
       const T* xb = x + b * image;
       T* dxb = dx + b * image;
+      std::fill(dxb, dxb + image, static_cast<T>(0));
       for (int64_t oh = 0; oh < wr->out; ++oh) {
         const int64_t h0 = oh * attrs_.strides[1] - wr->pad_before;
         const int64_t h1 = std::min(h0 + attrs_.ksize[1], rows);
@@ -194,13 +208,7 @@ class MaxPoolGradOp : public OpKernel {
                 first_element = false;
                 continue;
               }
-              // Only a strictly greater value moves the maximum: ties keep
-              // the first, as TensorFlow's scan does (and a NaN stays).
-              for (int64_t c = 0; c < depth; ++c) {
-                const bool greater = best_p[c] < xs[c];
-                best_p[c] = greater ? xs[c] : best_p[c];
-                where_p[c] = greater ? base + c : where_p[c];
-              }
+              KeepMaxima(xs, best_p, where_p, base, depth);
             }
           }
           if (first_element) continue;  // a window entirely in the padding
