@@ -156,7 +156,31 @@ void BM_MaxPoolGrad(benchmark::State& state, int64_t size, int64_t depth) {
   }
 }
 
+// BiasAddGrad (NHWC) on the CNN's first convolution's output gradient.
+void BM_BiasAddGrad(benchmark::State& state) {
+  GraphDef g;
+  AddPlaceholder(&g, "dy", DT_FLOAT);
+  NodeDef* n = AddNode(&g, "grad", "BiasAddGrad");
+  n->add_input("dy");
+  (*n->mutable_attr())["T"].set_type(DT_FLOAT);
+  (*n->mutable_attr())["data_format"].set_s("NHWC");
+  const std::vector<std::pair<std::string, Tensor>> feeds = {
+      {"dy", RandomTensor({64, 28, 28, 8}, 1)}};
+  auto session = Session::Create(g, SessionOptions());
+  std::vector<Tensor> result;
+  for (auto _ : state) {
+    absl::Status st = (*session)->Run(feeds, {"grad"}, {}, &result);
+    if (!st.ok()) {
+      state.SkipWithError(st.ToString().c_str());
+      return;
+    }
+  }
+}
+
 int RegisterAll() {
+  benchmark::RegisterBenchmark("BM_BiasAddGrad/cnn_conv1_28x28x8", BM_BiasAddGrad)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("BM_MaxPoolGrad/cnn_pool1_28x28x8", BM_MaxPoolGrad, 28, 8)
       ->Unit(benchmark::kMicrosecond)
       ->UseRealTime();

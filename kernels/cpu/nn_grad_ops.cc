@@ -69,16 +69,47 @@ class BiasAddGradOp : public OpKernel {
         sum = expr;
       }
     } else {
-      const Eigen::array<Eigen::Index, 1> axes = {0};
-      auto expr = ConstTensorMap<T, 2>(x, n / channels, channels)
-                      .template cast<Acc>()
-                      .sum(axes)
-                      .template cast<T>();
-      if (threaded) {
-        sum.device(*pool) = expr;
-      } else {
-        sum = expr;
+      SumRows(x, n / channels, channels, threaded ? pool : nullptr, out->flat<T>().data());
+    }
+  }
+
+  // The sum of `rows` rows of `channels` (channels last): blocks of
+  // kBlockRows rows summed each into its own partial (the channel loop
+  // vectorizes, where a reduction over the outer dim of a few channels
+  // does not), the partials then added in block order, so the result does
+  // not depend on the threads.
+  static void SumRows(const T* x, int64_t rows, int64_t channels,
+                      const Eigen::ThreadPoolDevice* pool, T* out) {
+    using Acc = AccumulatorOf<T>;
+    constexpr int64_t kBlockRows = 2048;
+    const int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
+    std::vector<Acc> partial(static_cast<size_t>(blocks * channels), Acc(0));
+    auto sum_blocks = [&](int64_t first, int64_t last) {
+      for (int64_t b = first; b < last; ++b) {
+        AddRows(x + b * kBlockRows * channels, std::min(kBlockRows, rows - b * kBlockRows),
+                channels, partial.data() + b * channels);
       }
+    };
+    if (pool != nullptr && blocks > 1) {
+      pool->parallelFor(blocks,
+                        Eigen::TensorOpCost(static_cast<double>(kBlockRows * channels * sizeof(T)),
+                                            0, static_cast<double>(kBlockRows * channels)),
+                        sum_blocks);
+    } else {
+      sum_blocks(0, blocks);
+    }
+    for (int64_t c = 0; c < channels; ++c) {
+      Acc total = 0;
+      for (int64_t b = 0; b < blocks; ++b) total += partial[b * channels + c];
+      out[c] = static_cast<T>(total);
+    }
+  }
+
+  static void AddRows(const T* __restrict x, int64_t rows, int64_t channels,
+                      AccumulatorOf<T>* __restrict acc) {
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* row = x + r * channels;
+      for (int64_t c = 0; c < channels; ++c) acc[c] += static_cast<AccumulatorOf<T>>(row[c]);
     }
   }
 
