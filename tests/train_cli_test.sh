@@ -4,7 +4,10 @@
 # each with SGD, momentum and Adam on ref and on resource variables, an MLP
 # with Adagrad and with centered RMSProp, an LSTM with Adam in a v1 while
 # loop and in a TensorFlow 2 functional While, a BERT-style encoder block
-# with Adam): restored from
+# with Adam; and, written by make_keras3_fixtures.py, a Keras 3 MLP's
+# tf.function train step with keras.optimizers.Adam and AdamW, its captured
+# variables as VarHandleOps, the optimizer's iteration count, learning rate
+# and slots among them): restored from
 # TensorFlow's checkpoint, 20 steps give TensorFlow's losses and final
 # variables (rtol 1e-5), in a checkpoint TensorFlow's format holds; bad
 # input fails naming what is wrong.
@@ -27,7 +30,7 @@ train() {  # CASE OUT [more flags]: 20 steps from TensorFlow's initial checkpoin
 
 for c in mlp_sgd mlp_sgd_resource mlp_momentum mlp_momentum_resource mlp_adam mlp_adam_ref \
   mlp_adagrad mlp_rmsprop cnn_sgd cnn_sgd_resource cnn_momentum cnn_momentum_resource \
-  cnn_adam cnn_adam_resource lstm_adam lstm_tf2_adam encoder_adam; do
+  cnn_adam cnn_adam_resource lstm_adam lstm_tf2_adam encoder_adam keras3_adam keras3_adamw; do
   out="$tmp/$c"
   train "$c" "$out" --save "$out/model.ckpt" 2> "$tmp/$c.err"
   check "$c: train exits 0" test $? -eq 0
