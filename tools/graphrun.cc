@@ -26,6 +26,8 @@
 #include "kernels/kernel_registry.h"
 #include "absl/strings/str_split.h"
 #include "tools/inspect.h"
+#include "tools/saved_model_command.h"
+#include "runtime/saved_model.h"
 #include "tools/partition_command.h"
 #include "tools/place_command.h"
 #include "tools/run_command.h"
@@ -49,6 +51,10 @@ ABSL_FLAG(std::string, out, "",
           "stdout for text); run: directory for the fetched .npy files");
 ABSL_FLAG(std::string, input_format, "auto",
           "format of GRAPH: auto (by extension, then content), text or binary");
+ABSL_FLAG(std::string, signature, "serving_default",
+          "run, inspect: the SavedModel signature to call (feeds and fetches by its keys)");
+ABSL_FLAG(std::string, tag, "serve",
+          "run, inspect: the SavedModel MetaGraphDef's tags, comma-separated (\"serve,gpu\")");
 ABSL_FLAG(int, steps, 1, "run: number of steps to run (progress and steps/s shown)");
 ABSL_FLAG(std::string, trace, "", "run: write a Chrome trace of the last step here");
 ABSL_FLAG(int, cpu_devices, 1, "run: number of virtual CPU devices");
@@ -184,6 +190,14 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
+std::string WhyCannotRun(const std::string& op) {
+  if (OpRegistry::Global()->Find(op) == nullptr) return "the op is not registered in graphrun";
+  if (!KernelRegistry::Global()->HasKernelForOp(op, kDeviceCpu)) {
+    return "no CPU kernel in this build";
+  }
+  return "";
+}
+
 int Inspect(const std::vector<std::string>& args) {
   if (args.size() != 1) {
     std::fprintf(stderr, "graphrun inspect: expected one GRAPH argument\n\n%s",
@@ -191,6 +205,22 @@ int Inspect(const std::vector<std::string>& args) {
     return 2;
   }
   const std::string& path = args[0];
+  if (IsSavedModelDirectory(path)) {
+    // The signatures, then the chosen tag set's graph like any other.
+    auto described = DescribeSavedModel(path);
+    if (!described.ok()) return Fail(described.status());
+    std::cout << *described << "\n";
+    auto saved = ReadSavedModelDir(path);
+    if (!saved.ok()) return Fail(saved.status());
+    auto meta = FindMetaGraph(*saved, absl::StrSplit(absl::GetFlag(FLAGS_tag), ','), path);
+    if (!meta.ok()) return Fail(meta.status());
+    InspectOptions options;
+    options.source = absl::StrCat(path, " (tag set ", absl::GetFlag(FLAGS_tag), ")");
+    options.why_cannot_run = WhyCannotRun;
+    InspectReport report = InspectGraph((*meta)->graph_def(), options);
+    std::cout << report.summary;
+    return report.validation.ok() ? 0 : 1;
+  }
   auto in_format = ParseGraphFormat(absl::GetFlag(FLAGS_input_format));
   if (!in_format.ok()) return Fail(in_format.status());
   auto graph_def = ReadGraphDefFile(path, *in_format);
@@ -200,13 +230,7 @@ int Inspect(const std::vector<std::string>& args) {
   if (format.empty()) {
     InspectOptions options;
     options.source = path;
-    options.why_cannot_run = [](const std::string& op) -> std::string {
-      if (OpRegistry::Global()->Find(op) == nullptr) return "the op is not registered in graphrun";
-      if (!KernelRegistry::Global()->HasKernelForOp(op, kDeviceCpu)) {
-        return "no CPU kernel in this build";
-      }
-      return "";
-    };
+    options.why_cannot_run = WhyCannotRun;
     InspectReport report = InspectGraph(*graph_def, options);
     std::cout << report.summary;
     return report.validation.ok() ? 0 : 1;
@@ -286,6 +310,8 @@ std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* ou
 bool RunArgsFromFlags(const std::string& graph, const RepeatedFlags& repeated,
                       const char* command, graphrun::RunCommandArgs* run) {
   run->graph = graph;
+  run->tags = absl::GetFlag(FLAGS_tag);
+  run->signature = absl::GetFlag(FLAGS_signature);
   run->feeds = repeated.feeds;
   run->fetches = repeated.fetches;
   run->targets = repeated.targets;

@@ -23,6 +23,7 @@
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/gpu_info_source.h"
 #include "runtime/gpu/gpu_platform.h"
+#include "runtime/saved_model.h"
 #include "runtime/session.h"
 #include "runtime/step_costs.h"
 #include "runtime/trace.h"
@@ -244,30 +245,46 @@ absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const Graph
 }
 
 int RunCommand(const RunCommandArgs& args) {
-  if (args.fetches.empty() && args.targets.empty()) {
-    return Fail(absl::InvalidArgumentError("give at least one --fetch or --target"));
-  }
   if (args.steps < 1) return Fail(absl::InvalidArgumentError("--steps must be >= 1"));
   if (args.local_workers < 0) {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat("--local_workers must be >= 0, not ", args.local_workers)));
   }
-  auto graph = ReadGraphDefFile(args.graph);
-  if (!graph.ok()) return Fail(graph.status());
+  // A directory is taken for a SavedModel (a directory without one then
+  // fails saying what was looked for).
+  struct stat st;
+  const bool directory = stat(args.graph.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  absl::StatusOr<RunPlan> plan = directory ? PlanSavedModelRun(args) : PlanGraphRun(args);
+  if (!plan.ok()) return Fail(plan.status());
+  return RunPlanned(args, *std::move(plan));
+}
 
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  for (const std::string& f : args.feeds) {
-    auto feed = ReadFeedFlag(f);
-    if (!feed.ok()) return Fail(feed.status());
-    feeds.push_back(*std::move(feed));
+absl::StatusOr<RunPlan> PlanGraphRun(const RunCommandArgs& args) {
+  if (args.fetches.empty() && args.targets.empty()) {
+    return absl::InvalidArgumentError("give at least one --fetch or --target");
   }
+  RunPlan plan;
+  GR_ASSIGN_OR_RETURN(plan.graph, ReadGraphDefFile(args.graph));
+  for (const std::string& f : args.feeds) {
+    GR_ASSIGN_OR_RETURN(auto feed, ReadFeedFlag(f));
+    plan.feeds.push_back(std::move(feed));
+  }
+  plan.fetches = args.fetches;
+  plan.labels = args.fetches;
+  for (const std::string& f : args.fetches) plan.out_files.push_back(FetchFileName(f));
+  return plan;
+}
+
+int RunPlanned(const RunCommandArgs& args, RunPlan plan) {
+  const GraphDef* graph = &plan.graph;
+  const std::vector<std::pair<std::string, Tensor>>& feeds = plan.feeds;
   // Check the output directory before spending time on the run.
   std::vector<std::string> out_paths;
   if (!args.out_dir.empty()) {
     absl::Status s = PrepareOutDir(args.out_dir);
     if (!s.ok()) return Fail(s);
-    for (const std::string& f : args.fetches) {
-      std::string path = absl::StrCat(args.out_dir, "/", FetchFileName(f));
+    for (const std::string& f : plan.out_files) {
+      std::string path = absl::StrCat(args.out_dir, "/", f);
       if (std::find(out_paths.begin(), out_paths.end(), path) != out_paths.end()) {
         return Fail(absl::InvalidArgumentError(absl::StrCat("two fetches map to ", path)));
       }
@@ -278,6 +295,10 @@ int RunCommand(const RunCommandArgs& args) {
   absl::StatusOr<RunSession> made = NewRunSession(args, *graph);
   if (!made.ok()) return Fail(made.status());
   std::unique_ptr<Session>* session = &made->session;
+  if (plan.prepare) {
+    absl::Status s = plan.prepare(session->get());
+    if (!s.ok()) return Fail(s);
+  }
 
   StepCostRecorder measured(*graph);
 
@@ -297,7 +318,7 @@ int RunCommand(const RunCommandArgs& args) {
     }
     if (measure) metadata.Clear();
     const auto t0 = std::chrono::steady_clock::now();
-    absl::Status s = (*session)->Run(run_options, feeds, args.fetches, args.targets, &outputs,
+    absl::Status s = (*session)->Run(run_options, feeds, plan.fetches, args.targets, &outputs,
                                      last || measure ? &metadata : nullptr);
     if (s.ok() && measure) measured.Add(metadata.step_stats());
     const auto t1 = std::chrono::steady_clock::now();
@@ -319,8 +340,8 @@ int RunCommand(const RunCommandArgs& args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (tty && args.steps > 1) std::fputc('\n', stderr);
 
-  for (size_t i = 0; i < args.fetches.size(); ++i) {
-    if (!args.quiet) std::cout << args.fetches[i] << ": " << Summary(outputs[i]) << "\n";
+  for (size_t i = 0; i < plan.fetches.size(); ++i) {
+    if (!args.quiet) std::cout << plan.labels[i] << ": " << Summary(outputs[i]) << "\n";
     if (!out_paths.empty()) {
       absl::Status s = WriteNpyFile(out_paths[i], outputs[i]);
       if (!s.ok()) return Fail(s);

@@ -3,6 +3,7 @@
 #ifndef GRAPHRUN_TOOLS_RUN_COMMAND_H_
 #define GRAPHRUN_TOOLS_RUN_COMMAND_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,7 +16,12 @@
 namespace graphrun {
 
 struct RunCommandArgs {
-  std::string graph;
+  std::string graph;  // a GraphDef file or a SavedModel directory
+  // SavedModel directories: the MetaGraphDef's tags ("serve", or
+  // "serve,gpu") and the signature to call; --feed and --fetch then name
+  // its input and output keys (tensor names are accepted too).
+  std::string tags = "serve";
+  std::string signature = "serving_default";
   std::vector<std::string> feeds;    // "name=path.npy"
   std::vector<std::string> fetches;  // "name[:k]"
   std::vector<std::string> targets;  // node names
@@ -64,6 +70,27 @@ absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const Graph
 // Returns the process exit status (0 ok, 1 failure); messages go to
 // stdout/stderr.
 int RunCommand(const RunCommandArgs& args);
+
+// What one `run` does: the graph, feeds and fetches in tensor names, how
+// each fetch is printed and named under --out, and what must run once in
+// the new session before the steps (a SavedModel's restore and init).
+struct RunPlan {
+  GraphDef graph;
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::string> fetches;
+  std::vector<std::string> labels;     // printed beside each fetch
+  std::vector<std::string> out_files;  // under --out
+  std::function<absl::Status(Session*)> prepare;
+};
+// A GraphDef file's plan: --feed and --fetch as given.
+absl::StatusOr<RunPlan> PlanGraphRun(const RunCommandArgs& args);
+// A SavedModel directory's plan (saved_model_command.cc): the MetaGraphDef
+// of --tags, signature --signature's inputs and outputs by key (every
+// output, sorted, without --fetch; DIR/<key>.npy under --out), restored
+// and initialized as TensorFlow's loader does.
+absl::StatusOr<RunPlan> PlanSavedModelRun(const RunCommandArgs& args);
+// Runs a plan: the session as `args` asks, args.steps steps, the outputs.
+int RunPlanned(const RunCommandArgs& args, RunPlan plan);
 
 // What `run` and `train` share:
 // "dense/probs:1" -> "dense__probs_1.npy" (output 0 drops the index).

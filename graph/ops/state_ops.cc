@@ -140,6 +140,13 @@ REGISTER_OP("VarIsInitializedOp")
     .SetIsStateful()
     .SetShapeFn(shape_fns::ScalarShape);
 
+// Turns off a resource variable's copy-on-read mode (its saves read it
+// without a copy); TensorFlow 2's save functions run it on each variable.
+REGISTER_OP("DisableCopyOnRead")
+    .Input("resource: resource")
+    .SetIsStateful()
+    .SetShapeFn(shape_fns::NoOutputs);
+
 REGISTER_OP("VariableShape")
     .Input("input: resource")
     .Output("output: out_type")

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# `graphrun run DIR` and `graphrun inspect DIR` on SavedModels TensorFlow
+# wrote (fixtures/saved_models/make_saved_models.py): a Keras 3 export, a
+# tf.Module with two signatures (one loops), a TF1 simple_save with ref
+# variables. Every signature's outputs, fed by input key and written as
+# DIR/<output key>.npy, are what TensorFlow's loaded signature returned;
+# tensor names work as keys; bad directories, tags, signatures, keys and
+# dtypes fail (exit 1) naming them and listing what is there.
+set -uo pipefail
+GRAPHRUN="$1"
+ALLCLOSE="$2"
+F="$(dirname "$3")"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+
+source "$(dirname "$0")/check_lib.sh"
+
+# MODEL SIGNATURE "INPUT..." "OUTPUT...": run, compare every output.
+signature() {
+  local m="$1" sig="$2" ins="$3" outs="$4" out="$tmp/$1_$2" feeds=()
+  for k in $ins; do feeds+=(--feed "$k=$F/${m}_$k.npy"); done
+  "$GRAPHRUN" run "$F/$m" --signature "$sig" "${feeds[@]}" --out "$out" --quiet 2>/dev/null
+  check "$m $sig: exit 0" test $? -eq 0
+  for o in $outs; do
+    check "$m $sig: $o is TensorFlow's" "$ALLCLOSE" "$out/$o.npy" "$F/${m}_${sig}__$o.npy" 1e-5
+  done
+  check "$m $sig: only the signature's outputs" test "$(ls "$out" | wc -l)" -eq "$(wc -w <<<"$outs")"
+}
+
+signature keras_mlp serving_default x output_0
+signature keras_mlp serve x output_0
+signature module serving_default "x n" "h norm"
+signature module affine x y
+signature tf1_mlp serving_default x "logits probs"
+
+# Tensor names stand for keys; --fetch picks outputs.
+out="$tmp/names"
+"$GRAPHRUN" run "$F/tf1_mlp" --feed "x:0=$F/tf1_mlp_x.npy" --fetch probs --out "$out" --quiet \
+  2>/dev/null
+check "tensor-name feed: exit 0" test $? -eq 0
+check "--fetch probs only" test "$(ls "$out")" = "probs.npy"
+check "--fetch probs is TensorFlow's" "$ALLCLOSE" "$out/probs.npy" \
+  "$F/tf1_mlp_serving_default__probs.npy" 1e-5
+
+# inspect lists the signatures as saved_model_cli show --all does.
+report="$("$GRAPHRUN" inspect "$F/module" 2>/dev/null)"
+check "inspect: exit 0" test $? -eq 0
+check "inspect: tag set" grep -q "MetaGraphDef with tag-set: 'serve'" <<<"$report"
+check "inspect: signature" grep -q "signature_def\['affine'\]:" <<<"$report"
+check "inspect: input" grep -q "inputs\['n'\] tensor_info:" <<<"$report"
+check "inspect: dtype" grep -q "dtype: DT_INT32" <<<"$report"
+check "inspect: shape" grep -q "shape: (-1, 4)" <<<"$report"
+check "inspect: tensor name" grep -q "name: serving_default_x:0" <<<"$report"
+check "inspect: the graph validates" grep -q "^Validation: OK" <<<"$report"
+
+# Bad input: exit 1, naming what is wrong and what there is.
+expect_error() {  # NAME PATTERN ARGS...
+  local name="$1" pattern="$2"
+  shift 2
+  local err
+  err="$("$GRAPHRUN" run "$@" --quiet 2>&1 >/dev/null)"
+  check "$name: exit 1" test $? -eq 1
+  check "$name: says '$pattern'" grep -qF "$pattern" <<<"$err"
+}
+expect_error "not a SavedModel" "Could not find SavedModel .pb or .pbtxt" "$F/module/variables"
+expect_error "unknown tag set" "its tag sets: {serve}" "$F/module" --tag train
+expect_error "unknown signature" 'Please choose from: affine, serving_default' "$F/module" \
+  --signature nope
+expect_error "unknown input key" '"z" is not a valid input key of signature' "$F/module" \
+  --signature affine --feed "z=$F/module_x.npy"
+expect_error "input missing" "needs input 'n' (int32 [])" "$F/module" --feed "x=$F/module_x.npy"
+expect_error "dtype" "input 'x' of signature 'affine' is float; the value fed is int32" \
+  "$F/module" --signature affine --feed "x=$F/module_n.npy"
+expect_error "unknown output" 'is neither an output key of signature' "$F/module" --signature affine \
+  --feed "x=$F/module_x.npy" --fetch nope:0
+
+finish
