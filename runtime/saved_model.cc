@@ -183,11 +183,12 @@ absl::StatusOr<const SignatureDef*> FindSignature(const MetaGraphDef& meta,
 }
 
 absl::Status RestoreAndInitialize(Session* session, const MetaGraphDef& meta,
-                                  const std::string& dir) {
+                                  const std::string& dir, bool restore_variables) {
   GR_ASSIGN_OR_RETURN(auto assets, AssetFeeds(meta, dir));
   std::vector<Tensor> unused;
   const std::string prefix = dir + "/variables/variables";
-  if (!meta.saver_def().restore_op_name().empty() && IsFile(prefix + ".index")) {
+  if (restore_variables && !meta.saver_def().restore_op_name().empty() &&
+      IsFile(prefix + ".index")) {
     auto feeds = assets;
     feeds.emplace_back(meta.saver_def().filename_tensor_name(),
                        Tensor::Scalar<std::string>(prefix));

@@ -61,9 +61,11 @@ std::map<std::string, const SignatureDef*> CallableSignatures(const MetaGraphDef
 absl::StatusOr<const SignatureDef*> FindSignature(const MetaGraphDef& meta, const std::string& key);
 
 // Runs the restore op and the init op of `meta` in `session` (whose graph
-// is meta.graph_def()), as the loader does after creating the session.
+// is meta.graph_def()), as the loader does after creating the session;
+// without `restore_variables`, only the init op (the caller restored or
+// initialized the variables otherwise).
 absl::Status RestoreAndInitialize(Session* session, const MetaGraphDef& meta,
-                                  const std::string& dir);
+                                  const std::string& dir, bool restore_variables = true);
 
 // A signature call in tensor names: each input key's tensor fed, the
 // output keys' tensors fetched. Inputs are checked against the signature:

@@ -5,11 +5,15 @@
 # variables. Every signature's outputs, fed by input key and written as
 # DIR/<output key>.npy, are what TensorFlow's loaded signature returned;
 # tensor names work as keys; bad directories, tags, signatures, keys and
-# dtypes fail (exit 1) naming them and listing what is there.
+# dtypes fail (exit 1) naming them and listing what is there. A signature
+# that takes an optimizer step trains under `graphrun train DIR --signature
+# train` to TensorFlow's losses, and the graph's own save function writes a
+# checkpoint with TensorFlow's final values under TensorFlow's keys.
 set -uo pipefail
 GRAPHRUN="$1"
 ALLCLOSE="$2"
 F="$(dirname "$3")"
+CKPT_TO_NPY="$4"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 
 source "$(dirname "$0")/check_lib.sh"
@@ -40,6 +44,24 @@ check "tensor-name feed: exit 0" test $? -eq 0
 check "--fetch probs only" test "$(ls "$out")" = "probs.npy"
 check "--fetch probs is TensorFlow's" "$ALLCLOSE" "$out/probs.npy" \
   "$F/tf1_mlp_serving_default__probs.npy" 1e-5
+
+# Training through a signature: 6 steps, each a batch by input key.
+out="$tmp/trained"
+"$GRAPHRUN" train "$F/trainer" --signature train --steps 6 --feed_steps "x=$F/trainer_x.npy" \
+  --feed_steps "y=$F/trainer_y.npy" --out "$out" --save "$out/model.ckpt" --quiet 2>/dev/null
+check "train signature: exit 0" test $? -eq 0
+check "train signature: losses are TensorFlow's" "$ALLCLOSE" "$out/loss.npy" \
+  "$F/trainer_train__loss.npy" 1e-5
+n=0
+for want in "$F/trainer_final__"*.npy; do
+  key="$(basename "$want" .npy)"
+  key="${key#trainer_final__}"
+  key="${key//__//}"
+  check "train signature: saved $key" "$CKPT_TO_NPY" "$out/model.ckpt" "$key" "$tmp/got.npy"
+  check "train signature: $key is TensorFlow's" "$ALLCLOSE" "$tmp/got.npy" "$want" 1e-5
+  n=$((n + 1))
+done
+check "train signature: every variable compared" test "$n" -eq 5
 
 # inspect lists the signatures as saved_model_cli show --all does.
 report="$("$GRAPHRUN" inspect "$F/module" 2>/dev/null)"

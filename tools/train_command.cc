@@ -1,5 +1,6 @@
 #include "tools/train_command.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "graph/graph_io.h"
@@ -25,6 +27,7 @@
 #include "graph/npy.h"
 #include "graph/status_macros.h"
 #include "runtime/trace.h"
+#include "runtime/saved_model.h"
 #include "runtime/saver.h"
 
 namespace graphrun {
@@ -130,6 +133,50 @@ absl::Status WriteLossCurve(const std::string& dir, const std::string& fetch,
   return WriteFileAtomically(absl::StrCat(dir, "/loss.svg"), LossSvg(fetch, values));
 }
 
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// "NAME=FILE" with NAME, when it is one of `sig`'s input keys, replaced by
+// the key's tensor name.
+std::string FeedByKey(const SignatureDef& sig, const std::string& flag) {
+  const size_t eq = flag.find('=');
+  if (eq == std::string::npos) return flag;
+  auto it = sig.inputs().find(flag.substr(0, eq));
+  if (it == sig.inputs().end()) return flag;
+  return absl::StrCat(it->second.name(), flag.substr(eq));
+}
+
+// The MetaGraphDef of --tag and signature --signature of the SavedModel
+// directory run.graph: feeds given by input key become tensor names, and
+// the fetches the signature's outputs (the ones --fetch names by key, or
+// all of them, in sorted key order), `labels` their keys.
+absl::StatusOr<std::shared_ptr<const MetaGraphDef>> SavedModelForTraining(
+    TrainCommandArgs* args, std::vector<std::string>* labels) {
+  RunCommandArgs& run = args->run;
+  GR_ASSIGN_OR_RETURN(SavedModel saved, ReadSavedModelDir(run.graph));
+  std::vector<std::string> tags = absl::StrSplit(run.tags, ',', absl::SkipWhitespace());
+  GR_ASSIGN_OR_RETURN(const MetaGraphDef* found, FindMetaGraph(saved, tags, run.graph));
+  auto meta = std::make_shared<const MetaGraphDef>(*found);
+  GR_ASSIGN_OR_RETURN(const SignatureDef* sig, FindSignature(*meta, run.signature));
+  for (std::string& f : run.feeds) f = FeedByKey(*sig, f);
+  for (std::string& f : args->feed_steps) f = FeedByKey(*sig, f);
+  std::vector<std::string> keys = run.fetches;
+  if (keys.empty()) {
+    for (const auto& [key, info] : sig->outputs()) keys.push_back(key);
+    std::sort(keys.begin(), keys.end());
+  }
+  run.fetches.clear();
+  labels->clear();
+  for (const std::string& k : keys) {
+    auto it = sig->outputs().find(k);
+    run.fetches.push_back(it == sig->outputs().end() ? k : it->second.name());
+    labels->push_back(k);
+  }
+  return std::shared_ptr<const MetaGraphDef>(meta);
+}
+
 }  // namespace
 
 int TrainCommand(const TrainCommandArgs& given) {
@@ -139,7 +186,18 @@ int TrainCommand(const TrainCommandArgs& given) {
   // and its Saver; a GraphDef needs --train, and --init or --restore.
   absl::StatusOr<GraphDef> graph;
   std::optional<SaverDef> saver;
-  if (absl::EndsWith(run.graph, ".meta")) {
+  // A SavedModel directory: each step calls signature --signature, its
+  // input keys fed, its output keys fetched (all of them without --fetch).
+  std::shared_ptr<const MetaGraphDef> saved_model;
+  std::vector<std::string> labels = run.fetches;  // how fetches are named
+  if (IsDirectory(run.graph)) {
+    absl::StatusOr<std::shared_ptr<const MetaGraphDef>> meta =
+        SavedModelForTraining(&args, &labels);
+    if (!meta.ok()) return Fail(meta.status());
+    saved_model = *meta;
+    graph = saved_model->graph_def();
+    if (!saved_model->saver_def().restore_op_name().empty()) saver = saved_model->saver_def();
+  } else if (absl::EndsWith(run.graph, ".meta")) {
     absl::StatusOr<MetaGraphDef> meta = ReadMetaGraphFile(run.graph);
     if (!meta.ok()) return Fail(meta.status());
     absl::StatusOr<TrainingMetaGraph> training = ExtractTrainingMetaGraph(*meta);
@@ -158,7 +216,7 @@ int TrainCommand(const TrainCommandArgs& given) {
     graph = ReadGraphDefFile(run.graph);
   }
   if (!graph.ok()) return Fail(graph.status());
-  if (args.train_op.empty()) {
+  if (args.train_op.empty() && saved_model == nullptr) {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
         "give the train op: --train OP (", run.graph, " names none in a train_op collection)")));
   }
@@ -173,7 +231,7 @@ int TrainCommand(const TrainCommandArgs& given) {
   }
   for (const std::string& op : [&] {
          std::vector<std::string> ops = args.init_ops;
-         ops.push_back(args.train_op);
+         if (!args.train_op.empty()) ops.push_back(args.train_op);
          return ops;
        }()) {
     const bool found = std::any_of(graph->node().begin(), graph->node().end(),
@@ -204,7 +262,7 @@ int TrainCommand(const TrainCommandArgs& given) {
   if (!run.out_dir.empty()) {
     absl::Status s = PrepareOutDir(run.out_dir);
     if (!s.ok()) return Fail(s);
-    for (const std::string& f : run.fetches) {
+    for (const std::string& f : labels) {
       out_paths.push_back(absl::StrCat(run.out_dir, "/", FetchFileName(f)));
     }
   }
@@ -243,6 +301,14 @@ int TrainCommand(const TrainCommandArgs& given) {
         std::cout << "restored " << *restored << " variable(s) from " << args.restore << "\n";
       }
     }
+  }
+
+  if (saved_model != nullptr) {
+    // The SavedModel's variables (unless --restore or --init set them),
+    // then its init op, as its loader would.
+    absl::Status s = RestoreAndInitialize(session, *saved_model, run.graph,
+                                          args.restore.empty() && args.init_ops.empty());
+    if (!s.ok()) return Fail(s);
   }
 
   std::signal(SIGINT, OnInterrupt);
@@ -307,7 +373,9 @@ int TrainCommand(const TrainCommandArgs& given) {
     run_options.set_timeout_in_ms(run.timeout_ms);
     const bool trace = !run.trace_path.empty() && step + 1 == run.steps;
     if (trace) run_options.set_trace_level(RunOptions::FULL_TRACE);
-    absl::Status s = session->Run(run_options, step_in, run.fetches, {args.train_op}, &outputs,
+    std::vector<std::string> targets;
+    if (!args.train_op.empty()) targets.push_back(args.train_op);
+    absl::Status s = session->Run(run_options, step_in, run.fetches, targets, &outputs,
                                   trace ? &metadata : nullptr);
     step_ms.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -328,7 +396,7 @@ int TrainCommand(const TrainCommandArgs& given) {
       const double secs = std::chrono::duration<double>(now - start).count();
       std::string line = absl::StrFormat("\rstep %d/%d  %.1f steps/s", done, run.steps,
                                          done / std::max(secs, 1e-9));
-      if (!curve.empty()) absl::StrAppend(&line, "  ", run.fetches[0], " ", curve.back());
+      if (!curve.empty()) absl::StrAppend(&line, "  ", labels[0], " ", curve.back());
       std::fputs(line.c_str(), stderr);
       std::fflush(stderr);
     }
@@ -346,17 +414,17 @@ int TrainCommand(const TrainCommandArgs& given) {
   }
   for (size_t i = 0; i < run.fetches.size() && done > 0; ++i) {
     if (!run.quiet) {
-      std::cout << run.fetches[i] << ": " << Summary(last[i]) << " (step " << done - 1 << ")\n";
+      std::cout << labels[i] << ": " << Summary(last[i]) << " (step " << done - 1 << ")\n";
     }
     if (!out_paths.empty()) {
-      absl::StatusOr<Tensor> stacked = Stack(fetched[i], run.fetches[i]);
+      absl::StatusOr<Tensor> stacked = Stack(fetched[i], labels[i]);
       if (!stacked.ok()) return Fail(stacked.status());
       absl::Status s = WriteNpyFile(out_paths[i], *stacked);
       if (!s.ok()) return Fail(s);
     }
   }
   if (!run.out_dir.empty() && curve.size() == static_cast<size_t>(done) && done > 0) {
-    absl::Status s = WriteLossCurve(run.out_dir, run.fetches[0], curve);
+    absl::Status s = WriteLossCurve(run.out_dir, labels[0], curve);
     if (!s.ok()) return Fail(s);
   }
   if (!run.trace_path.empty() && metadata.has_step_stats()) {
