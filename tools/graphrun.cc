@@ -182,7 +182,11 @@ Usage:
   graphrun inspect GRAPH --format=text|binary [--out=PATH]
                                          convert between GraphDef formats
 
-GRAPH is a GraphDef in binary (.pb) or text (.pbtxt) format.
+GRAPH is a GraphDef in binary (.pb) or text (.pbtxt) format, or a
+TensorFlow SavedModel directory: then --tag (default serve) picks its
+MetaGraphDef and --signature (default serving_default) the signature whose
+input and output keys --feed and --fetch name (every output without
+--fetch); train calls the signature each step.
 )";
 
 int Fail(const absl::Status& status) {
