@@ -27,7 +27,8 @@ absl::StatusOr<Tensor> Var::Read(const std::string& uninitialized) const {
   return value_;
 }
 
-absl::Status Var::Assign(const Tensor& value, bool validate_shape, Allocator* allocator) {
+absl::Status Var::Assign(const Tensor& value, bool validate_shape, Allocator* allocator,
+                         const BufferCopy& buffer_copy) {
   if (value.dtype() != dtype_) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Trying to assign variable with wrong dtype. Expected ", DataTypeString(dtype_),
@@ -38,7 +39,7 @@ absl::Status Var::Assign(const Tensor& value, bool validate_shape, Allocator* al
         "Assign requires shapes of both tensors to match. lhs shape= ", shape_.DebugString(),
         " rhs shape= ", value.shape().DebugString(), " (variable ", name_, ")"));
   }
-  absl::StatusOr<Tensor> copy = DeepCopy(value, allocator);
+  absl::StatusOr<Tensor> copy = DeepCopy(value, allocator, buffer_copy);
   if (!copy.ok()) return copy.status();
   absl::MutexLock lock(&mu_);
   if (validate_shape && initialized_ && value_.shape() != value.shape()) {
@@ -53,12 +54,13 @@ absl::Status Var::Assign(const Tensor& value, bool validate_shape, Allocator* al
 }
 
 absl::Status Var::Update(const std::string& uninitialized, Allocator* allocator,
-                         const std::function<absl::Status(Tensor*)>& update) {
+                         const std::function<absl::Status(Tensor*)>& update,
+                         const BufferCopy& buffer_copy) {
   absl::MutexLock lock(&mu_);
   if (!initialized_) return absl::FailedPreconditionError(uninitialized);
   if (!value_.RefCountIsOne() && value_.NumElements() > 0) {
     // A read still holds the buffer: it keeps the old value.
-    absl::StatusOr<Tensor> copy = DeepCopy(value_, allocator);
+    absl::StatusOr<Tensor> copy = DeepCopy(value_, allocator, buffer_copy);
     if (!copy.ok()) return copy.status();
     value_ = *std::move(copy);
   }
@@ -71,7 +73,8 @@ void Var::Reset() {
   initialized_ = false;
 }
 
-absl::StatusOr<Tensor> DeepCopy(const Tensor& t, Allocator* allocator) {
+absl::StatusOr<Tensor> DeepCopy(const Tensor& t, Allocator* allocator,
+                                const BufferCopy& buffer_copy) {
   absl::StatusOr<Tensor> out =
       Tensor::Allocate(allocator, t.dtype(), t.shape(), TensorBuffer::Init::kUninitialized);
   if (!out.ok()) return out.status();
@@ -83,7 +86,12 @@ absl::StatusOr<Tensor> DeepCopy(const Tensor& t, Allocator* allocator) {
     return absl::InvalidArgumentError(
         absl::StrCat("a variable cannot hold ", DataTypeString(t.dtype()), " values"));
   } else if (t.TotalBytes() > 0) {
-    std::memcpy(out->raw_data(), t.raw_data(), t.TotalBytes());
+    if (buffer_copy) {
+      absl::Status s = buffer_copy(t.raw_data(), out->raw_data(), t.TotalBytes());
+      if (!s.ok()) return s;
+    } else {
+      std::memcpy(out->raw_data(), t.raw_data(), t.TotalBytes());
+    }
   }
   return out;
 }

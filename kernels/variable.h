@@ -14,6 +14,7 @@
 #ifndef GRAPHRUN_KERNELS_VARIABLE_H_
 #define GRAPHRUN_KERNELS_VARIABLE_H_
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,6 +28,11 @@
 #include "graph/variant.h"
 
 namespace graphrun {
+
+// Copies `bytes` bytes between two buffers of the memory a variable lives
+// in. Empty: memcpy (host memory); a device with memory of its own queues
+// the copy in order with its kernels' work.
+using BufferCopy = std::function<absl::Status(const void* src, void* dst, size_t bytes)>;
 
 class Var : public ResourceBase {
  public:
@@ -46,15 +52,19 @@ class Var : public ResourceBase {
 
   // Holds a copy of `value` (its buffer, if nothing else holds it). With
   // `validate_shape`, the value's shape must be compatible with the
-  // declared shape and, once assigned, equal to the current value's.
-  absl::Status Assign(const Tensor& value, bool validate_shape, Allocator* allocator);
+  // declared shape and, once assigned, equal to the current value's. The
+  // copy is `copy`'s (`value` then in the allocator's memory).
+  absl::Status Assign(const Tensor& value, bool validate_shape, Allocator* allocator,
+                      const BufferCopy& copy = {});
 
   // Runs `update` on the value in place, under the variable's lock, after
   // copying it when a read still shares its buffer. FailedPrecondition
   // `uninitialized` when never assigned. The tensor `update` gets is the
   // variable's own: it may change its elements, not its shape or dtype.
+  // The copy is `copy`'s.
   absl::Status Update(const std::string& uninitialized, Allocator* allocator,
-                      const std::function<absl::Status(Tensor*)>& update);
+                      const std::function<absl::Status(Tensor*)>& update,
+                      const BufferCopy& copy = {});
 
   // Forgets the value (as a restart would): uninitialized again.
   void Reset();
@@ -69,8 +79,9 @@ class Var : public ResourceBase {
 };
 
 // A copy of `t` in a buffer of its own from `allocator` (strings copied
-// element by element).
-absl::StatusOr<Tensor> DeepCopy(const Tensor& t, Allocator* allocator);
+// element by element; other bytes by `copy` when given).
+absl::StatusOr<Tensor> DeepCopy(const Tensor& t, Allocator* allocator,
+                                const BufferCopy& copy = {});
 
 // The DT_RESOURCE scalar a ref edge carries: points to `var`.
 Tensor RefTensor(const std::shared_ptr<Var>& var);

@@ -326,6 +326,15 @@ void AddArrayAndNnCases(std::vector<Case>* cases) {
     c.attrs = "attr { key: 'data_format' value { s: 'NCHW' } }";
     add(c);
   }
+  // The training gradients: ReluGrad, and BiasAddGrad over rows (2-D,
+  // NHWC) and over each image's positions and the batch (NCHW).
+  add({"ReluGrad", {img, img}});
+  add({"BiasAddGrad", {TensorShape({300, 7})}});
+  for (const char* format : {"NHWC", "NCHW"}) {
+    Case c{"BiasAddGrad", {format[1] == 'C' ? img_nchw : img}};
+    c.attrs = absl::StrCat("attr { key: 'data_format' value { s: '", format, "' } }");
+    add(c);
+  }
   for (const char* op : {"MaxPool", "AvgPool"}) {
     for (const char* padding : {"SAME", "VALID"}) {
       Case c{op, {img}};

@@ -6,10 +6,14 @@
 // one step is the one the next step reads. VariableV2 and VarHandleOp
 // output the same DT_RESOURCE scalar pointing to it: for VariableV2 it
 // travels on a Ref(dtype) edge, and the executor reads the value where such
-// an edge ends at an input that is not a ref.
+// an edge ends at an input that is not a ref. Other device types register
+// the same kernels with their own copies (variable_ops.h).
+#include "kernels/cpu/variable_ops.h"
+
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -23,10 +27,29 @@
 namespace graphrun {
 namespace {
 
-// VariableV2 and VarHandleOp: the Var of this node, made on first use.
-class VariableOp : public OpKernel {
+// What the kernels share: the device's ways of copying and adding to a
+// variable's elements (empty on CPUs).
+class VariableKernelBase : public OpKernel {
  public:
-  explicit VariableOp(OpKernelConstruction* c) : OpKernel(c) {
+  VariableKernelBase(OpKernelConstruction* c, VariableDeviceOps ops)
+      : OpKernel(c), ops_(std::move(ops)) {}
+
+ protected:
+  // The copy Var takes, for this kernel's device.
+  BufferCopy CopyOn(OpKernelContext* ctx) const {
+    if (!ops_.copy) return {};
+    return [this, ctx](const void* src, void* dst, size_t bytes) {
+      return ops_.copy(ctx, src, dst, bytes);
+    };
+  }
+  const VariableDeviceOps ops_;
+};
+
+// VariableV2 and VarHandleOp: the Var of this node, made on first use.
+class VariableOp : public VariableKernelBase {
+ public:
+  explicit VariableOp(OpKernelConstruction* c, VariableDeviceOps ops = {})
+      : VariableKernelBase(c, std::move(ops)) {
     OP_REQUIRES_OK(c, c->GetAttr("dtype", &dtype_));
     OP_REQUIRES_OK(c, c->GetAttr("shape", &shape_));
     OP_REQUIRES_OK(c, c->GetAttr("container", &container_));
@@ -78,12 +101,14 @@ void Accumulate(Tensor* a, const Tensor& b, bool add) {
   }
 }
 
-absl::Status AccumulateInto(Tensor* var, const Tensor& value, bool add) {
+absl::Status AccumulateInto(OpKernelContext* ctx, const VariableDeviceOps& ops, Tensor* var,
+                            const Tensor& value, bool add) {
   if (var->shape() != value.shape()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "Must have the same shape. lhs shape= ", var->shape().DebugString(),
         " rhs shape= ", value.shape().DebugString()));
   }
+  if (ops.accumulate) return ops.accumulate(ctx, var, value, add);
   switch (var->dtype()) {
     case DT_FLOAT: Accumulate<float>(var, value, add); break;
     case DT_DOUBLE: Accumulate<double>(var, value, add); break;
@@ -97,15 +122,17 @@ absl::Status AccumulateInto(Tensor* var, const Tensor& value, bool add) {
 }
 
 // Assign(ref, value): the ref passes on.
-class AssignOp : public OpKernel {
+class AssignOp : public VariableKernelBase {
  public:
-  explicit AssignOp(OpKernelConstruction* c) : OpKernel(c) {
+  explicit AssignOp(OpKernelConstruction* c, VariableDeviceOps ops = {})
+      : VariableKernelBase(c, std::move(ops)) {
     OP_REQUIRES_OK(c, c->GetAttr("validate_shape", &validate_shape_));
   }
   void Compute(OpKernelContext* ctx) override {
     absl::StatusOr<Var*> var = VarOf(ctx->input(0), "Assign's ref");
     OP_REQUIRES_OK(ctx, var.status());
-    OP_REQUIRES_OK(ctx, (*var)->Assign(ctx->input(1), validate_shape_, ctx->device()->allocator()));
+    OP_REQUIRES_OK(ctx, (*var)->Assign(ctx->input(1), validate_shape_, ctx->device()->allocator(),
+                                       CopyOn(ctx)));
     ctx->set_output(0, ctx->input(0));
   }
 
@@ -115,9 +142,10 @@ class AssignOp : public OpKernel {
 
 // AssignAdd / AssignSub (ref) and AssignAddVariableOp / AssignSubVariableOp
 // (resource): in place, copying first where a read still holds the value.
-class AssignUpdateOp : public OpKernel {
+class AssignUpdateOp : public VariableKernelBase {
  public:
-  explicit AssignUpdateOp(OpKernelConstruction* c) : OpKernel(c) {
+  explicit AssignUpdateOp(OpKernelConstruction* c, VariableDeviceOps ops = {})
+      : VariableKernelBase(c, std::move(ops)) {
     const std::string& op = type_string();
     add_ = op == "AssignAdd" || op == "AssignAddVariableOp";
     resource_ = op == "AssignAddVariableOp" || op == "AssignSubVariableOp";
@@ -133,8 +161,10 @@ class AssignUpdateOp : public OpKernel {
                     DataTypeString(value.dtype()), " value")));
     const std::string uninitialized = resource_ ? UninitializedResourceMessage(**var)
                                                 : UninitializedRefMessage(**var);
-    OP_REQUIRES_OK(ctx, (*var)->Update(uninitialized, ctx->device()->allocator(),
-                                       [&](Tensor* t) { return AccumulateInto(t, value, add_); }));
+    OP_REQUIRES_OK(ctx, (*var)->Update(
+                            uninitialized, ctx->device()->allocator(),
+                            [&](Tensor* t) { return AccumulateInto(ctx, ops_, t, value, add_); },
+                            CopyOn(ctx)));
     if (!resource_) ctx->set_output(0, ctx->input(0));
   }
 
@@ -144,9 +174,12 @@ class AssignUpdateOp : public OpKernel {
 };
 
 // IsVariableInitialized (ref) and VarIsInitializedOp (resource).
-class IsInitializedOp : public OpKernel {
+class IsInitializedOp : public VariableKernelBase {
  public:
-  explicit IsInitializedOp(OpKernelConstruction* c) : OpKernel(c) { set_expensive(false); }
+  explicit IsInitializedOp(OpKernelConstruction* c, VariableDeviceOps ops = {})
+      : VariableKernelBase(c, std::move(ops)) {
+    set_expensive(false);
+  }
   void Compute(OpKernelContext* ctx) override {
     absl::StatusOr<Var*> var = VarOf(ctx->input(0), "the variable");
     OP_REQUIRES_OK(ctx, var.status());
@@ -154,9 +187,10 @@ class IsInitializedOp : public OpKernel {
   }
 };
 
-class ReadVariableOp : public OpKernel {
+class ReadVariableOp : public VariableKernelBase {
  public:
-  explicit ReadVariableOp(OpKernelConstruction* c) : OpKernel(c) {
+  explicit ReadVariableOp(OpKernelConstruction* c, VariableDeviceOps ops = {})
+      : VariableKernelBase(c, std::move(ops)) {
     OP_REQUIRES_OK(c, c->GetAttr("dtype", &dtype_));
     set_expensive(false);
   }
@@ -177,15 +211,17 @@ class ReadVariableOp : public OpKernel {
   DataType dtype_ = DT_FLOAT;
 };
 
-class AssignVariableOp : public OpKernel {
+class AssignVariableOp : public VariableKernelBase {
  public:
-  explicit AssignVariableOp(OpKernelConstruction* c) : OpKernel(c) {
+  explicit AssignVariableOp(OpKernelConstruction* c, VariableDeviceOps ops = {})
+      : VariableKernelBase(c, std::move(ops)) {
     OP_REQUIRES_OK(c, c->GetAttr("validate_shape", &validate_shape_));
   }
   void Compute(OpKernelContext* ctx) override {
     absl::StatusOr<Var*> var = VarOf(ctx->input(0), "resource");
     OP_REQUIRES_OK(ctx, var.status());
-    OP_REQUIRES_OK(ctx, (*var)->Assign(ctx->input(1), validate_shape_, ctx->device()->allocator()));
+    OP_REQUIRES_OK(ctx, (*var)->Assign(ctx->input(1), validate_shape_, ctx->device()->allocator(),
+                                       CopyOn(ctx)));
   }
 
  private:
@@ -193,9 +229,12 @@ class AssignVariableOp : public OpKernel {
 };
 
 // The variable's shape, as an int32 or int64 vector.
-class VariableShapeOp : public OpKernel {
+class VariableShapeOp : public VariableKernelBase {
  public:
-  explicit VariableShapeOp(OpKernelConstruction* c) : OpKernel(c) { set_expensive(false); }
+  explicit VariableShapeOp(OpKernelConstruction* c, VariableDeviceOps ops = {})
+      : VariableKernelBase(c, std::move(ops)) {
+    set_expensive(false);
+  }
   void Compute(OpKernelContext* ctx) override {
     absl::StatusOr<Var*> var = VarOf(ctx->input(0), "resource");
     OP_REQUIRES_OK(ctx, var.status());
@@ -216,9 +255,10 @@ class VariableShapeOp : public OpKernel {
 
 // Forgets the variable: later reads fail as uninitialized, and the device's
 // ResourceMgr no longer holds it.
-class DestroyResourceOp : public OpKernel {
+class DestroyResourceOp : public VariableKernelBase {
  public:
-  explicit DestroyResourceOp(OpKernelConstruction* c) : OpKernel(c) {
+  explicit DestroyResourceOp(OpKernelConstruction* c, VariableDeviceOps ops = {})
+      : VariableKernelBase(c, std::move(ops)) {
     OP_REQUIRES_OK(c, c->GetAttr("ignore_lookup_error", &ignore_lookup_error_));
   }
   void Compute(OpKernelContext* ctx) override {
@@ -363,5 +403,30 @@ REGISTER_KERNEL(KernelDefBuilder("ResourceGather").Device(kDeviceCpu), ResourceG
 REGISTER_KERNEL(KernelDefBuilder("ResourceScatterAdd").Device(kDeviceCpu), ResourceScatterOp);
 REGISTER_KERNEL(KernelDefBuilder("ResourceScatterUpdate").Device(kDeviceCpu), ResourceScatterOp);
 
+template <typename Kernel>
+KernelFactory FactoryOf(VariableDeviceOps ops) {
+  return [ops = std::move(ops)](OpKernelConstruction* c) -> OpKernel* {
+    return new Kernel(c, ops);
+  };
+}
+
 }  // namespace
+
+KernelFactory VariableKernel(const std::string& op, VariableDeviceOps ops) {
+  if (op == "VariableV2" || op == "VarHandleOp") return FactoryOf<VariableOp>(std::move(ops));
+  if (op == "Assign") return FactoryOf<AssignOp>(std::move(ops));
+  if (op == "AssignAdd" || op == "AssignSub" || op == "AssignAddVariableOp" ||
+      op == "AssignSubVariableOp") {
+    return FactoryOf<AssignUpdateOp>(std::move(ops));
+  }
+  if (op == "IsVariableInitialized" || op == "VarIsInitializedOp") {
+    return FactoryOf<IsInitializedOp>(std::move(ops));
+  }
+  if (op == "ReadVariableOp") return FactoryOf<ReadVariableOp>(std::move(ops));
+  if (op == "AssignVariableOp") return FactoryOf<AssignVariableOp>(std::move(ops));
+  if (op == "DestroyResourceOp") return FactoryOf<DestroyResourceOp>(std::move(ops));
+  if (op == "VariableShape") return FactoryOf<VariableShapeOp>(std::move(ops));
+  return {};
+}
+
 }  // namespace graphrun

@@ -201,6 +201,40 @@ using WorkspaceFn = std::function<absl::StatusOr<void*>(int64_t bytes)>;
 absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const float* filter,
                     float* out, const WorkspaceFn& workspace);
 
+// ------------------------------------------------------------ training
+// (training_launch.cu.) Every sum, product, quotient and square root is
+// rounded on its own (no fused multiply-add), in TensorFlow's order, so
+// the results are the CPU kernels' bit for bit.
+
+// backprops[i] = gradients[i] * (features[i] > 0 ? 1 : 0), float (a NaN or
+// infinite gradient times 0 stays NaN, as on CPU).
+absl::Status ReluGrad(void* stream, const float* gradients, const float* features,
+                      float* backprops, int64_t n);
+
+// The optimizer updates in place, over n elements, float. The
+// hyperparameters are device pointers to one float each.
+// var -= grad * alpha.
+absl::Status ApplyGradientDescent(void* stream, float* var, const float* alpha,
+                                  const float* grad, int64_t n);
+// accum = accum * momentum + grad; var -= accum * lr, or with Nesterov
+// var -= grad * lr + accum * momentum * lr.
+absl::Status ApplyMomentum(void* stream, float* var, float* accum, const float* lr,
+                           const float* grad, const float* momentum, bool nesterov, int64_t n);
+// alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power);
+// m += (grad - m) * (1 - beta1); v += (grad * grad - v) * (1 - beta2);
+// var -= m * alpha / (sqrt(v) + epsilon), or with Nesterov
+// var -= (grad * (1 - beta1) + beta1 * m) * alpha / (sqrt(v) + epsilon).
+struct AdamHyper {
+  const float* beta1_power = nullptr;
+  const float* beta2_power = nullptr;
+  const float* lr = nullptr;
+  const float* beta1 = nullptr;
+  const float* beta2 = nullptr;
+  const float* epsilon = nullptr;
+};
+absl::Status ApplyAdam(void* stream, float* var, float* m, float* v, const AdamHyper& hyper,
+                       const float* grad, bool nesterov, int64_t n);
+
 }  // namespace gpu
 }  // namespace graphrun
 

@@ -72,5 +72,18 @@ absl::Status Conv2D(void*, const ConvGeometry&, const float*, const float*, floa
   return NoCuda();
 }
 
+absl::Status ReluGrad(void*, const float*, const float*, float*, int64_t) { return NoCuda(); }
+absl::Status ApplyGradientDescent(void*, float*, const float*, const float*, int64_t) {
+  return NoCuda();
+}
+absl::Status ApplyMomentum(void*, float*, float*, const float*, const float*, const float*, bool,
+                           int64_t) {
+  return NoCuda();
+}
+absl::Status ApplyAdam(void*, float*, float*, float*, const AdamHyper&, const float*, bool,
+                       int64_t) {
+  return NoCuda();
+}
+
 }  // namespace gpu
 }  // namespace graphrun

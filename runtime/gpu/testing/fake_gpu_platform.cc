@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -26,8 +27,15 @@ class FakeGpuStream : public GpuStream {
   using Op = std::function<absl::Status(const absl::Status& stream_error)>;
 
   explicit FakeGpuStream(FakeGpuPlatform* platform)
-      : platform_(platform), thread_([this] { Loop(); }) {}
+      : platform_(platform), thread_([this] { Loop(); }) {
+    absl::MutexLock lock(&platform_->mu_);
+    platform_->streams_.insert(this);
+  }
   ~FakeGpuStream() override {
+    {
+      absl::MutexLock lock(&platform_->mu_);
+      platform_->streams_.erase(this);
+    }
     {
       absl::MutexLock lock(&mu_);
       stop_ = true;
@@ -99,6 +107,15 @@ class FakeGpuStream : public GpuStream {
     });
     done.WaitForNotification();
     return result;
+  }
+
+  // Runs `fn` once the stream got past everything queued so far (errors
+  // or not).
+  void ThenRun(std::function<void()> fn) {
+    Push([fn = std::move(fn)](const absl::Status&) {
+      fn();
+      return absl::OkStatus();
+    });
   }
 
   // Work as a kernel launch: skipped after an error, its own error sticks.
@@ -205,7 +222,19 @@ void FakeGpuPlatform::FreeDevice(void* ptr) {
   if (it == device_blocks_.end()) std::abort();  // not ours: a real GPU would fault
   device_in_use_ -= static_cast<int64_t>(it->second);
   device_blocks_.erase(it);
-  std::free(ptr);
+  if (streams_.empty()) {
+    std::free(ptr);
+    return;
+  }
+  // As cudaFree waits for the GPU's work: the host memory goes back once
+  // every stream got past what was queued before (a kernel queued earlier
+  // may still read or write the block), without blocking this thread.
+  auto pending = std::make_shared<std::atomic<size_t>>(streams_.size());
+  for (FakeGpuStream* stream : streams_) {
+    stream->ThenRun([pending, ptr] {
+      if (pending->fetch_sub(1) == 1) std::free(ptr);
+    });
+  }
 }
 
 void* FakeGpuPlatform::AllocatePinnedHost(size_t bytes) {

@@ -3,8 +3,10 @@
 //
 // "Device memory" comes from the host heap, but the fake knows which blocks
 // are device memory and a copy whose device side is not (or whose host side
-// is) fails like a bad pointer on a GPU would. Each stream is a thread that
-// runs its queue in order; events join streams as on a GPU. Tests can queue
+// is) fails like a bad pointer on a GPU would; a freed block goes back to
+// the heap once every stream got past the work queued before (as cudaFree
+// waits for the GPU). Each stream is a thread that runs its queue in
+// order; events join streams as on a GPU. Tests can queue
 // their own work on a stream (as a kernel would be), block it until they
 // release it, and make the next copy fail, so ordering and errors are
 // checked without sleeps or timing. Thread-safe.
@@ -15,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 
@@ -23,6 +26,8 @@
 #include "runtime/gpu/gpu_platform.h"
 
 namespace graphrun {
+
+class FakeGpuStream;
 
 struct FakeGpuOptions {
   int ordinal = 0;
@@ -80,6 +85,8 @@ class FakeGpuPlatform : public GpuPlatform {
   mutable absl::Mutex mu_;
   std::map<uintptr_t, size_t> device_blocks_ ABSL_GUARDED_BY(mu_);
   std::map<uintptr_t, size_t> pinned_blocks_ ABSL_GUARDED_BY(mu_);
+  // Live streams: a freed device block waits for them (FreeDevice).
+  std::set<FakeGpuStream*> streams_ ABSL_GUARDED_BY(mu_);
   int64_t device_in_use_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t pinned_in_use_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status injected_ ABSL_GUARDED_BY(mu_);

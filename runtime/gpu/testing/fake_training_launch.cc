@@ -1,0 +1,111 @@
+// The training launchers of kernels/gpu/gpu_launch.h (ReluGrad and the
+// optimizer updates) over FakeGpuPlatform: each checks that its pointers
+// are the fake GPU's device memory and queues host code on the fake stream
+// it is given. The arithmetic is the launchers' contract in plain float,
+// built without contraction into fused multiply-adds (BUILD), so a session
+// on the fake GPU gives the CPU kernels' values bit for bit; the
+// hyperparameters are read from device memory when the work runs, as a CUDA
+// kernel reads them.
+#include <cmath>
+#include <functional>
+#include <initializer_list>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/gpu/gpu_launch.h"
+#include "runtime/gpu/testing/fake_gpu_platform.h"
+
+namespace graphrun {
+namespace gpu {
+namespace {
+
+// OK when every pointer lies in the fake GPU's device memory (or there is
+// nothing to touch), else the error a GPU kernel given host memory would
+// amount to.
+absl::Status OnDevice(void* stream, int64_t n, const char* what,
+                      std::initializer_list<const void*> ptrs) {
+  if (stream == nullptr) return absl::FailedPreconditionError("no stream");
+  if (n == 0) return absl::OkStatus();
+  const FakeGpuPlatform* platform = FakeGpuPlatform::PlatformOf(static_cast<GpuStream*>(stream));
+  for (const void* p : ptrs) {
+    if (p == nullptr || !platform->IsDeviceMemory(p)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the fake GPU's ", what, " was given memory that is not the GPU's"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Queue(void* stream, std::function<void()> work) {
+  FakeGpuPlatform::Enqueue(static_cast<GpuStream*>(stream), [work = std::move(work)] {
+    work();
+    return absl::OkStatus();
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ReluGrad(void* stream, const float* gradients, const float* features,
+                      float* backprops, int64_t n) {
+  absl::Status s = OnDevice(stream, n, "ReluGrad", {gradients, features, backprops});
+  if (!s.ok() || n == 0) return s;
+  return Queue(stream, [=] {
+    for (int64_t i = 0; i < n; ++i) {
+      backprops[i] = gradients[i] * (features[i] > 0.0f ? 1.0f : 0.0f);
+    }
+  });
+}
+
+absl::Status ApplyGradientDescent(void* stream, float* var, const float* alpha,
+                                  const float* grad, int64_t n) {
+  absl::Status s = OnDevice(stream, n, "ApplyGradientDescent", {var, alpha, grad});
+  if (!s.ok() || n == 0) return s;
+  return Queue(stream, [=] {
+    const float a = *alpha;
+    for (int64_t i = 0; i < n; ++i) var[i] -= grad[i] * a;
+  });
+}
+
+absl::Status ApplyMomentum(void* stream, float* var, float* accum, const float* lr,
+                           const float* grad, const float* momentum, bool nesterov, int64_t n) {
+  absl::Status s = OnDevice(stream, n, "ApplyMomentum", {var, accum, lr, grad, momentum});
+  if (!s.ok() || n == 0) return s;
+  return Queue(stream, [=] {
+    const float rate = *lr, mu = *momentum;
+    for (int64_t i = 0; i < n; ++i) {
+      const float g = grad[i];
+      accum[i] = accum[i] * mu + g;
+      if (nesterov) {
+        var[i] -= g * rate + accum[i] * mu * rate;
+      } else {
+        var[i] -= accum[i] * rate;
+      }
+    }
+  });
+}
+
+absl::Status ApplyAdam(void* stream, float* var, float* m, float* v, const AdamHyper& h,
+                       const float* grad, bool nesterov, int64_t n) {
+  absl::Status s = OnDevice(stream, n, "ApplyAdam",
+                            {var, m, v, h.beta1_power, h.beta2_power, h.lr, h.beta1, h.beta2,
+                             h.epsilon, grad});
+  if (!s.ok() || n == 0) return s;
+  return Queue(stream, [=] {
+    const float alpha = *h.lr * std::sqrt(1.0f - *h.beta2_power) / (1.0f - *h.beta1_power);
+    const float beta1 = *h.beta1;
+    const float one_minus_beta1 = 1.0f - beta1;
+    const float one_minus_beta2 = 1.0f - *h.beta2;
+    const float epsilon = *h.epsilon;
+    for (int64_t i = 0; i < n; ++i) {
+      const float g = grad[i];
+      m[i] += (g - m[i]) * one_minus_beta1;
+      v[i] += (g * g - v[i]) * one_minus_beta2;
+      const float step = nesterov ? (g * one_minus_beta1 + beta1 * m[i]) * alpha : m[i] * alpha;
+      var[i] -= step / (std::sqrt(v[i]) + epsilon);
+    }
+  });
+}
+
+}  // namespace gpu
+}  // namespace graphrun
