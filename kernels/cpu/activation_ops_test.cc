@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_activation_ops_test_values.py beside this file.
 // Tests for Relu, Relu6, Elu, Softplus, Softsign, Selu, LeakyRelu, Softmax,
 // LogSoftmax, BiasAdd and BiasAddV1 against hand-computed values, values
 // from TensorFlow 2.21 and naive reference loops.

@@ -5,6 +5,7 @@
 // TensorFlow's unique_op.cc, transpose_op.cc (InvertPermutation),
 // bcast_ops.cc, bucketize_op.cc, sequence_ops.cc and shape_ops.cc.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -58,7 +59,7 @@ class UniqueOp : public OpKernel {
         absl::InvalidArgumentError(absl::StrCat(
             "x has ", n, " elements: too many for int32 indices")));
     std::vector<int64_t> idx(static_cast<size_t>(n)), first;
-    // Keys: floating values as double (exact, -0 == 0, NaN != NaN),
+    // Keys: floating values as double (exact, NaN != NaN),
     // integers and bools as their value in uint64_t, strings as themselves.
     VisitDataType(x.dtype(), [&](auto zero) {
       using T = decltype(zero);
@@ -70,11 +71,20 @@ class UniqueOp : public OpKernel {
                            std::is_same_v<T, double> ||
                            std::is_same_v<T, half> ||
                            std::is_same_v<T, bfloat16>) {
+        // TensorFlow tells -0 from 0 for the 16-bit floats (their hash is
+        // of the bits) but not for float and double: a -0 half or
+        // bfloat16 gets a key no value of theirs can have.
+        constexpr bool kSixteenBit = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
+        constexpr double kNegativeZero16 = 1e300;
         std::vector<double> keys;
         keys.reserve(static_cast<size_t>(n));
         for (T v : x.flat<T>()) {
           const double d = static_cast<double>(v);
-          keys.push_back(d == 0 ? 0.0 : d);
+          if (d != 0) {
+            keys.push_back(d);
+          } else {
+            keys.push_back(kSixteenBit && std::signbit(d) ? kNegativeZero16 : 0.0);
+          }
         }
         NumberKeys(keys, &idx, &first);
       } else if constexpr (std::is_integral_v<T>) {

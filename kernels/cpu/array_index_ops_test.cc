@@ -1,3 +1,5 @@
+// Expected values: TensorFlow 2.21, checked by make_array_index_ops_test_values.py
+// beside this file.
 // Tests for Unique, InvertPermutation, BroadcastArgs, Bucketize, LinSpace,
 // EnsureShape, PreventGradient and Snapshot: values computed once with
 // TensorFlow 2.21 and written here, and the errors TensorFlow raises.
@@ -41,8 +43,12 @@ TEST(UniqueTest, MatchesTensorFlow) {
   ExpectEqual((*out)[0], Vec<std::string>({"b", "a", ""}));
   ExpectEqual((*out)[1], Vec<int32_t>({0, 1, 0, 2}));
 
+  // TensorFlow keeps -0 and 0 apart in half (not in float).
   out = testing::RunOp("Unique", {},
                        {Vec<half>({half(2.f), half(-0.f), half(0.f)})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectEqual((*out)[1], Vec<int32_t>({0, 1, 2}));
+  out = testing::RunOp("Unique", {}, {Vec<float>({2.f, -0.f, 0.f})});
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectEqual((*out)[1], Vec<int32_t>({0, 1, 1}));
 

@@ -1,3 +1,5 @@
+// Expected values: TensorFlow 2.21, checked by make_array_matrix_ops_test_values.py
+// beside this file.
 // Tests for MatrixBandPart, MatrixDiag, MatrixDiagV3 and MatrixDiagPartV3:
 // values computed once with TensorFlow 2.21 and written here (every
 // alignment, rectangular outputs), other dtypes, and bad arguments.

@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_array_nd_ops_test_values.py beside this file.
 // Tests for GatherNd, ScatterNd and Where: values computed once with
 // TensorFlow 2.21 and written here, every dtype for GatherNd, duplicate
 // coordinates for ScatterNd, no true element for Where, bad coordinates.

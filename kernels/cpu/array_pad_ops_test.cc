@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_array_pad_ops_test_values.py beside this file.
 // Tests for Pad, PadV2 and MirrorPad: values computed once with
 // TensorFlow 2.21 (tf.raw_ops) and written here, every dtype against an
 // index-walk reference, zero-size dims, the largest REFLECT padding, and

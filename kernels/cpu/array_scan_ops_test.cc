@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_array_scan_ops_test_values.py beside this file.
 // Tests for Cumsum, Cumprod and TopKV2: values computed once with
 // TensorFlow 2.21 and written here (every exclusive/reverse combination,
 // ties in top-k), zero-size inputs and bad axes or k.

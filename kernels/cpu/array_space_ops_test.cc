@@ -1,3 +1,5 @@
+// Expected values: TensorFlow 2.21, checked by make_array_space_ops_test_values.py
+// beside this file.
 // Tests for Roll, SpaceToBatchND, BatchToSpaceND, DepthToSpace and
 // SpaceToDepth: values computed once with TensorFlow 2.21 (NCHW through
 // transposes of the NHWC result, as TensorFlow's CPU kernels are NHWC

@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_conv_nd_ops_test_values.py beside this file.
 // Conv3D, Conv2DBackpropInput, MaxPool3D and AvgPool3D (and a dilated,
 // explicitly padded Conv2D) against values from TensorFlow 2.21 (strides,
 // dilations, SAME / VALID / EXPLICIT, pointwise filters), channels-first

@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_cwise_math_ops_test_values.py beside this file.
 // Tests of the element-wise math kernels: trigonometric, hyperbolic and
 // error functions, Log1p/Expm1, rounding, Sign, Reciprocal, the IsNan
 // family, TruncateDiv/TruncateMod, SquaredDifference, Atan2, the zero-safe

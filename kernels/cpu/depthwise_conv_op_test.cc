@@ -1,3 +1,5 @@
+// Expected values: TensorFlow 2.21, checked by make_depthwise_conv_op_test_values.py
+// beside this file.
 // DepthwiseConv2dNative against values from TensorFlow 2.21 (strides,
 // dilations, SAME / VALID / EXPLICIT padding, channel multipliers), NCHW
 // and 16-bit types against the same values, bigger random inputs against a

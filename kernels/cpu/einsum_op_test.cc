@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_einsum_op_test_values.py beside this file.
 // Einsum against values from TensorFlow 2.21 (tf.einsum, equal to
 // numpy.einsum in float64) for the equations of Keras' EinsumDense and
 // MultiHeadAttention and the general forms (diagonals, sums, transposes,

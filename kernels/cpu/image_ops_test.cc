@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_image_ops_test_values.py beside this file.
 // ResizeBilinear, ResizeNearestNeighbor and NonMaxSuppressionV3/V4/V5
 // against values from TensorFlow 2.21 (every align_corners /
 // half_pixel_centers rule, up- and down-sampling, integer images; hard and

@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_loss_ops_test_values.py beside this file.
 // L2Loss, SoftmaxCrossEntropyWithLogits (with broadcasting) and
 // SparseSoftmaxCrossEntropyWithLogits against values from TensorFlow 2.21,
 // a big batch against the formula in double, and the errors.

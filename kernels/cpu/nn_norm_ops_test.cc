@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_nn_norm_ops_test_values.py beside this file.
 // LRN, FusedBatchNormV2 inference (NHWC and NCHW) and Softmax /
 // LogSoftmax over the last axis at ranks 1, 3 and 4, against values from
 // TensorFlow 2.21.
