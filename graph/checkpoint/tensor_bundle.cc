@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <future>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -22,6 +23,33 @@ namespace {
 using checkpoint_io::ErrnoStatus;
 
 std::string Quoted(absl::string_view key) { return absl::StrCat("\"", absl::CEscape(key), "\""); }
+
+// Tensors this big have their checksum computed on another thread while
+// their bytes are written or read.
+constexpr size_t kOverlapBytes = size_t{4} << 20;
+constexpr int64_t kReadChunk = int64_t{8} << 20;
+
+// Bytes [offset, offset + size) of `path` into dst and their CRC32C: chunk
+// k's checksum is computed while chunk k + 1 is read.
+absl::StatusOr<uint32_t> ReadWithCrc(const std::string& path, int64_t offset, int64_t size,
+                                     char* dst) {
+  if (static_cast<size_t>(size) < kOverlapBytes) {
+    GR_RETURN_IF_ERROR(checkpoint_io::ReadRangeInto(path, offset, size, dst));
+    return crc32c::Extend(0, dst, static_cast<size_t>(size));
+  }
+  uint32_t crc = 0;
+  std::future<uint32_t> pending;
+  for (int64_t done = 0; done < size; done += kReadChunk) {
+    const int64_t n = std::min(kReadChunk, size - done);
+    absl::Status s = checkpoint_io::ReadRangeInto(path, offset + done, n, dst + done);
+    if (pending.valid()) crc = pending.get();
+    if (!s.ok()) return s;
+    pending = std::async(std::launch::async, [crc, p = dst + done, n] {
+      return crc32c::Extend(crc, p, static_cast<size_t>(n));
+    });
+  }
+  return pending.get();
+}
 
 }  // namespace
 
@@ -77,7 +105,6 @@ absl::Status BundleWriter::Add(absl::string_view key, const Tensor& tensor) {
   if (tensor.dtype() != DT_STRING && tensor.dtype() != DT_RESOURCE &&
       tensor.dtype() != DT_VARIANT && DataTypeSize(tensor.dtype()) > 0) {
     bytes = absl::string_view(static_cast<const char*>(tensor.raw_data()), tensor.TotalBytes());
-    encoded->crc32c = crc32c::Value(bytes);
   } else {
     encoded = EncodeTensor(tensor);
     if (!encoded.ok()) {
@@ -89,7 +116,18 @@ absl::Status BundleWriter::Add(absl::string_view key, const Tensor& tensor) {
     status_ = OpenDataFile();
     if (!status_.ok()) return status_;
   }
-  status_ = checkpoint_io::WriteAll(data_fd_, bytes, DataFilename(prefix_, 0, 1));
+  if (encoded->bytes.empty() && !bytes.empty()) {
+    // A buffer written as it is: its checksum, for a big one on another
+    // thread while the bytes go to the file.
+    std::future<uint32_t> crc;
+    if (bytes.size() >= kOverlapBytes) {
+      crc = std::async(std::launch::async, [bytes] { return crc32c::Value(bytes); });
+    }
+    status_ = checkpoint_io::WriteAll(data_fd_, bytes, DataFilename(prefix_, 0, 1));
+    encoded->crc32c = crc.valid() ? crc.get() : crc32c::Value(bytes);
+  } else {
+    status_ = checkpoint_io::WriteAll(data_fd_, bytes, DataFilename(prefix_, 0, 1));
+  }
   if (!status_.ok()) return status_;
   BundleEntryProto& entry = entries_[std::string(key)];
   entry.set_dtype(tensor.dtype());
@@ -231,10 +269,9 @@ absl::StatusOr<Tensor> BundleReader::Lookup(absl::string_view key) const {
         Tensor::Allocate(HostAllocator(), dtype, *shape, TensorBuffer::Init::kUninitialized);
     if (!t.ok()) return WithContext(t.status(), absl::StrCat("reading key ", Quoted(key)));
     char* dst = static_cast<char*>(t->raw_data());
-    absl::Status s = checkpoint_io::ReadRangeInto(path, entry->offset(), entry->size(), dst);
-    if (!s.ok()) return WithContext(s, absl::StrCat("reading key ", Quoted(key)));
-    if (crc32c::Mask(crc32c::Extend(0, dst, static_cast<size_t>(entry->size()))) !=
-        entry->crc32c()) {
+    absl::StatusOr<uint32_t> crc = ReadWithCrc(path, entry->offset(), entry->size(), dst);
+    if (!crc.ok()) return WithContext(crc.status(), absl::StrCat("reading key ", Quoted(key)));
+    if (crc32c::Mask(*crc) != entry->crc32c()) {
       return absl::DataLossError(absl::StrCat(what, ": checksum mismatch in tensor bytes"));
     }
     return t;
