@@ -99,6 +99,12 @@ check "run exit status" test $? -eq 0
 check "run prints the fetch" grep -q '^probs: float \[2,3\]' <<<"$out"
 check "run wrote probs.npy" test -f "$tmp/run1/probs.npy"
 check "matches TensorFlow" "$ALLCLOSE" "$tmp/run1/probs.npy" "$EXAMPLE_EXPECTED" 1e-5
+# Without --fetch: the outputs nothing in the graph reads (inspect's list).
+out="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --out "$tmp/run_all")"
+check "run without --fetch exits 0" test $? -eq 0
+check "run without --fetch fetched probs" test "$(ls "$tmp/run_all")" = "probs.npy"
+check "run without --fetch matches TensorFlow" "$ALLCLOSE" "$tmp/run_all/probs.npy" \
+  "$EXAMPLE_EXPECTED" 1e-5
 # The optimizer: reports each pass; off, the same answer; a bad value is refused.
 out="$("$GRAPHRUN" run "$EXAMPLE" --feed "x=$EXAMPLE_X" --fetch probs --log_optimizations --out "$tmp/opt")"
 check "optimizer passes logged" grep -qE '^optimizer: constant folding: [0-9]+ changes?, [0-9]+ -> [0-9]+ nodes' <<<"$out"

@@ -39,7 +39,32 @@ std::string DtypeOf(const Node& node, const char* attr) {
   return DataTypeString(t->type());
 }
 
+// The unread outputs of `g`'s nodes, as LikelyOutputs describes them.
+std::vector<const Node*> UnreadNodes(const Graph& g) {
+  std::vector<const Node*> out;
+  for (const auto& node : g.nodes()) {
+    bool consumed = false;
+    for (const Edge* e : node->out_edges()) consumed |= !e->IsControl();
+    if (consumed || node->num_outputs() == 0) continue;
+    if (node->op() == "Const" || node->op() == "Placeholder") continue;
+    out.push_back(node.get());
+  }
+  return out;
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<std::string>> LikelyOutputs(const GraphDef& graph_def) {
+  ImportOptions options;
+  options.infer_shapes = false;
+  auto graph = ImportGraphDef(graph_def, options);
+  if (!graph.ok()) return graph.status();
+  std::vector<std::string> out;
+  for (const Node* node : UnreadNodes(**graph)) {
+    for (int i = 0; i < node->num_outputs(); ++i) out.push_back(TensorId{node->name(), i}.ToString());
+  }
+  return out;
+}
 
 InspectReport InspectGraph(const GraphDef& graph_def,
                            const InspectOptions& options) {
@@ -103,11 +128,7 @@ InspectReport InspectGraph(const GraphDef& graph_def,
 
     absl::StrAppend(&out, "\nLikely outputs (fetch these):\n");
     int outputs = 0;
-    for (const auto& node : g.nodes()) {
-      bool consumed = false;
-      for (const Edge* e : node->out_edges()) consumed |= !e->IsControl();
-      if (consumed || node->num_outputs() == 0) continue;
-      if (node->op() == "Const" || node->op() == "Placeholder") continue;
+    for (const Node* node : UnreadNodes(g)) {
       ++outputs;
       for (int i = 0; i < node->num_outputs(); ++i) {
         absl::StrAppend(&out, "  ", TensorId{node->name(), i}.ToString(), ": ",

@@ -8,8 +8,10 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "graph/protos/graph.pb.h"
 
 namespace graphrun {
@@ -32,6 +34,13 @@ struct InspectReport {
   // `graphrun inspect` exits 1 when it is not OK.
   absl::Status validation;
 };
+
+// The tensors nothing in the graph reads ("probs", "split:1"): every output
+// of each node that has outputs, none consumed, and is not a Const or a
+// Placeholder. What `graphrun run` fetches when given no --fetch, and
+// what inspect lists as likely outputs. The graph's import error when it
+// does not import.
+absl::StatusOr<std::vector<std::string>> LikelyOutputs(const GraphDef& graph_def);
 
 // Never fails on a bad graph: validation errors are part of the report.
 InspectReport InspectGraph(const GraphDef& graph_def,

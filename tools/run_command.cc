@@ -27,6 +27,7 @@
 #include "runtime/session.h"
 #include "runtime/step_costs.h"
 #include "runtime/trace.h"
+#include "tools/inspect.h"
 #include "tools/local_workers.h"
 
 namespace graphrun {
@@ -260,18 +261,24 @@ int RunCommand(const RunCommandArgs& args) {
 }
 
 absl::StatusOr<RunPlan> PlanGraphRun(const RunCommandArgs& args) {
-  if (args.fetches.empty() && args.targets.empty()) {
-    return absl::InvalidArgumentError("give at least one --fetch or --target");
-  }
   RunPlan plan;
   GR_ASSIGN_OR_RETURN(plan.graph, ReadGraphDefFile(args.graph));
+  std::vector<std::string> fetches = args.fetches;
+  if (fetches.empty() && args.targets.empty()) {
+    // No --fetch: the tensors nothing in the graph reads, as inspect lists.
+    GR_ASSIGN_OR_RETURN(fetches, LikelyOutputs(plan.graph));
+    if (fetches.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          args.graph, " has no output nothing reads: give at least one --fetch or --target"));
+    }
+  }
   for (const std::string& f : args.feeds) {
     GR_ASSIGN_OR_RETURN(auto feed, ReadFeedFlag(f));
     plan.feeds.push_back(std::move(feed));
   }
-  plan.fetches = args.fetches;
-  plan.labels = args.fetches;
-  for (const std::string& f : args.fetches) plan.out_files.push_back(FetchFileName(f));
+  plan.fetches = fetches;
+  plan.labels = fetches;
+  for (const std::string& f : fetches) plan.out_files.push_back(FetchFileName(f));
   return plan;
 }
 
