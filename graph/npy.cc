@@ -222,20 +222,28 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data, absl::string_view what) 
     auto out = t.flat<std::string>();
     for (int64_t i = 0; i < n; ++i) {
       absl::string_view item = body.substr(i * descr.width, descr.width);
+      // NumPy pads with NULs and drops trailing ones on reading; NULs
+      // inside an element are data.
       if (descr.is_bytes) {
-        size_t len = item.find('\0');
-        out[i] = std::string(item.substr(0, len));
+        const size_t len = item.find_last_not_of('\0');
+        out[i] = std::string(item.substr(0, len == absl::string_view::npos ? 0 : len + 1));
       } else {
-        std::string s;
+        std::vector<uint32_t> code_points;
         for (int64_t k = 0; k + 4 <= descr.width; k += 4) {
           uint32_t c = 0;
           for (int b = 0; b < 4; ++b) {
             const int idx = descr.swap ? k + b : k + 3 - b;
             c = c << 8 | static_cast<uint8_t>(item[idx]);
           }
-          if (c == 0) break;
-          Utf8Append(c, &s);
+          if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                what, ": element ", i, " holds ", c, ", which is not a Unicode code point"));
+          }
+          code_points.push_back(c);
         }
+        while (!code_points.empty() && code_points.back() == 0) code_points.pop_back();
+        std::string s;
+        for (uint32_t c : code_points) Utf8Append(c, &s);
         out[i] = std::move(s);
       }
     }

@@ -2,9 +2,12 @@
 //
 // Reads little- and big-endian bool, int8..int64, uint8..uint64, float16/32/64,
 // complex64/128 and fixed-width bytes ('S') / unicode ('U') arrays in C order.
-// Fortran-order arrays, object ('O') arrays and other dtypes are clear
-// InvalidArgument errors, as are truncated or corrupt files. Writes are
-// atomic (temporary file, then rename). Stateless; thread-safe.
+// 'S' and 'U' arrays become DT_STRING tensors: 'S' elements as their bytes,
+// 'U' elements (UTF-32) as UTF-8; as NumPy does, trailing NULs are padding
+// and dropped, NULs inside an element kept. Fortran-order arrays, object
+// ('O', pickled) arrays and other dtypes are clear InvalidArgument errors,
+// as are truncated or corrupt files. Writes are atomic (temporary file, then
+// rename). Stateless; thread-safe.
 #ifndef GRAPHRUN_GRAPH_NPY_H_
 #define GRAPHRUN_GRAPH_NPY_H_
 
@@ -22,7 +25,10 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data,
 absl::StatusOr<Tensor> ReadNpyFile(const std::string& path);
 
 // bfloat16 has no NumPy dtype: it is written as float32 (exact).
-// Strings are written as fixed-width bytes ('S').
+// Strings are written as fixed-width bytes ('S', as wide as the longest
+// element): NumPy reads back each element's bytes, UTF-8 or not, as
+// TensorFlow's bytes objects, except trailing NULs, which no NumPy string
+// dtype keeps.
 absl::StatusOr<std::string> SerializeNpy(const Tensor& tensor);
 absl::Status WriteNpyFile(const std::string& path, const Tensor& tensor);
 

@@ -75,6 +75,48 @@ TEST(NpyTest, BigEndianBoolAndStrings) {
   EXPECT_EQ(uni->flat<std::string>()[1], "z");
 }
 
+TEST(NpyTest, StringsDropTrailingNulsOnly) {
+  // np.array([b"a\0b", b"", b"xyz"]): '|S3', NULs inside kept.
+  auto s = ParseNpy(Npy("{'descr': '|S3', 'fortran_order': False, 'shape': (3,), }",
+                        std::string("a\0b\0\0\0xyz", 9)));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->flat<std::string>()[0], std::string("a\0b", 3));
+  EXPECT_EQ(s->flat<std::string>()[1], "");
+  EXPECT_EQ(s->flat<std::string>()[2], "xyz");
+
+  // '>U3' (big-endian UTF-32): "\0é" -> NUL kept, "€" (U+20AC), "😀" (U+1F600).
+  const unsigned char u[] = {0, 0, 0, 0, 0, 0, 0, 0xe9, 0, 0, 0, 0,
+                             0, 0, 0x20, 0xac, 0, 0, 0, 0, 0, 0, 0, 0,
+                             0, 1, 0xf6, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  auto uni = ParseNpy(Npy("{'descr': '>U3', 'fortran_order': False, 'shape': (3,), }",
+                          Bytes(u, sizeof(u))));
+  ASSERT_TRUE(uni.ok()) << uni.status();
+  EXPECT_EQ(uni->flat<std::string>()[0], std::string("\0\xc3\xa9", 3));
+  EXPECT_EQ(uni->flat<std::string>()[1], "\xe2\x82\xac");
+  EXPECT_EQ(uni->flat<std::string>()[2], "\xf0\x9f\x98\x80");
+
+  const unsigned char bad[] = {0, 0, 0x11, 0};  // little-endian 0x110000
+  auto no = ParseNpy(Npy("{'descr': '<U1', 'fortran_order': False, 'shape': (1,), }",
+                         Bytes(bad, sizeof(bad))), "bad.npy");
+  ASSERT_FALSE(no.ok());
+  EXPECT_NE(no.status().message().find("bad.npy: element 0 holds 1114112, which is not a Unicode "
+                                       "code point"),
+            std::string::npos)
+      << no.status();
+
+  // Written back as 'S' of the longest element's width; UTF-8 bytes as they are.
+  Tensor t = Tensor::FromVector<std::string>({"caf\xc3\xa9", "", std::string("a\0b", 3)},
+                                             TensorShape({3, 1}));
+  auto bytes = SerializeNpy(t);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_NE(bytes->find("{'descr': '|S5', 'fortran_order': False, 'shape': (3, 1), }"),
+            std::string::npos);
+  auto back = ParseNpy(*bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->shape(), TensorShape({3, 1}));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(back->flat<std::string>()[i], t.flat<std::string>()[i]);
+}
+
 TEST(NpyTest, RoundTripEveryDtype) {
   for (DataType dt : {DT_BOOL, DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32,
                       DT_INT64, DT_UINT64, DT_HALF, DT_FLOAT, DT_DOUBLE, DT_COMPLEX64,

@@ -1,12 +1,17 @@
 // LoadSavedModel on SavedModels TensorFlow 2.21 wrote
-// (tests/fixtures/saved_models/make_saved_models.py): a Keras 3
-// `model.export`, a tf.Module with two signatures (one runs a while loop)
-// and int64 state, a TF1 `simple_save` with ref variables. Each signature
-// gives what TensorFlow's loaded signature gave; bad directories, tags,
-// signatures, keys, dtypes and shapes fail naming them and listing what is
-// there.
+// (tests/fixtures/saved_models/make_saved_models.py and
+// make_text_saved_models.py): a Keras 3 `model.export`, a tf.Module with
+// two signatures (one runs a while loop) and int64 state, a TF1
+// `simple_save` with ref variables; a Keras StringLookup over a vocabulary
+// asset, a Keras TextVectorization and a TF1 Builder graph with three
+// tables read from text-file assets, all fed strings. Each signature gives what TensorFlow's loaded
+// signature gave; bad directories, tags, signatures, keys, dtypes and
+// shapes fail naming them and listing what is there; a missing asset fails
+// naming the file; a lookup before the init op fails as in TensorFlow.
 #include "runtime/saved_model.h"
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -74,6 +79,66 @@ TEST(SavedModelTest, Tf1SimpleSaveWithRefVariables) {
   auto bundle = Load("tf1_mlp");
   ASSERT_NE(bundle, nullptr);
   ExpectTensorFlowsOutputs(*bundle, "tf1_mlp", "serving_default", {"x"}, {"logits", "probs"});
+}
+
+TEST(SavedModelTest, KerasStringLookupWithAVocabularyAsset) {
+  auto bundle = Load("keras_lookup");  // tokens: NumPy unicode ('U')
+  ASSERT_NE(bundle, nullptr);
+  ExpectTensorFlowsOutputs(*bundle, "keras_lookup", "serving_default", {"tokens"}, {"output_0"});
+}
+
+TEST(SavedModelTest, Tf1BuilderWithTablesFromTextFileAssets) {
+  auto bundle = Load("tf1_table");  // words: NumPy bytes ('S')
+  ASSERT_NE(bundle, nullptr);
+  ExpectTensorFlowsOutputs(*bundle, "tf1_table", "serving_default", {"words"},
+                           {"back", "ids", "weights"});
+}
+
+TEST(SavedModelTest, KerasTextVectorization) {
+  auto bundle = Load("keras_text");  // lower, strip, split, look up, pad
+  ASSERT_NE(bundle, nullptr);
+  ExpectTensorFlowsOutputs(*bundle, "keras_text", "serving_default", {"text"}, {"output_0"});
+}
+
+TEST(SavedModelTest, MissingAssetFileIsNamed) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = absl::StrCat(tmp ? tmp : "/tmp", "/keras_lookup_no_vocab");
+  std::filesystem::remove_all(dir);
+  std::filesystem::copy(Path("keras_lookup"), dir, std::filesystem::copy_options::recursive);
+  std::filesystem::permissions(dir + "/assets", std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::add);
+  ASSERT_TRUE(std::filesystem::remove(dir + "/assets/vocab.txt"));
+  auto bundle = LoadSavedModel(SessionOptions(), dir);
+  ASSERT_FALSE(bundle.ok());
+  EXPECT_EQ(bundle.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(bundle.status().message().find(dir + "/assets/vocab.txt"), std::string::npos)
+      << bundle.status();
+}
+
+TEST(SavedModelTest, LookupBeforeTheInitOpFails) {
+  auto saved = ReadSavedModelDir(Path("tf1_table"));
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  auto meta = FindMetaGraph(*saved, {"serve"}, Path("tf1_table"));
+  ASSERT_TRUE(meta.ok()) << meta.status();
+  auto session = Session::Create((*meta)->graph_def());
+  ASSERT_TRUE(session.ok()) << session.status();
+  auto sig = FindSignature(**meta, "serving_default");
+  ASSERT_TRUE(sig.ok()) << sig.status();
+  auto call = MakeSignatureCall(**sig, "serving_default", {{"words", Npy("tf1_table_words")}},
+                                {"ids"});
+  ASSERT_TRUE(call.ok()) << call.status();
+  std::vector<Tensor> out;
+  absl::Status s = (*session)->Run(call->feeds, call->fetches, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("Table not initialized."), std::string::npos) << s;
+
+  // The init op fills the tables the session keeps; then the lookup runs.
+  ASSERT_TRUE(RestoreAndInitialize(session->get(), **meta, Path("tf1_table")).ok());
+  s = (*session)->Run(call->feeds, call->fetches, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  std::string why;
+  EXPECT_TRUE(testing::AllClose(out[0], Npy("tf1_table_serving_default__ids"), 0, 0, &why))
+      << why;
 }
 
 TEST(SavedModelTest, BadDirectoriesTagsAndSignatures) {

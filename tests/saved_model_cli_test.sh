@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # `graphrun run DIR` and `graphrun inspect DIR` on SavedModels TensorFlow
-# wrote (fixtures/saved_models/make_saved_models.py): a Keras 3 export, a
-# tf.Module with two signatures (one loops), a TF1 simple_save with ref
-# variables. Every signature's outputs, fed by input key and written as
-# DIR/<output key>.npy, are what TensorFlow's loaded signature returned;
+# wrote (fixtures/saved_models/make_saved_models.py and
+# make_text_saved_models.py): a Keras 3 export, a tf.Module with two
+# signatures (one loops), a TF1 simple_save with ref variables, a Keras
+# StringLookup over a vocabulary asset, a Keras TextVectorization and a TF1
+# Builder graph with tables read from text-file assets (string inputs from
+# NumPy 'U' and 'S' arrays).
+# Every signature's outputs, fed by input key and written as
+# DIR/<output key>.npy, are what TensorFlow's loaded signature returned
+# (the table models' exactly); a missing asset file and a pickled .npy fail
+# naming the file;
 # tensor names work as keys; bad directories, tags, signatures, keys and
 # dtypes fail (exit 1) naming them and listing what is there. A signature
 # that takes an optimizer step trains under `graphrun train DIR --signature
@@ -18,14 +24,14 @@ tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 
 source "$(dirname "$0")/check_lib.sh"
 
-# MODEL SIGNATURE "INPUT..." "OUTPUT...": run, compare every output.
+# MODEL SIGNATURE "INPUT..." "OUTPUT..." [TOL]: run, compare every output.
 signature() {
-  local m="$1" sig="$2" ins="$3" outs="$4" out="$tmp/$1_$2" feeds=()
+  local m="$1" sig="$2" ins="$3" outs="$4" tol="${5:-1e-5}" out="$tmp/$1_$2" feeds=()
   for k in $ins; do feeds+=(--feed "$k=$F/${m}_$k.npy"); done
   "$GRAPHRUN" run "$F/$m" --signature "$sig" "${feeds[@]}" --out "$out" --quiet 2>/dev/null
   check "$m $sig: exit 0" test $? -eq 0
   for o in $outs; do
-    check "$m $sig: $o is TensorFlow's" "$ALLCLOSE" "$out/$o.npy" "$F/${m}_${sig}__$o.npy" 1e-5
+    check "$m $sig: $o is TensorFlow's" "$ALLCLOSE" "$out/$o.npy" "$F/${m}_${sig}__$o.npy" "$tol"
   done
   check "$m $sig: only the signature's outputs" test "$(ls "$out" | wc -l)" -eq "$(wc -w <<<"$outs")"
 }
@@ -35,6 +41,9 @@ signature keras_mlp serve x output_0
 signature module serving_default "x n" "h norm"
 signature module affine x y
 signature tf1_mlp serving_default x "logits probs"
+signature keras_lookup serving_default tokens output_0 0
+signature tf1_table serving_default words "back ids weights" 0
+signature keras_text serving_default text output_0 0
 
 # Tensor names stand for keys; --fetch picks outputs.
 out="$tmp/names"
@@ -94,5 +103,22 @@ expect_error "dtype" "input 'x' of signature 'affine' is float; the value fed is
   "$F/module" --signature affine --feed "x=$F/module_n.npy"
 expect_error "unknown output" 'is neither an output key of signature' "$F/module" --signature affine \
   --feed "x=$F/module_x.npy" --fetch nope:0
+
+# A vocabulary asset deleted from a copy of the model: the error names it.
+rm -rf "$tmp/no_vocab"
+cp -r "$F/keras_lookup" "$tmp/no_vocab"
+chmod -R u+w "$tmp/no_vocab"
+rm "$tmp/no_vocab/assets/vocab.txt"
+expect_error "missing asset" "$tmp/no_vocab/assets/vocab.txt" "$tmp/no_vocab" \
+  --feed "tokens=$F/keras_lookup_tokens.npy"
+
+# np.save of an object array (pickled) is refused, naming the file.
+{
+  printf '\x93NUMPY\x01\x00\x76\x00'
+  printf '%-117s\n' "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }"
+  printf 'pickled'
+} >"$tmp/object.npy"
+expect_error "pickled .npy" "$tmp/object.npy: object arrays (dtype 'O') hold pickled Python" \
+  "$F/tf1_table" --feed "words=$tmp/object.npy"
 
 finish
