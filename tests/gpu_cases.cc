@@ -452,10 +452,13 @@ std::vector<Case> AllGpuOpCases() {
   cases.push_back(pow);
 
   AddArrayAndNnCases(&cases);
+  AddGradientCases(&cases);
   for (Case& c : cases) {
     // Keep the ops' attrs in TensorFlow's spelling.
-    for (char& ch : c.attrs) {
-      if (ch == '\'') ch = '"';
+    for (std::string* attrs : {&c.attrs, &c.cpu_attrs}) {
+      for (char& ch : *attrs) {
+        if (ch == '\'') ch = '"';
+      }
     }
   }
   return cases;
@@ -478,7 +481,9 @@ void ExpectEveryCaseAgrees(const std::function<SessionOptions()>& gpu_options) {
   uint32_t seed = 1;
   for (const Case& c : AllGpuOpCases()) {
     const std::vector<Tensor> inputs = InputsOf(c, &seed);
-    absl::StatusOr<std::vector<Tensor>> cpu = RunCase(c, "/device:CPU:0", SessionOptions(), inputs);
+    absl::StatusOr<std::vector<Tensor>> cpu =
+        c.cpu_in_nhwc ? RunNhwcOnCpu(c, inputs)
+                      : RunCase(c, "/device:CPU:0", SessionOptions(), inputs);
     absl::StatusOr<std::vector<Tensor>> gpu = RunCase(c, "/device:GPU:0", gpu_options(), inputs);
     const std::string what = Describe(c);
     // Every failing op reported, not only the first.

@@ -32,9 +32,24 @@ struct GpuOpCase {
   std::map<int, Tensor> consts;
   std::string type_attr = "T";  // the float type attr ("" for none)
   int outputs = 1;              // outputs compared
+  // An NCHW case whose CPU kernel takes only NHWC: on the CPU the op runs
+  // with `cpu_attrs` and `cpu_consts` on the 4-D inputs transposed to NHWC,
+  // its 4-D outputs transposed back unless `cpu_outputs_as_they_are` (a
+  // filter's gradient) (RunNhwcOnCpu).
+  bool cpu_in_nhwc = false;
+  bool cpu_outputs_as_they_are = false;
+  std::string cpu_attrs;
+  std::map<int, Tensor> cpu_consts;
 };
 
 std::vector<GpuOpCase> AllGpuOpCases();
+
+// The gradients' cases (gpu_grad_cases.cc), part of AllGpuOpCases.
+void AddGradientCases(std::vector<GpuOpCase>* cases);
+
+// A cpu_in_nhwc case on the CPU: its outputs in the case's NCHW layout.
+absl::StatusOr<std::vector<Tensor>> RunNhwcOnCpu(const GpuOpCase& c,
+                                                 const std::vector<Tensor>& inputs);
 
 // A case's float inputs, drawn from [lo, hi) with seeds from `*seed` on.
 std::vector<Tensor> InputsOf(const GpuOpCase& c, uint32_t* seed);

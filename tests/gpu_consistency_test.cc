@@ -27,8 +27,11 @@ using testing::WithGpu;
 TEST(GpuConsistencyTest, EveryCaseRunsOnTheCpu) {
   uint32_t seed = 1;
   for (const testing::GpuOpCase& c : testing::AllGpuOpCases()) {
+    const std::vector<Tensor> inputs = testing::InputsOf(c, &seed);
+    // NCHW cases of ops whose CPU kernels take NHWC run transposed there.
     absl::StatusOr<std::vector<Tensor>> cpu =
-        testing::RunCase(c, "/device:CPU:0", SessionOptions(), testing::InputsOf(c, &seed));
+        c.cpu_in_nhwc ? testing::RunNhwcOnCpu(c, inputs)
+                      : testing::RunCase(c, "/device:CPU:0", SessionOptions(), inputs);
     EXPECT_TRUE(cpu.ok()) << testing::Describe(c) << ": " << cpu.status();
   }
 }

@@ -1,7 +1,10 @@
-// gpu_launch.h's Conv2D over cuDNN's convolution API: descriptors per call,
-// the algorithm chosen once per geometry from cuDNN's heuristics (the
-// fastest whose workspace can be had), a handle per (GPU, stream). Float
-// convolutions may run on TF32 tensor cores, as TensorFlow's do by default.
+// gpu_launch.h's Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter over
+// cuDNN's convolution API: descriptors per call, the algorithms ranked once
+// per geometry and direction by cuDNN's heuristics (the fastest whose
+// workspace can be had and that runs is used), a handle per (GPU, stream).
+// Float convolutions may run on TF32 tensor cores, as TensorFlow's do by
+// default; as TensorFlow's (without determinism asked for), the backward
+// filter algorithms cuDNN ranks first may sum with atomics.
 #include <cudnn.h>
 
 #include <map>
@@ -121,22 +124,95 @@ absl::Status Describe(const ConvGeometry& g, Descriptors* d) {
   return absl::OkStatus();
 }
 
-// A geometry as a map key.
+// A geometry and direction as a map key.
 using GeometryKey = std::vector<int64_t>;
-GeometryKey KeyOf(const ConvGeometry& g) {
+GeometryKey KeyOf(const ConvGeometry& g, int direction) {
   int device = 0;
   cudaGetDevice(&device);
-  return {device,     g.nchw,       g.n,          g.h,        g.w,        g.c,
-          g.out_c,    g.kh,         g.kw,         g.groups,   g.stride_h, g.stride_w,
-          g.dilation_h, g.dilation_w, g.pad_h,    g.pad_w};
+  return {direction,  device,     g.nchw,     g.n,        g.h,          g.w,
+          g.c,        g.out_c,    g.kh,       g.kw,       g.groups,     g.stride_h,
+          g.stride_w, g.dilation_h, g.dilation_w, g.pad_h, g.pad_w};
 }
 
-// cuDNN's heuristic ranking for a geometry, fastest first, cached.
+// What differs between the three directions: cuDNN's perf type and its
+// ranking, workspace and run calls. `a` and `b` are the operands (forward:
+// x, w; backward data: w, dy; backward filter: x, dy), `out` the result.
+struct Forward {
+  using Perf = cudnnConvolutionFwdAlgoPerf_t;
+  static constexpr int kDirection = 0;
+  static constexpr const char* kName = "cudnnConvolutionForward";
+  static cudnnStatus_t MaxCount(cudnnHandle_t h, int* n) {
+    return cudnnGetConvolutionForwardAlgorithmMaxCount(h, n);
+  }
+  static cudnnStatus_t Rank(cudnnHandle_t h, const Descriptors& d, int want, int* got, Perf* p) {
+    return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, want, got, p);
+  }
+  static cudnnStatus_t Workspace(cudnnHandle_t h, const Descriptors& d, const Perf& p,
+                                 size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y, p.algo, bytes);
+  }
+  static cudnnStatus_t Run(cudnnHandle_t h, const Descriptors& d, const Perf& p, void* ws,
+                           size_t bytes, const void* a, const void* b, void* out) {
+    const float alpha = 1.0f, beta = 0.0f;
+    return cudnnConvolutionForward(h, &alpha, d.x, a, d.w, b, d.conv, p.algo, ws, bytes, &beta,
+                                   d.y, out);
+  }
+};
+
+struct BackwardData {
+  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+  static constexpr int kDirection = 1;
+  static constexpr const char* kName = "cudnnConvolutionBackwardData";
+  static cudnnStatus_t MaxCount(cudnnHandle_t h, int* n) {
+    return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, n);
+  }
+  static cudnnStatus_t Rank(cudnnHandle_t h, const Descriptors& d, int want, int* got, Perf* p) {
+    return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, want, got, p);
+  }
+  static cudnnStatus_t Workspace(cudnnHandle_t h, const Descriptors& d, const Perf& p,
+                                 size_t* bytes) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x, p.algo, bytes);
+  }
+  static cudnnStatus_t Run(cudnnHandle_t h, const Descriptors& d, const Perf& p, void* ws,
+                           size_t bytes, const void* a, const void* b, void* out) {
+    const float alpha = 1.0f, beta = 0.0f;
+    return cudnnConvolutionBackwardData(h, &alpha, d.w, a, d.y, b, d.conv, p.algo, ws, bytes,
+                                        &beta, d.x, out);
+  }
+};
+
+struct BackwardFilter {
+  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  static constexpr int kDirection = 2;
+  static constexpr const char* kName = "cudnnConvolutionBackwardFilter";
+  static cudnnStatus_t MaxCount(cudnnHandle_t h, int* n) {
+    return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, n);
+  }
+  static cudnnStatus_t Rank(cudnnHandle_t h, const Descriptors& d, int want, int* got, Perf* p) {
+    return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, want, got, p);
+  }
+  static cudnnStatus_t Workspace(cudnnHandle_t h, const Descriptors& d, const Perf& p,
+                                 size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.w, p.algo,
+                                                          bytes);
+  }
+  static cudnnStatus_t Run(cudnnHandle_t h, const Descriptors& d, const Perf& p, void* ws,
+                           size_t bytes, const void* a, const void* b, void* out) {
+    const float alpha = 1.0f, beta = 0.0f;
+    return cudnnConvolutionBackwardFilter(h, &alpha, d.x, a, d.y, b, d.conv, p.algo, ws, bytes,
+                                          &beta, d.w, out);
+  }
+};
+
+// cuDNN's heuristic ranking for a geometry in direction D, fastest first,
+// cached.
+template <typename D>
 absl::Status RankedAlgorithms(cudnnHandle_t handle, const ConvGeometry& g, const Descriptors& d,
-                              std::vector<cudnnConvolutionFwdAlgoPerf_t>* ranked) {
+                              std::vector<typename D::Perf>* ranked) {
+  using Perf = typename D::Perf;
   static std::mutex mu;
-  static auto* cache = new std::map<GeometryKey, std::vector<cudnnConvolutionFwdAlgoPerf_t>>();
-  const GeometryKey key = KeyOf(g);
+  static auto* cache = new std::map<GeometryKey, std::vector<Perf>>();
+  const GeometryKey key = KeyOf(g, D::kDirection);
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache->find(key);
@@ -146,34 +222,34 @@ absl::Status RankedAlgorithms(cudnnHandle_t handle, const ConvGeometry& g, const
     }
   }
   int max_count = 0;
-  GR_CUDNN(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_count),
-           "cudnnGetConvolutionForwardAlgorithmMaxCount");
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<size_t>(max_count > 0 ? max_count : 1));
+  GR_CUDNN(D::MaxCount(handle, &max_count), "the algorithm count");
+  std::vector<Perf> perf(static_cast<size_t>(max_count > 0 ? max_count : 1));
   int returned = 0;
-  GR_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(handle, d.x, d.w, d.conv, d.y,
-                                                  static_cast<int>(perf.size()), &returned,
-                                                  perf.data()),
-           "cudnnGetConvolutionForwardAlgorithm_v7");
+  GR_CUDNN(D::Rank(handle, d, static_cast<int>(perf.size()), &returned, perf.data()),
+           "the algorithm heuristics");
   ranked->clear();
   for (int k = 0; k < returned; ++k) {
     if (perf[k].status == CUDNN_STATUS_SUCCESS) ranked->push_back(perf[k]);
   }
   if (ranked->empty()) {
-    return absl::InvalidArgumentError("cuDNN has no forward algorithm for this convolution");
+    return absl::InvalidArgumentError(
+        std::string("cuDNN has no algorithm for this convolution (") + D::kName + ")");
   }
   std::lock_guard<std::mutex> lock(mu);
   (*cache)[key] = *ranked;
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const float* filter,
-                    float* out, const WorkspaceFn& workspace) {
+// One convolution in direction D: the fastest ranked algorithm whose
+// workspace can be had and that runs; the next when not (a heuristic's
+// pick may still refuse the geometry as not supported; any other error is
+// the convolution's).
+template <typename D>
+absl::Status Convolve(void* stream, const ConvGeometry& g, const void* a, const void* b,
+                      void* out, const WorkspaceFn& workspace) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   absl::Status status = cuda_util::UseStreamDevice(s);
   if (!status.ok()) return status;
-  if (g.n * g.out_c * g.out_h * g.out_w == 0) return absl::OkStatus();
   if (g.groups < 1 || g.c % g.groups != 0 || g.out_c % g.groups != 0) {
     return absl::InvalidArgumentError("a grouped convolution whose channels the groups do not divide");
   }
@@ -185,19 +261,13 @@ absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const 
   Descriptors d;
   status = Describe(g, &d);
   if (!status.ok()) return status;
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked;
-  status = RankedAlgorithms(handle, g, d, &ranked);
+  std::vector<typename D::Perf> ranked;
+  status = RankedAlgorithms<D>(handle, g, d, &ranked);
   if (!status.ok()) return status;
-  // The fastest algorithm whose workspace can be had and that runs; the
-  // next when not (a heuristic's pick may still refuse the geometry as not
-  // supported; any other error is the convolution's).
   absl::Status last = absl::InvalidArgumentError("cuDNN ranked no algorithm for this convolution");
-  for (const cudnnConvolutionFwdAlgoPerf_t& p : ranked) {
+  for (const typename D::Perf& p : ranked) {
     size_t bytes = 0;
-    if (cudnnGetConvolutionForwardWorkspaceSize(handle, d.x, d.w, d.conv, d.y, p.algo, &bytes) !=
-        CUDNN_STATUS_SUCCESS) {
-      continue;
-    }
+    if (D::Workspace(handle, d, p, &bytes) != CUDNN_STATUS_SUCCESS) continue;
     void* ws = nullptr;
     if (bytes > 0) {
       absl::StatusOr<void*> got = workspace(static_cast<int64_t>(bytes));
@@ -207,14 +277,40 @@ absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const 
       }
       ws = *got;
     }
-    const float alpha = 1.0f, beta = 0.0f;
-    const cudnnStatus_t run = cudnnConvolutionForward(handle, &alpha, d.x, in, d.w, filter, d.conv,
-                                                      p.algo, ws, bytes, &beta, d.y, out);
+    const cudnnStatus_t run = D::Run(handle, d, p, ws, bytes, a, b, out);
     if (run == CUDNN_STATUS_SUCCESS) return absl::OkStatus();
-    last = FromCudnn(run, "cudnnConvolutionForward");
+    last = FromCudnn(run, D::kName);
     if (CUDNN_STATUS_CATEGORY(run) != CUDNN_STATUS_NOT_SUPPORTED) return last;
   }
   return last;
+}
+
+}  // namespace
+
+absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const float* filter,
+                    float* out, const WorkspaceFn& workspace) {
+  if (g.n * g.out_c * g.out_h * g.out_w == 0) {
+    return cuda_util::UseStreamDevice(static_cast<cudaStream_t>(stream));
+  }
+  return Convolve<Forward>(stream, g, in, filter, out, workspace);
+}
+
+absl::Status Conv2DBackpropInput(void* stream, const ConvGeometry& g, const float* filter,
+                                 const float* out_backprop, float* in_backprop,
+                                 const WorkspaceFn& workspace) {
+  if (g.n * g.c * g.h * g.w == 0) {
+    return cuda_util::UseStreamDevice(static_cast<cudaStream_t>(stream));
+  }
+  return Convolve<BackwardData>(stream, g, filter, out_backprop, in_backprop, workspace);
+}
+
+absl::Status Conv2DBackpropFilter(void* stream, const ConvGeometry& g, const float* in,
+                                  const float* out_backprop, float* filter_backprop,
+                                  const WorkspaceFn& workspace) {
+  if (g.out_c * g.kh * g.kw * g.c == 0) {
+    return cuda_util::UseStreamDevice(static_cast<cudaStream_t>(stream));
+  }
+  return Convolve<BackwardFilter>(stream, g, in, out_backprop, filter_backprop, workspace);
 }
 
 }  // namespace gpu

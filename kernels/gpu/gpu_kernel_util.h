@@ -1,14 +1,16 @@
 // What the GPU OpKernels share: the device's compute stream, the kernel
 // base (launching is cheap, so GPU kernels run inline on the executor's
-// thread), the element types the launchers take, and the dtypes kept in
-// device memory.
+// thread), the element types the launchers take, the nn ops' data_format
+// and padding attrs, and the dtypes kept in device memory.
 #ifndef GRAPHRUN_KERNELS_GPU_GPU_KERNEL_UTIL_H_
 #define GRAPHRUN_KERNELS_GPU_GPU_KERNEL_UTIL_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "graph/ops/shape_helpers.h"
 #include "graph/types.h"
 #include "kernels/cpu/bias_activation.h"
 #include "kernels/cpu/forward_ops.h"
@@ -21,6 +23,10 @@ namespace gpu {
 
 // The device's compute stream; an error on a device without one (the
 // legacy default stream would not be ordered with the copy streams).
+// A float tensor's device buffer.
+inline const float* FloatData(const Tensor& t) { return static_cast<const float*>(t.raw_data()); }
+inline float* FloatData(Tensor* t) { return static_cast<float*>(t->raw_data()); }
+
 inline absl::StatusOr<void*> Stream(OpKernelContext* ctx) {
   DeviceContext* dc = ctx->device()->device_context();
   if (dc == nullptr) {
@@ -84,6 +90,41 @@ inline absl::StatusOr<Epilogue> EpilogueFromAttrs(OpKernelConstruction* c) {
       break;
   }
   return e;
+}
+
+// The data_format attr of a 2-D nn op (NHWC when absent): NHWC or NCHW.
+inline absl::Status ReadDataFormat(OpKernelConstruction* c, bool* nchw) {
+  std::string format = "NHWC";
+  if (c->attrs().Find("data_format") != nullptr) {
+    absl::Status s = c->GetAttr("data_format", &format);
+    if (!s.ok()) return s;
+  }
+  if (format != "NHWC" && format != "NCHW") {
+    return absl::InvalidArgumentError(absl::StrCat("Invalid data format: ", format));
+  }
+  *nchw = format == "NCHW";
+  return absl::OkStatus();
+}
+
+// The padding attr and, when the op has it, explicit_paddings.
+inline absl::Status ReadPadding(OpKernelConstruction* c, op_shapes::Padding* padding,
+                               std::vector<int64_t>* explicit_paddings) {
+  std::string text;
+  absl::Status s = c->GetAttr("padding", &text);
+  if (!s.ok()) return s;
+  absl::StatusOr<op_shapes::Padding> parsed = op_shapes::ParsePadding(text);
+  if (!parsed.ok()) return parsed.status();
+  *padding = *parsed;
+  if (c->attrs().Find("explicit_paddings") != nullptr) {
+    s = c->GetAttr("explicit_paddings", explicit_paddings);
+    if (!s.ok()) return s;
+  }
+  if (*padding != op_shapes::Padding::kExplicit && !explicit_paddings->empty()) {
+    return absl::InvalidArgumentError(
+        "explicit_paddings attribute must be empty if the padding attribute is "
+        "not EXPLICIT");
+  }
+  return absl::OkStatus();
 }
 
 // The dtypes a GPU keeps in device memory: every type a tensor or handle

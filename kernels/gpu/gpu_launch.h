@@ -201,6 +201,64 @@ using WorkspaceFn = std::function<absl::StatusOr<void*>(int64_t bytes)>;
 absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const float* filter,
                     float* out, const WorkspaceFn& workspace);
 
+// ------------------------------------------------------------ gradients
+// (cudnn_launch.cu and nn_grad_launch.cu.)
+
+// The convolution `g` (as Conv2D runs it) backward on cuDNN: in_backprop
+// [n, c, h, w] (g's order) from the filter (cuDNN's layout) and
+// out_backprop [n, out_c, out_h, out_w]; filter_backprop (cuDNN's layout)
+// from the input and out_backprop. Both overwrite their output.
+absl::Status Conv2DBackpropInput(void* stream, const ConvGeometry& g, const float* filter,
+                                 const float* out_backprop, float* in_backprop,
+                                 const WorkspaceFn& workspace);
+absl::Status Conv2DBackpropFilter(void* stream, const ConvGeometry& g, const float* in,
+                                  const float* out_backprop, float* filter_backprop,
+                                  const WorkspaceFn& workspace);
+
+// The pooling `g` backward, float, in g's layout; each input element's
+// gradient gathered over the windows that cover it, in output order (no
+// atomics: deterministic). MaxPoolGrad: each window's gradient goes to its
+// first maximum in row-major scan order (a later element only when
+// greater, so a NaN first stays and a later NaN never wins). AvgPoolGrad:
+// each window's gradient divided by the count of its elements inside the
+// input.
+absl::Status MaxPoolGrad(void* stream, const float* in, const float* grad, float* in_backprop,
+                         const PoolGeometry& g);
+absl::Status AvgPoolGrad(void* stream, const float* grad, float* in_backprop,
+                         const PoolGeometry& g);
+
+// out[i] = op's gradient from a[i], b[i], float, as the CPU kernels:
+// kRelu6 g * (0 < f < 6); kElu (g, y) y < 0 ? g * (y + 1) : g; kSelu (g, y)
+// y < 0 ? g * (y + 1.7580993...) : g * 1.0507009...; kLeakyRelu f > 0 ? g :
+// g * alpha; kSoftplus g / (exp(-f) + 1); kSoftsign g / (|f| + 1)^2;
+// kSigmoid (y, dy) dy * (y * (1 - y)); kTanh (y, dy) dy * (1 - y * y);
+// kRsqrt (y, dy) (dy * y * -0.5) * (y * y); kSqrt (y, dy) (0.5 / y) * dy;
+// kReciprocal (y, dy) -(dy * (y * y)). a and b are the op's inputs 0 and 1.
+enum class GradOp {
+  kRelu6, kElu, kSelu, kLeakyRelu, kSoftplus, kSoftsign, kSigmoid, kTanh, kRsqrt, kSqrt,
+  kReciprocal,
+};
+absl::Status ActivationGrad(void* stream, GradOp op, const float* a, const float* b, float* out,
+                            int64_t n, float alpha = 0.0f);
+
+// Softmax cross entropy per row of [rows, cols] logits, float: shifted =
+// logits - max, sum = sum(exp(shifted)), loss[r] = sum(labels * (log(sum) -
+// shifted)), backprop = exp(shifted) / sum - labels. The dense labels (and
+// logits) are read at row * *_row_stride + col * *_col_stride (0 where they
+// broadcast); logits' strides likewise. The sparse form's labels are class
+// indices; one outside [0, cols) makes its row's loss and backprop NaN (as
+// TensorFlow's GPU kernel).
+struct XentShape {
+  int64_t rows = 0, cols = 0;
+  int64_t logits_row_stride = 0, logits_col_stride = 1;
+  int64_t labels_row_stride = 0, labels_col_stride = 1;
+};
+absl::Status SoftmaxCrossEntropy(void* stream, const float* logits, const float* labels,
+                                 float* loss, float* backprop, const XentShape& shape);
+absl::Status SparseSoftmaxCrossEntropy(void* stream, const float* logits, IndexType label_type,
+                                       const void* labels, float* loss, float* backprop,
+                                       int64_t rows, int64_t cols);
+
 // ------------------------------------------------------------ training
 // (training_launch.cu.) Every sum, product, quotient and square root is
 // rounded on its own (no fused multiply-add), in TensorFlow's order, so

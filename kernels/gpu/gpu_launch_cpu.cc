@@ -71,6 +71,29 @@ absl::Status Conv2D(void*, const ConvGeometry&, const float*, const float*, floa
                     const WorkspaceFn&) {
   return NoCuda();
 }
+absl::Status Conv2DBackpropInput(void*, const ConvGeometry&, const float*, const float*, float*,
+                                 const WorkspaceFn&) {
+  return NoCuda();
+}
+absl::Status Conv2DBackpropFilter(void*, const ConvGeometry&, const float*, const float*, float*,
+                                  const WorkspaceFn&) {
+  return NoCuda();
+}
+absl::Status MaxPoolGrad(void*, const float*, const float*, float*, const PoolGeometry&) {
+  return NoCuda();
+}
+absl::Status AvgPoolGrad(void*, const float*, float*, const PoolGeometry&) { return NoCuda(); }
+absl::Status ActivationGrad(void*, GradOp, const float*, const float*, float*, int64_t, float) {
+  return NoCuda();
+}
+absl::Status SoftmaxCrossEntropy(void*, const float*, const float*, float*, float*,
+                                 const XentShape&) {
+  return NoCuda();
+}
+absl::Status SparseSoftmaxCrossEntropy(void*, const float*, IndexType, const void*, float*,
+                                       float*, int64_t, int64_t) {
+  return NoCuda();
+}
 
 absl::Status ReluGrad(void*, const float*, const float*, float*, int64_t) { return NoCuda(); }
 absl::Status ApplyGradientDescent(void*, float*, const float*, const float*, int64_t) {

@@ -29,41 +29,10 @@ using gpu::GpuKernel;
 using gpu::Stream;
 using op_shapes::Padding;
 
-const float* FloatData(const Tensor& t) { return static_cast<const float*>(t.raw_data()); }
-float* FloatData(Tensor* t) { return static_cast<float*>(t->raw_data()); }
+using gpu::FloatData;
 
-absl::Status ReadDataFormat(OpKernelConstruction* c, bool* nchw) {
-  std::string format = "NHWC";
-  if (c->attrs().Find("data_format") != nullptr) {
-    absl::Status s = c->GetAttr("data_format", &format);
-    if (!s.ok()) return s;
-  }
-  if (format != "NHWC" && format != "NCHW") {
-    return absl::InvalidArgumentError(absl::StrCat("Invalid data format: ", format));
-  }
-  *nchw = format == "NCHW";
-  return absl::OkStatus();
-}
-
-absl::Status ReadPadding(OpKernelConstruction* c, Padding* padding,
-                         std::vector<int64_t>* explicit_paddings) {
-  std::string text;
-  absl::Status s = c->GetAttr("padding", &text);
-  if (!s.ok()) return s;
-  absl::StatusOr<Padding> parsed = op_shapes::ParsePadding(text);
-  if (!parsed.ok()) return parsed.status();
-  *padding = *parsed;
-  if (c->attrs().Find("explicit_paddings") != nullptr) {
-    s = c->GetAttr("explicit_paddings", explicit_paddings);
-    if (!s.ok()) return s;
-  }
-  if (*padding != Padding::kExplicit && !explicit_paddings->empty()) {
-    return absl::InvalidArgumentError(
-        "explicit_paddings attribute must be empty if the padding attribute is "
-        "not EXPLICIT");
-  }
-  return absl::OkStatus();
-}
+using gpu::ReadDataFormat;
+using gpu::ReadPadding;
 
 // Conv2D and DepthwiseConv2dNative, and with `fused` their _Fused forms.
 class ConvOp : public GpuKernel {

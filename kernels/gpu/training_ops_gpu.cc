@@ -27,8 +27,7 @@ namespace {
 using gpu::GpuKernel;
 using gpu::Stream;
 
-const float* FloatData(const Tensor& t) { return static_cast<const float*>(t.raw_data()); }
-float* FloatData(Tensor* t) { return static_cast<float*>(t->raw_data()); }
+using gpu::FloatData;
 
 // The dense updates: `num_vars` variables, `num_scalars` hyperparameters,
 // the gradient, then `num_trailing` more hyperparameters (Momentum's
