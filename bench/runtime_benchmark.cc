@@ -1,10 +1,16 @@
 // Runtime overheads and kernel efficiency through the Session, side by side
 // with the same work done directly, so ratios are measured in one run:
 //   - executor overhead: a serial chain of trivial nodes (ns/node) and a
-//     1 -> N -> 1 fan-out/fan-in (ns/node);
+//     1 -> N -> 1 fan-out/fan-in (ns/node), both with the graph optimizer
+//     OFF (SessionOptions::Optimize::kNone): its default passes (constant
+//     folding, common subexpressions, pruning) reduce a Const followed by
+//     Identity/AddN nodes to one Const, which would leave a one-node step
+//     and a meaningless ns/node;
 //   - Session::Run fixed cost on a one-node graph (p50, µs);
 //   - MatMul n x n through the Session vs the same Gemm call made directly;
 //   - peak memory of a step vs the bytes its tensors add up to.
+// Every benchmark that runs a Session reports an `optimizer` counter: 1 when
+// the step ran through the default graph optimizer, 0 when it was off.
 #include <algorithm>
 #include <chrono>
 #include <string>
@@ -44,9 +50,14 @@ NodeDef* AddPlaceholder(GraphDef* g, const std::string& name) {
   return p;
 }
 
-std::unique_ptr<Session> NewSession(const GraphDef& g, int inter_op_threads = 0) {
+// `optimize` = kNone for graphs the optimizer would fold away (the executor
+// overhead benchmarks); sets the `optimizer` counter to say which ran.
+std::unique_ptr<Session> NewSession(
+    benchmark::State& state, const GraphDef& g,
+    SessionOptions::Optimize optimize = SessionOptions::Optimize::kDefault) {
   SessionOptions options;
-  options.inter_op_threads = inter_op_threads;
+  options.optimize = optimize;
+  state.counters["optimizer"] = optimize == SessionOptions::Optimize::kNone ? 0 : 1;
   auto s = Session::Create(g, options);
   if (!s.ok()) {
     fprintf(stderr, "%s\n", s.status().ToString().c_str());
@@ -55,7 +66,9 @@ std::unique_ptr<Session> NewSession(const GraphDef& g, int inter_op_threads = 0)
   return std::move(s).value();
 }
 
-// c -> Identity x N -> fetch.
+// c -> Identity x N -> fetch. Optimizer off: with it on, constant folding,
+// common subexpressions and pruning turn the chain into one Const and
+// nothing of the executor is measured.
 void BM_SerialChain(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   GraphDef g;
@@ -66,8 +79,10 @@ void BM_SerialChain(benchmark::State& state) {
     SetType(AddNode(&g, name, "Identity", {prev}), "T", DT_FLOAT);
     prev = name;
   }
-  auto session = NewSession(g);
+  auto session = NewSession(state, g, SessionOptions::Optimize::kNone);
   std::vector<Tensor> out;
+  // The first Run builds the step's plan; keep it out of the timing.
+  if (!session->Run({}, {prev}, {}, &out).ok()) state.SkipWithError("run failed");
   for (auto _ : state) {
     if (!session->Run({}, {prev}, {}, &out).ok()) state.SkipWithError("run failed");
   }
@@ -76,7 +91,8 @@ void BM_SerialChain(benchmark::State& state) {
 }
 BENCHMARK(BM_SerialChain)->Arg(10000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-// src -> N parallel Identity -> AddN -> fetch.
+// src -> N parallel Identity -> AddN -> fetch. Optimizer off, for the same
+// reason as BM_SerialChain (the whole graph folds into one Const).
 void BM_FanOutFanIn(benchmark::State& state) {
   const int n = static_cast<int>(state.range(0));
   GraphDef g;
@@ -91,8 +107,10 @@ void BM_FanOutFanIn(benchmark::State& state) {
   sum = AddNode(&g, "sum", "AddN", mids);
   SetType(sum, "T", DT_FLOAT);
   (*sum->mutable_attr())["N"].set_i(n);
-  auto session = NewSession(g);
+  auto session = NewSession(state, g, SessionOptions::Optimize::kNone);
   std::vector<Tensor> out;
+  // The first Run builds the step's plan; keep it out of the timing.
+  if (!session->Run({}, {"sum"}, {}, &out).ok()) state.SkipWithError("run failed");
   for (auto _ : state) {
     if (!session->Run({}, {"sum"}, {}, &out).ok()) state.SkipWithError("run failed");
   }
@@ -105,7 +123,7 @@ BENCHMARK(BM_FanOutFanIn)->Arg(1000)->Unit(benchmark::kMicrosecond)->UseRealTime
 void BM_SessionRunOneNode(benchmark::State& state) {
   GraphDef g;
   AddScalarConst(&g, "c", 3.f);
-  auto session = NewSession(g);
+  auto session = NewSession(state, g);
   std::vector<Tensor> out;
   std::vector<double> us;
   us.reserve(1 << 20);
@@ -127,7 +145,7 @@ void BM_SessionRunFeedFetch(benchmark::State& state) {
   GraphDef g;
   AddPlaceholder(&g, "x");
   SetType(AddNode(&g, "y", "Identity", {"x"}), "T", DT_FLOAT);
-  auto session = NewSession(g);
+  auto session = NewSession(state, g);
   std::vector<Tensor> out;
   Tensor x = Tensor::Scalar<float>(1.f);
   std::vector<double> us;
@@ -166,7 +184,7 @@ GraphDef MatMulGraph() {
 // a (fed) x b (fed) through the Session.
 void BM_MatMulSession(benchmark::State& state) {
   const int64_t n = state.range(0);
-  auto session = NewSession(MatMulGraph());
+  auto session = NewSession(state, MatMulGraph());
   Tensor a = RandomMatrix(n), b = RandomMatrix(n);
   std::vector<Tensor> out;
   for (auto _ : state) {
@@ -236,7 +254,7 @@ BENCHMARK(BM_MlpStepGemm)
 // machine: ratio = median direct time / median Session time (goal >= 0.95).
 void BM_MatMulSessionVsDirect(benchmark::State& state) {
   const int64_t n = state.range(0);
-  auto session = NewSession(MatMulGraph());
+  auto session = NewSession(state, MatMulGraph());
   const int threads = NumSchedulableCpus();
   Eigen::ThreadPool pool(threads);
   Eigen::ThreadPoolDevice device(&pool, threads);
@@ -297,7 +315,7 @@ void BM_PeakMemoryChain(benchmark::State& state) {
     SetType(AddNode(&g, name, i % 2 ? "Neg" : "Relu", {prev}), "T", DT_FLOAT);
     prev = name;
   }
-  auto session = NewSession(g);
+  auto session = NewSession(state, g);
   Device* device = session->devices()[0];
   std::vector<Tensor> out;
   double peak = 0;
