@@ -68,6 +68,14 @@ TEST(SavedModelTest, KerasExport) {
   ExpectTensorFlowsOutputs(*bundle, "keras_mlp", "serve", {"x"}, {"output_0"});
 }
 
+// Keras 3 exports BatchNormalization's inference as arithmetic on its
+// (trained) moving statistics.
+TEST(SavedModelTest, KerasCnnWithBatchNormalization) {
+  auto bundle = Load("keras_cnn");
+  ASSERT_NE(bundle, nullptr);
+  ExpectTensorFlowsOutputs(*bundle, "keras_cnn", "serving_default", {"x"}, {"output_0"});
+}
+
 TEST(SavedModelTest, ModuleWithALoopAndTwoSignatures) {
   auto bundle = Load("module");
   ASSERT_NE(bundle, nullptr);

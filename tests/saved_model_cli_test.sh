@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `graphrun run DIR` and `graphrun inspect DIR` on SavedModels TensorFlow
 # wrote (fixtures/saved_models/make_saved_models.py and
-# make_text_saved_models.py): a Keras 3 export, a tf.Module with two
+# make_text_saved_models.py): Keras 3 exports of an MLP and of a CNN with
+# BatchNormalization, a tf.Module with two
 # signatures (one loops), a TF1 simple_save with ref variables, a Keras
 # StringLookup over a vocabulary asset, a Keras TextVectorization and a TF1
 # Builder graph with tables read from text-file assets (string inputs from
@@ -38,6 +39,7 @@ signature() {
 
 signature keras_mlp serving_default x output_0
 signature keras_mlp serve x output_0
+signature keras_cnn serving_default x output_0
 signature module serving_default "x n" "h norm"
 signature module affine x y
 signature tf1_mlp serving_default x "logits probs"
