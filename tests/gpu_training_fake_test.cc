@@ -25,6 +25,7 @@
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/testing/fake_gpu_platform.h"
 #include "runtime/session.h"
+#include "tests/apply_case_graph.h"
 #include "tests/fixtures/training/apply_ops_data.h"
 
 namespace graphrun {
@@ -42,20 +43,6 @@ SessionOptions WithFakeGpu() {
   return options;
 }
 
-std::string Node(const std::string& name, const std::string& op, const std::string& rest) {
-  return absl::StrCat("node { name: '", name, "' op: '", op, "' device: '/device:GPU:0' ", rest,
-                      " }\n");
-}
-std::string FloatAttr(const char* key) {
-  return absl::StrCat("attr { key: '", key, "' value { type: DT_FLOAT } }");
-}
-std::string ScalarConst(const std::string& name, float v) {
-  return Node(name, "Const",
-              absl::StrCat(FloatAttr("dtype"), " attr { key: 'value' value { tensor { dtype: "
-                                               "DT_FLOAT tensor_shape { } float_val: ",
-                           absl::StrFormat("%.9g", v), " } } }"));
-}
-
 // The dense cases of the optimizers with GPU kernels.
 std::vector<ApplyCase> GpuCases() {
   std::vector<ApplyCase> out;
@@ -67,48 +54,13 @@ std::vector<ApplyCase> GpuCases() {
   return out;
 }
 
-// Slot k's variable "s<k>", its initializer "init<k>" (fed "x<k>") and its
-// reader "read<k>"; the update "apply" with the gradient fed to "grad" and
-// Adam's beta powers to "b1p" and "b2p".
+// The case's graph (tests/apply_case_graph.h) with every node asked onto
+// the GPU.
 GraphDef Graph(const ApplyCase& c, bool resource) {
-  const std::string shape =
-      absl::StrCat("attr { key: 'shape' value { shape { dim { size: ", kN, " } } } }");
-  std::string t;
-  for (size_t k = 0; k < c.init.size(); ++k) {
-    const std::string s = absl::StrCat("s", k);
-    t += Node(absl::StrCat("x", k), "Placeholder", FloatAttr("dtype"));
-    if (resource) {
-      t += Node(s, "VarHandleOp", FloatAttr("dtype") + " " + shape);
-      t += Node(absl::StrCat("init", k), "AssignVariableOp",
-                absl::StrCat("input: '", s, "' input: 'x", k, "' ", FloatAttr("dtype")));
-      t += Node(absl::StrCat("read", k), "ReadVariableOp",
-                absl::StrCat("input: '", s, "' ", FloatAttr("dtype")));
-    } else {
-      t += Node(s, "VariableV2", FloatAttr("dtype") + " " + shape);
-      t += Node(absl::StrCat("init", k), "Assign",
-                absl::StrCat("input: '", s, "' input: 'x", k, "' ", FloatAttr("T")));
-      t += Node(absl::StrCat("read", k), "Identity",
-                absl::StrCat("input: '", s, "' ", FloatAttr("T")));
-    }
-  }
-  t += Node("grad", "Placeholder", FloatAttr("dtype"));
-  t += Node("b1p", "Placeholder", FloatAttr("dtype"));
-  t += Node("b2p", "Placeholder", FloatAttr("dtype"));
-  t += ScalarConst("lr", kLr);
-  t += ScalarConst("momentum", kMomentum);
-  t += ScalarConst("beta1", kBeta1);
-  t += ScalarConst("beta2", kBeta2);
-  t += ScalarConst("epsilon", kEpsilon);
-  std::string rest;
-  for (const char* in : c.inputs) absl::StrAppend(&rest, "input: '", in, "' ");
-  t += Node("apply", resource ? absl::StrCat("Resource", c.op) : std::string(c.op),
-            absl::StrCat(rest, FloatAttr("T"), " ", c.attrs));
-  for (char& ch : t) {
-    if (ch == '\'') ch = '"';
-  }
-  absl::StatusOr<GraphDef> graph = ParseGraphDef(t, GraphFormat::kText);
+  absl::StatusOr<GraphDef> graph = ParseGraphDef(
+      apply_case_graph::ApplyGraph(c, resource, "/device:GPU:0"), GraphFormat::kText);
   EXPECT_TRUE(graph.ok()) << graph.status();
-  return graph.ok() ? *std::move(graph) : GraphDef();
+  return graph.ok() ? *graph : GraphDef();
 }
 
 Tensor Values(const float* values) {
@@ -230,11 +182,11 @@ TEST(GpuTrainingFakeTest, UninitializedVariableOnTheGpuIsNamed) {
 // DestroyResourceOp on the GPU; a value fetched before an update keeps the
 // value it had.
 TEST(GpuTrainingFakeTest, ResourceVariableKernelsRunOnTheGpu) {
-  std::string t;
+  apply_case_graph::GraphText g("/device:GPU:0");
   auto node = [&](const std::string& name, const std::string& op, const std::string& rest) {
-    t += Node(name, op, rest);
+    g.Node(name, op, rest);
   };
-  const std::string dtype = FloatAttr("dtype");
+  const std::string dtype = apply_case_graph::FloatAttr("dtype");
   node("x", "Placeholder", dtype);
   node("d", "Placeholder", dtype);
   node("v", "VarHandleOp", dtype + " attr { key: 'shape' value { shape { dim { size: 3 } } } }");
@@ -244,10 +196,7 @@ TEST(GpuTrainingFakeTest, ResourceVariableKernelsRunOnTheGpu) {
   node("sub", "AssignSubVariableOp", "input: 'v' input: 'd' " + dtype);
   node("inited", "VarIsInitializedOp", "input: 'v'");
   node("destroy", "DestroyResourceOp", "input: 'v'");
-  for (char& ch : t) {
-    if (ch == '\'') ch = '"';
-  }
-  absl::StatusOr<GraphDef> graph = ParseGraphDef(t, GraphFormat::kText);
+  absl::StatusOr<GraphDef> graph = ParseGraphDef(g.Text(), GraphFormat::kText);
   ASSERT_TRUE(graph.ok()) << graph.status();
   auto session = Session::Create(*graph, WithFakeGpu());
   ASSERT_TRUE(session.ok()) << session.status();

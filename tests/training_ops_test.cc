@@ -19,27 +19,16 @@
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
 #include "runtime/session.h"
+#include "tests/apply_case_graph.h"
 #include "tests/fixtures/training/apply_ops_data.h"
 
 namespace graphrun {
 namespace {
 
 using namespace apply_ops_data;  // NOLINT: the fixture's arrays
+using apply_case_graph::ApplyGraph;
+using apply_case_graph::Sparse;
 
-std::string Node(const std::string& name, const std::string& op, const std::string& rest) {
-  return absl::StrCat("node { name: '", name, "' op: '", op, "' ", rest, " }\n");
-}
-std::string FloatAttr(const char* key) {
-  return absl::StrCat("attr { key: '", key, "' value { type: DT_FLOAT } }");
-}
-std::string ScalarConst(const std::string& name, float v) {
-  return Node(name, "Const",
-              absl::StrCat(FloatAttr("dtype"), " attr { key: 'value' value { tensor { dtype: "
-                                               "DT_FLOAT tensor_shape { } float_val: ",
-                           absl::StrFormat("%.9g", v), " } } }"));
-}
-
-bool Sparse(const ApplyCase& c) { return absl::StartsWith(c.op, "Sparse"); }
 int64_t Elements(const ApplyCase& c) { return Sparse(c) ? kRows * kCols : kN; }
 
 // Differences in ulps TensorFlow's approximate reciprocal square root
@@ -52,57 +41,6 @@ int MaxUlps(const ApplyCase& c) {
   }
   if (name == "adagrad_no_slots" || name == "sparse_adagrad") return 4;
   return 0;
-}
-
-// slot k's variable "s<k>", its initializer "init<k>" (fed "x<k>"), its
-// reader "read<k>"; the update "apply" with the gradient fed to "grad" and
-// Adam's beta powers to "b1p" and "b2p".
-std::string Graph(const ApplyCase& c, bool resource) {
-  const std::string shape =
-      Sparse(c) ? absl::StrCat("attr { key: 'shape' value { shape { dim { size: ", kRows,
-                               " } dim { size: ", kCols, " } } } }")
-                : absl::StrCat("attr { key: 'shape' value { shape { dim { size: ", kN,
-                               " } } } }");
-  std::string t;
-  for (size_t k = 0; k < c.init.size(); ++k) {
-    const std::string s = absl::StrCat("s", k);
-    t += Node(absl::StrCat("x", k), "Placeholder", FloatAttr("dtype"));
-    if (resource) {
-      t += Node(s, "VarHandleOp", FloatAttr("dtype") + " " + shape);
-      t += Node(absl::StrCat("init", k), "AssignVariableOp",
-                absl::StrCat("input: '", s, "' input: 'x", k, "' ", FloatAttr("dtype")));
-      t += Node(absl::StrCat("read", k), "ReadVariableOp",
-                absl::StrCat("input: '", s, "' ", FloatAttr("dtype")));
-    } else {
-      t += Node(s, "VariableV2", FloatAttr("dtype") + " " + shape);
-      t += Node(absl::StrCat("init", k), "Assign",
-                absl::StrCat("input: '", s, "' input: 'x", k, "' ", FloatAttr("T")));
-      t += Node(absl::StrCat("read", k), "Identity",
-                absl::StrCat("input: '", s, "' ", FloatAttr("T")));
-    }
-  }
-  t += Node("grad", "Placeholder", FloatAttr("dtype"));
-  t += Node("b1p", "Placeholder", FloatAttr("dtype"));
-  t += Node("b2p", "Placeholder", FloatAttr("dtype"));
-  t += ScalarConst("lr", kLr);
-  t += ScalarConst("momentum", kMomentum);
-  t += ScalarConst("beta1", kBeta1);
-  t += ScalarConst("beta2", kBeta2);
-  t += ScalarConst("epsilon", kEpsilon);
-  t += ScalarConst("rho", kRho);
-  std::string indices = "attr { key: 'dtype' value { type: DT_INT32 } } attr { key: 'value' "
-                        "value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 4 } } ";
-  for (int i : kIndices) absl::StrAppend(&indices, "int_val: ", i, " ");
-  t += Node("indices", "Const", indices + "} } }");
-  std::string rest;
-  for (const char* in : c.inputs) absl::StrAppend(&rest, "input: '", in, "' ");
-  if (Sparse(c)) rest += "attr { key: 'Tindices' value { type: DT_INT32 } } ";
-  t += Node("apply", resource ? absl::StrCat("Resource", c.op) : std::string(c.op),
-            absl::StrCat(rest, FloatAttr("T"), " ", c.attrs));
-  for (char& ch : t) {
-    if (ch == '\'') ch = '"';
-  }
-  return t;
 }
 
 Tensor Values(const ApplyCase& c, const float* values) {
@@ -135,7 +73,7 @@ TEST(TrainingOpsTest, TwoStepsGiveTensorFlowsValues) {
     for (bool resource : {false, true}) {
       if (c.resource_only && !resource) continue;
       SCOPED_TRACE(absl::StrCat(c.name, resource ? " (resource)" : " (ref)"));
-      absl::StatusOr<GraphDef> graph = ParseGraphDef(Graph(c, resource), GraphFormat::kText);
+      absl::StatusOr<GraphDef> graph = ParseGraphDef(ApplyGraph(c, resource), GraphFormat::kText);
       ASSERT_TRUE(graph.ok()) << graph.status();
       auto session = Session::Create(*graph);
       ASSERT_TRUE(session.ok()) << session.status();
@@ -175,7 +113,7 @@ TEST(TrainingOpsTest, UpdatesRefuseUninitializedVariablesAndOtherShapes) {
   const ApplyCase c = Cases()[5];  // Adam
   ASSERT_STREQ(c.name, "adam");
   for (bool resource : {false, true}) {
-    absl::StatusOr<GraphDef> graph = ParseGraphDef(Graph(c, resource), GraphFormat::kText);
+    absl::StatusOr<GraphDef> graph = ParseGraphDef(ApplyGraph(c, resource), GraphFormat::kText);
     ASSERT_TRUE(graph.ok()) << graph.status();
     auto session = Session::Create(*graph);
     ASSERT_TRUE(session.ok()) << session.status();
@@ -210,7 +148,7 @@ TEST(TrainingOpsTest, SparseUpdateRefusesIndexOutOfRange) {
   }
   ASSERT_STREQ(c.name, "sparse_adagrad");
   for (bool resource : {false, true}) {
-    std::string text = Graph(c, resource);
+    std::string text = ApplyGraph(c, resource);
     const size_t at = text.find("int_val: 4 ");
     ASSERT_NE(at, std::string::npos);
     text.replace(at, 11, "int_val: 9 ");

@@ -21,25 +21,14 @@
 #include "graph/types.h"
 #include "kernels/gpu/array_plans.h"
 #include "kernels/gpu/gpu_launch.h"
-#include "runtime/gpu/testing/fake_gpu_platform.h"
+#include "runtime/gpu/testing/fake_launch_util.h"
 
 namespace graphrun {
 namespace gpu {
 namespace {
 
-// An error unless every pointer lies in the fake GPU's device memory, as a
-// GPU kernel given a host pointer would fault (nullptr: an empty tensor's).
-absl::Status OnDevice(void* stream, const char* what, std::initializer_list<const void*> ptrs) {
-  if (stream == nullptr) return absl::FailedPreconditionError("no stream");
-  const FakeGpuPlatform* platform = FakeGpuPlatform::PlatformOf(static_cast<GpuStream*>(stream));
-  for (const void* p : ptrs) {
-    if (p != nullptr && !platform->IsDeviceMemory(p)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the fake GPU's ", what, " was given memory that is not the GPU's"));
-    }
-  }
-  return absl::OkStatus();
-}
+using fake::OnDevice;
+using fake::Queue;
 
 absl::Status ElementBytesOk(int element_bytes) {
   if (element_bytes == 1 || element_bytes == 2 || element_bytes == 4 || element_bytes == 8) {
@@ -57,15 +46,6 @@ absl::Status ElementBytesOk(int element_bytes) {
       if (!gr_device_.ok()) return gr_device_;                         \
     }                                                                  \
   } while (0)
-
-absl::Status Queue(void* stream, std::function<void()> work) {
-  if (stream == nullptr) return absl::FailedPreconditionError("no stream");
-  FakeGpuPlatform::Enqueue(static_cast<GpuStream*>(stream), [work = std::move(work)] {
-    work();
-    return absl::OkStatus();
-  });
-  return absl::OkStatus();
-}
 
 int64_t Elements(const BroadcastShape& s) {
   int64_t n = 1;

@@ -17,35 +17,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/gpu/gpu_launch.h"
-#include "runtime/gpu/testing/fake_gpu_platform.h"
+#include "runtime/gpu/testing/fake_launch_util.h"
 
 namespace graphrun {
 namespace gpu {
 namespace {
 
-// OK when there is nothing to touch or every non-null pointer lies in the
-// fake GPU's device memory.
-absl::Status OnDevice(void* stream, int64_t n, const char* what,
-                      std::initializer_list<const void*> ptrs) {
-  if (stream == nullptr) return absl::FailedPreconditionError("no stream");
-  if (n == 0) return absl::OkStatus();
-  const FakeGpuPlatform* platform = FakeGpuPlatform::PlatformOf(static_cast<GpuStream*>(stream));
-  for (const void* p : ptrs) {
-    if (p != nullptr && !platform->IsDeviceMemory(p)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the fake GPU's ", what, " was given memory that is not the GPU's"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Queue(void* stream, std::function<void()> work) {
-  FakeGpuPlatform::Enqueue(static_cast<GpuStream*>(stream), [work = std::move(work)] {
-    work();
-    return absl::OkStatus();
-  });
-  return absl::OkStatus();
-}
+using fake::OnDevice;
+using fake::Queue;
 
 // Calls fn(input offset, filter offset, output offset) for every product
 // of the convolution `g` (cuDNN's cross-correlation; in and out in g's
