@@ -228,6 +228,7 @@ absl::Status AvgPoolGrad(void* stream, const float* grad, float* in_backprop,
                          const PoolGeometry& g);
 
 // out[i] = op's gradient from a[i], b[i], float, as the CPU kernels:
+// kRelu g * (f > 0) (a NaN or infinite g times 0 stays NaN, as on CPU);
 // kRelu6 g * (0 < f < 6); kElu (g, y) y < 0 ? g * (y + 1) : g; kSelu (g, y)
 // y < 0 ? g * (y + 1.7580993...) : g * 1.0507009...; kLeakyRelu f > 0 ? g :
 // g * alpha; kSoftplus g / (exp(-f) + 1); kSoftsign g / (|f| + 1)^2;
@@ -235,7 +236,7 @@ absl::Status AvgPoolGrad(void* stream, const float* grad, float* in_backprop,
 // kRsqrt (y, dy) (dy * y * -0.5) * (y * y); kSqrt (y, dy) (0.5 / y) * dy;
 // kReciprocal (y, dy) -(dy * (y * y)). a and b are the op's inputs 0 and 1.
 enum class GradOp {
-  kRelu6, kElu, kSelu, kLeakyRelu, kSoftplus, kSoftsign, kSigmoid, kTanh, kRsqrt, kSqrt,
+  kRelu, kRelu6, kElu, kSelu, kLeakyRelu, kSoftplus, kSoftsign, kSigmoid, kTanh, kRsqrt, kSqrt,
   kReciprocal,
 };
 absl::Status ActivationGrad(void* stream, GradOp op, const float* a, const float* b, float* out,
@@ -263,11 +264,6 @@ absl::Status SparseSoftmaxCrossEntropy(void* stream, const float* logits, IndexT
 // (training_launch.cu.) Every sum, product, quotient and square root is
 // rounded on its own (no fused multiply-add), in TensorFlow's order, so
 // the results are the CPU kernels' bit for bit.
-
-// backprops[i] = gradients[i] * (features[i] > 0 ? 1 : 0), float (a NaN or
-// infinite gradient times 0 stays NaN, as on CPU).
-absl::Status ReluGrad(void* stream, const float* gradients, const float* features,
-                      float* backprops, int64_t n);
 
 // The optimizer updates in place, over n elements, float. The
 // hyperparameters are device pointers to one float each.

@@ -95,7 +95,6 @@ absl::Status SparseSoftmaxCrossEntropy(void*, const float*, IndexType, const voi
   return NoCuda();
 }
 
-absl::Status ReluGrad(void*, const float*, const float*, float*, int64_t) { return NoCuda(); }
 absl::Status ApplyGradientDescent(void*, float*, const float*, const float*, int64_t) {
   return NoCuda();
 }

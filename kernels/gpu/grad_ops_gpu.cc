@@ -1,5 +1,5 @@
 // The GPU's element-wise gradients and softmax cross entropies, float:
-// Relu6Grad, EluGrad, SeluGrad, LeakyReluGrad, SoftplusGrad, SoftsignGrad,
+// ReluGrad, Relu6Grad, EluGrad, SeluGrad, LeakyReluGrad, SoftplusGrad, SoftsignGrad,
 // SigmoidGrad, TanhGrad, RsqrtGrad, SqrtGrad and ReciprocalGrad (one CUDA
 // kernel each call, the output in input 0's buffer when it can be), and
 // SoftmaxCrossEntropyWithLogits (logits and labels broadcast to [batch,
@@ -138,6 +138,7 @@ class SparseSoftmaxXentOp : public GpuKernel {
 #define GR_REGISTER_GRAD(name, op)                                                      \
   REGISTER_KERNEL(KernelDefBuilder(name).Device(kDeviceGpu).TypeConstraint<float>("T"), \
                   ActivationGradOp<gpu::GradOp::op>)
+GR_REGISTER_GRAD("ReluGrad", kRelu);
 GR_REGISTER_GRAD("Relu6Grad", kRelu6);
 GR_REGISTER_GRAD("EluGrad", kElu);
 GR_REGISTER_GRAD("SeluGrad", kSelu);

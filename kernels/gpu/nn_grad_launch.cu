@@ -131,6 +131,8 @@ __global__ void AvgPoolGradKernel(const float* grad, float* dx, PoolGeometry g, 
 
 __device__ float GradOf(GradOp op, float a, float b, float alpha) {
   switch (op) {
+    case GradOp::kRelu:
+      return __fmul_rn(a, b > 0.0f ? 1.0f : 0.0f);
     case GradOp::kRelu6:
       return __fmul_rn(a, __fmul_rn(b > 0.0f ? 1.0f : 0.0f, b < 6.0f ? 1.0f : 0.0f));
     case GradOp::kElu:

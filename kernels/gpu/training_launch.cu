@@ -1,4 +1,4 @@
-// The training launchers of gpu_launch.h: ReluGrad and the optimizer
+// The training launchers of gpu_launch.h: the optimizer
 // updates (plain SGD, momentum, Adam), float. Every operation goes through
 // an intrinsic that rounds it on its own (__fadd_rn, __fsub_rn, __fmul_rn,
 // __fdiv_rn, __fsqrt_rn), which nvcc never fuses into a multiply-add, in
@@ -25,10 +25,6 @@ constexpr int kThreads = 256;
 #define GR_GRID_STRIDE(i, n)                                                  \
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
        i += int64_t{blockDim.x} * gridDim.x)
-
-__global__ void ReluGradKernel(const float* g, const float* f, float* out, int64_t n) {
-  GR_GRID_STRIDE(i, n) { out[i] = __fmul_rn(g[i], f[i] > 0.0f ? 1.0f : 0.0f); }
-}
 
 __global__ void GradientDescentKernel(float* var, const float* alpha_ptr, const float* grad,
                                       int64_t n) {
@@ -86,16 +82,6 @@ __global__ void AdamKernel(float* var, float* m_slot, float* v_slot, AdamHyper h
 #undef GR_GRID_STRIDE
 
 }  // namespace
-
-absl::Status ReluGrad(void* stream, const float* gradients, const float* features,
-                      float* backprops, int64_t n) {
-  cudaStream_t s = static_cast<cudaStream_t>(stream);
-  absl::Status status = UseStreamDevice(s);
-  if (!status.ok()) return status;
-  if (n == 0) return absl::OkStatus();
-  ReluGradKernel<<<Blocks(n, kThreads), kThreads, 0, s>>>(gradients, features, backprops, n);
-  return Launched("ReluGrad");
-}
 
 absl::Status ApplyGradientDescent(void* stream, float* var, const float* alpha,
                                   const float* grad, int64_t n) {

@@ -1,6 +1,6 @@
 // Training on a GPU, float: the optimizer updates ApplyGradientDescent,
 // ApplyMomentum and ApplyAdam (Nesterov too) in their ref and resource
-// (ResourceApply*) forms, and the gradients ReluGrad and BiasAddGrad.
+// (ResourceApply*) forms, and BiasAddGrad.
 //
 // An update finds its variables (Var, kernels/variable.h) as the CPU's does
 // and with its messages: each variable is locked in input order (var, then
@@ -177,31 +177,6 @@ class AdamOp : public ApplyOp {
   }
 };
 
-// ReluGrad: gradients * (features > 0), the output in the gradients'
-// buffer when it can be.
-class ReluGradOp : public GpuKernel {
- public:
-  explicit ReluGradOp(OpKernelConstruction* c) : GpuKernel(c) {}
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& g = ctx->input(0);
-    const Tensor& f = ctx->input(1);
-    OP_REQUIRES(ctx, g.shape() == f.shape(),
-                absl::InvalidArgumentError(absl::StrCat(
-                    "ReluGrad: the two inputs must have the same shape, got ",
-                    g.shape().DebugString(), " and ", f.shape().DebugString())));
-    // Forwarding empties input 0's slot: what the launch needs is read first.
-    const float* gradients = FloatData(g);
-    const TensorShape shape = g.shape();
-    const int64_t n = g.NumElements();
-    Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, shape, &out));
-    if (n == 0) return;
-    absl::StatusOr<void*> stream = Stream(ctx);
-    OP_REQUIRES_OK(ctx, stream.status());
-    OP_REQUIRES_OK(ctx, gpu::ReluGrad(*stream, gradients, FloatData(f), FloatData(out), n));
-  }
-};
-
 // BiasAddGrad: the sum over every dim but the channels', as reductions: one
 // over the rows (channels last), or over each image's positions and then
 // the batch (NCHW).
@@ -277,8 +252,6 @@ const bool kRegistered = [] {
   return true;
 }();
 
-REGISTER_KERNEL(KernelDefBuilder("ReluGrad").Device(kDeviceGpu).TypeConstraint<float>("T"),
-                ReluGradOp);
 REGISTER_KERNEL(KernelDefBuilder("BiasAddGrad").Device(kDeviceGpu).TypeConstraint<float>("T"),
                 BiasAddGradOp);
 

@@ -171,6 +171,7 @@ absl::Status ActivationGrad(void* stream, GradOp op, const float* a, const float
       const float x = a[i], y = b[i];
       float r = 0.0f;
       switch (op) {
+        case GradOp::kRelu: r = x * (y > 0.0f ? 1.0f : 0.0f); break;
         case GradOp::kRelu6: r = x * ((y > 0.0f ? 1.0f : 0.0f) * (y < 6.0f ? 1.0f : 0.0f)); break;
         case GradOp::kElu: r = y < 0.0f ? (y + 1.0f) * x : x; break;
         case GradOp::kSelu:

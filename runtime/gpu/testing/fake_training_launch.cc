@@ -1,4 +1,4 @@
-// The training launchers of kernels/gpu/gpu_launch.h (ReluGrad and the
+// The training launchers of kernels/gpu/gpu_launch.h (the
 // optimizer updates) over FakeGpuPlatform: each checks that its pointers
 // are the fake GPU's device memory and queues host code on the fake stream
 // it is given. The arithmetic is the launchers' contract in plain float,
@@ -23,17 +23,6 @@ using fake::OnDevice;
 using fake::Queue;
 
 }  // namespace
-
-absl::Status ReluGrad(void* stream, const float* gradients, const float* features,
-                      float* backprops, int64_t n) {
-  absl::Status s = OnDevice(stream, n, "ReluGrad", {gradients, features, backprops});
-  if (!s.ok() || n == 0) return s;
-  return Queue(stream, [=] {
-    for (int64_t i = 0; i < n; ++i) {
-      backprops[i] = gradients[i] * (features[i] > 0.0f ? 1.0f : 0.0f);
-    }
-  });
-}
 
 absl::Status ApplyGradientDescent(void* stream, float* var, const float* alpha,
                                   const float* grad, int64_t n) {
