@@ -34,9 +34,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GRAPHRUN = os.path.join(ROOT, "bazel-bin", "tools", "graphrun")
 
 
-def build(model):
+def build(model, device_fn=None):
+    """device_fn: a device function over the whole graph (as
+    replica_device_setter's), or None."""
     g = tf.Graph()
-    with g.as_default():
+    with g.as_default(), g.device(device_fn):
         v1.set_random_seed(42)
         gs = v1.Variable(0, name="global_step", trainable=False, dtype=tf.int64,
                          use_resource=False)

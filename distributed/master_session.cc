@@ -213,6 +213,7 @@ class MasterSession : public Session {
       r.set_graph_handle(plan->parts[p].graph_handle);
       r.set_step_id(step_id);
       r.set_wire_encoding(options_.wire_encoding);
+      r.set_wire_gradients_only(options_.wire_gradients_only);
       r.set_is_last(true);
       r.set_collect_step_stats(trace);
       for (int64_t id : TakeEndedSteps(plan->parts[p].task)) r.add_ended_steps(id);
@@ -422,7 +423,19 @@ class MasterSession : public Session {
       link.bandwidth = 0;
       if (!device_set_.AddLink(link).ok()) continue;  // a task with no CPU
     }
+    // The client's device: as TensorFlow's between-graph scripts have it,
+    // the chief's, else worker 0's (never a ps task's, so feeds and fetches
+    // meet the forward pass instead of a variable store); else the first.
     client_device_ = devices_.front().name();
+    for (const char* job : {"/job:chief/", "/job:worker/"}) {
+      auto it = std::find_if(devices_.begin(), devices_.end(), [&](const DeviceAttributes& d) {
+        return absl::StartsWith(d.name(), job);
+      });
+      if (it != devices_.end()) {
+        client_device_ = it->name();
+        break;
+      }
+    }
     return absl::OkStatus();
   }
 

@@ -20,7 +20,8 @@
 // float32 tensors that cross tasks travel as `wire_encoding` (fp16 by
 // default; RunMetadata.wire_fp16_saturated counts the values fp16
 // saturated), except fed values on their way to their consumers and
-// fetched values on their way to the client's task, which travel exact.
+// fetched values on their way to the client's task, which travel exact;
+// with wire_gradients_only, all but gradients travel exact.
 #ifndef GRAPHRUN_DISTRIBUTED_MASTER_SESSION_H_
 #define GRAPHRUN_DISTRIBUTED_MASTER_SESSION_H_
 
@@ -45,8 +46,11 @@ struct MasterSessionOptions {
   ConnectFn connect;
   // How long creation waits for every task to answer.
   absl::Duration connect_timeout = absl::Seconds(30);
-  // How float32 tensors travel between tasks.
+  // How float32 tensors travel between tasks; with wire_gradients_only,
+  // only gradients on their way to an optimizer update do (the `gradients`
+  // policy), the rest exact.
   WireEncoding wire_encoding = WIRE_ENCODING_FP16;
+  bool wire_gradients_only = false;
   // log_device_placement, allow_soft_placement, optimize,
   // log_optimizations and cost_profile apply; device and thread counts are
   // the workers'.

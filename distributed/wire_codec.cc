@@ -37,10 +37,11 @@ namespace graphrun {
 
 absl::StatusOr<WireCompression> ParseWireCompression(absl::string_view name) {
   if (name == "none") return WireCompression::kNone;
-  if (name == "fp16") return WireCompression::kFp16;
+  if (name == "fp16" || name == "all") return WireCompression::kFp16;
   if (name == "bf16") return WireCompression::kBf16;
+  if (name == "gradients") return WireCompression::kGradients;
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown wire compression \"", name, "\" (expected none, fp16 or bf16)"));
+      "unknown wire compression \"", name, "\" (expected gradients, all, none, bf16 or fp16)"));
 }
 
 absl::string_view WireCompressionName(WireCompression c) {
@@ -51,6 +52,8 @@ absl::string_view WireCompressionName(WireCompression c) {
       return "fp16";
     case WireCompression::kBf16:
       return "bf16";
+    case WireCompression::kGradients:
+      return "gradients";
   }
   return "unknown";
 }

@@ -28,13 +28,25 @@
 
 namespace graphrun {
 
-enum class WireCompression { kNone, kFp16, kBf16 };
+// The policy for float32 tensors between tasks. kGradients (the default
+// over workers): an edge into an optimizer update's gradient input
+// (partition/wire_policy.h) travels fp16, everything else exact. kFp16
+// ("all", or "fp16"): every float32 tensor fp16. kBf16: as kGradients, in
+// bfloat16. kNone: everything exact. A fed or fetched value always travels
+// exact.
+enum class WireCompression { kNone, kFp16, kBf16, kGradients };
 
-// "none" | "fp16" | "bf16" -> the value. InvalidArgument quoting `name` and
-// listing the accepted names otherwise (names are case-sensitive).
+// "none" | "gradients" | "all" | "fp16" | "bf16" -> the value.
+// InvalidArgument quoting `name` and listing the accepted names otherwise
+// (names are case-sensitive).
 absl::StatusOr<WireCompression> ParseWireCompression(absl::string_view name);
 
-// The name ParseWireCompression accepts for `c`.
+// Whether `c` compresses gradients only.
+inline bool CompressesGradientsOnly(WireCompression c) {
+  return c == WireCompression::kGradients || c == WireCompression::kBf16;
+}
+
+// The name ParseWireCompression accepts for `c` (kFp16: "fp16").
 absl::string_view WireCompressionName(WireCompression c);
 
 // float32 -> binary16, round to nearest even, for n values. Finite values

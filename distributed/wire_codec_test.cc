@@ -122,7 +122,7 @@ class BitsMismatches {
 
 TEST(WireCompressionTest, ParsesAndNames) {
   for (WireCompression c : {WireCompression::kNone, WireCompression::kFp16,
-                            WireCompression::kBf16}) {
+                            WireCompression::kBf16, WireCompression::kGradients}) {
     absl::StatusOr<WireCompression> parsed =
         ParseWireCompression(WireCompressionName(c));
     ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -131,6 +131,13 @@ TEST(WireCompressionTest, ParsesAndNames) {
   EXPECT_EQ(WireCompressionName(WireCompression::kFp16), "fp16");
   EXPECT_EQ(WireCompressionName(WireCompression::kBf16), "bf16");
   EXPECT_EQ(WireCompressionName(WireCompression::kNone), "none");
+  EXPECT_EQ(WireCompressionName(WireCompression::kGradients), "gradients");
+  absl::StatusOr<WireCompression> all = ParseWireCompression("all");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(*all, WireCompression::kFp16);
+  EXPECT_TRUE(CompressesGradientsOnly(WireCompression::kGradients));
+  EXPECT_TRUE(CompressesGradientsOnly(WireCompression::kBf16));
+  EXPECT_FALSE(CompressesGradientsOnly(WireCompression::kFp16));
 }
 
 TEST(WireCompressionTest, RejectsUnknownNames) {

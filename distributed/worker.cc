@@ -15,6 +15,7 @@
 #include "graph/tensor.h"
 #include "kernels/eigen.h"
 #include "kernels/rendezvous.h"
+#include "partition/wire_policy.h"
 #include "placer/device_name.h"
 #include "runtime/executor.h"
 #include "runtime/local_rendezvous.h"
@@ -158,6 +159,7 @@ class WorkerStep {
   // sender is on another task.
   std::shared_ptr<class WorkerRendezvous> rendezvous;
   std::atomic<int> encoding{WIRE_ENCODING_NONE};
+  std::atomic<bool> gradients_only{false};
   std::atomic<int64_t> fp16_saturated{0};
   absl::Mutex mu;
   std::string session_handle ABSL_GUARDED_BY(mu);
@@ -512,13 +514,30 @@ absl::StatusOr<std::shared_ptr<WorkerInterface>> Worker::Peer(const std::string&
   return it->second;
 }
 
-bool Worker::IsExact(absl::string_view key) const {
-  // send_device;incarnation;recv_device;tensor_name;frame:iter
+namespace {
+
+// "send_device;recv_device;tensor_name" of a rendezvous key
+// (send_device;incarnation;recv_device;tensor_name;frame:iter), or "".
+std::string TransferOfKey(absl::string_view key) {
   std::vector<absl::string_view> parts = absl::StrSplit(key, ';');
-  if (parts.size() != 5) return false;
-  const std::string transfer = TransferName(parts[0], parts[2], parts[3]);
+  if (parts.size() != 5) return "";
+  return TransferName(parts[0], parts[2], parts[3]);
+}
+
+}  // namespace
+
+bool Worker::IsExact(absl::string_view key) const {
+  const std::string transfer = TransferOfKey(key);
+  if (transfer.empty()) return false;
   absl::MutexLock lock(&mu_);
   return exact_transfers_.contains(transfer);
+}
+
+bool Worker::IsGradientTransfer(absl::string_view key) const {
+  const std::string transfer = TransferOfKey(key);
+  if (transfer.empty()) return false;
+  absl::MutexLock lock(&mu_);
+  return gradient_transfers_.contains(transfer);
 }
 
 void Worker::ScheduleBlocking(std::function<void()> fn) { blocking_pool_->Schedule(std::move(fn)); }
@@ -563,9 +582,16 @@ void Worker::RegisterGraphAsync(const RegisterGraphRequest* request,
     return;
   }
   TouchSession(request->session_handle());
-  std::vector<std::string> exact;
+  std::vector<std::string> exact, gradients;
   for (const GraphPartition& p : request->partitions()) {
     for (std::string& t : ExactTransfers(p.graph())) exact.push_back(std::move(t));
+    for (const NodeDef& n : p.graph().node()) {
+      auto it = n.attr().find(kGradientAttr);
+      if ((n.op() == "_Send" || n.op() == "_HostSend") && it != n.attr().end() &&
+          it->second.b()) {
+        gradients.push_back(TransferOf(n));
+      }
+    }
   }
   auto graph = std::make_shared<RegisteredGraph>();
   graph->session_handle = request->session_handle();
@@ -585,6 +611,7 @@ void Worker::RegisterGraphAsync(const RegisterGraphRequest* request,
     }
     graphs_.emplace(handle, std::move(graph));
     for (std::string& t : exact) exact_transfers_.insert(std::move(t));
+    for (std::string& t : gradients) gradient_transfers_.insert(std::move(t));
   }
   response->set_graph_handle(handle);
   done(absl::OkStatus());
@@ -619,6 +646,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
     step->session_handle = graph->session_handle;
   }
   step->encoding.store(request->wire_encoding());
+  step->gradients_only.store(request->wire_gradients_only());
   if (options_.log_steps) {
     std::fprintf(stderr, "graphrun worker %s: step %lld started\n", options_.task_name.c_str(),
                  static_cast<long long>(request->step_id()));
@@ -819,10 +847,11 @@ void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorReply* 
         }
         meta->set_dtype(value.dtype());
         value.shape().AsProto(meta->mutable_shape());
+        const bool exact = IsExact(request->rendezvous_key()) ||
+                           (step->gradients_only.load() &&
+                            !IsGradientTransfer(request->rendezvous_key()));
         const WireEncoding encoding =
-            value.dtype() == DT_FLOAT && !IsExact(request->rendezvous_key())
-                ? request->encoding()
-                : WIRE_ENCODING_NONE;
+            value.dtype() == DT_FLOAT && !exact ? request->encoding() : WIRE_ENCODING_NONE;
         meta->set_encoding(encoding);
         const int64_t n = value.NumElements();
         const int64_t wire_bytes = encoding == WIRE_ENCODING_NONE

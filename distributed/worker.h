@@ -12,7 +12,8 @@
 // receiving tensor. float32 tensors travel as fp16 or bf16 when the step
 // says so (RunGraphRequest.wire_encoding), converted on the way, except
 // those carrying a fed value from the client's _Recv or a fetched value to
-// the client's _Send.
+// the client's _Send, and (when the step compresses gradients only) those
+// that carry no gradient.
 //
 // CleanupStep ends a step: its rendezvous is aborted (receives still
 // waiting fail, RecvTensor calls in flight are cancelled) and forgotten;
@@ -147,6 +148,8 @@ class Worker : public WorkerInterface {
   // True when the transfer of rendezvous key `key` carries a fetched or fed
   // value, which travels exact whatever the wire encoding.
   bool IsExact(absl::string_view key) const;
+  // True when key's transfer is one this worker sends carrying a gradient.
+  bool IsGradientTransfer(absl::string_view key) const;
 
   const WorkerOptions options_;
   const uint64_t incarnation_;
@@ -175,6 +178,9 @@ class Worker : public WorkerInterface {
   // Transfers (see IsExact) of the registered graphs, never forgotten:
   // "send_device;recv_device;tensor_name" names are few per graph.
   absl::flat_hash_set<std::string> exact_transfers_ ABSL_GUARDED_BY(mu_);
+  // Transfers this worker sends that carry a gradient: under
+  // RunGraphRequest.wire_gradients_only, the only lossy ones.
+  absl::flat_hash_set<std::string> gradient_transfers_ ABSL_GUARDED_BY(mu_);
   // Session handle -> when its master last called.
   absl::flat_hash_map<std::string, absl::Time> sessions_ ABSL_GUARDED_BY(mu_);
   // Wakes the thread that drops idle sessions, to stop it.

@@ -15,6 +15,7 @@
 #include "graph/import.h"
 #include "graph/status_macros.h"
 #include "graph/types.h"
+#include "partition/wire_policy.h"
 
 namespace graphrun {
 namespace {
@@ -90,9 +91,12 @@ struct DupKey {
   int src_output;  // kControlSlot for control edges
   std::string dst_loc;
   bool recv_on_host;
+  // A gradient edge between tasks gets a transfer of its own (it may
+  // travel lossy where the others do not).
+  bool gradient = false;
   bool operator<(const DupKey& o) const {
-    return std::tie(src_id, src_output, dst_loc, recv_on_host) <
-           std::tie(o.src_id, o.src_output, o.dst_loc, o.recv_on_host);
+    return std::tie(src_id, src_output, dst_loc, recv_on_host, gradient) <
+           std::tie(o.src_id, o.src_output, o.dst_loc, o.recv_on_host, o.gradient);
   }
 };
 
@@ -329,20 +333,29 @@ absl::StatusOr<std::string> Partitioner::TransferData(
     GR_ASSIGN_OR_RETURN(loop_merge, ControlLoopMerge(frame, dst_loc));
     GR_RETURN_IF_ERROR(EnsureSenderIterates(frame, src_loc));
   }
-  const DupKey key{src.id(), e.src_output, dst_loc, dst_on_host};
+  const DataType type = BaseType(src_type);
+  const Location& from = locations_.at(src_loc);
+  const Location& to = locations_.at(dst_loc);
+  const bool between_tasks = !same_loc && type == DT_FLOAT && from.task != to.task;
+  const bool gradient = between_tasks && IsGradientInput(*e.dst, e.dst_input);
+  const DupKey key{src.id(), e.src_output, dst_loc, dst_on_host, gradient};
   if (!is_ref) {
     auto it = dup_.find(key);
     if (it != dup_.end()) return it->second;
   }
 
-  const DataType type = BaseType(src_type);
-  const Location& from = locations_.at(src_loc);
-  const Location& to = locations_.at(dst_loc);
-  const bool compress = options_.compression != WireCompression::kNone &&
-                        !same_loc && type == DT_FLOAT && !src_on_host &&
-                        !dst_on_host && from.task != to.task;
+  const bool lossy_edge = options_.compression != WireCompression::kNone && between_tasks &&
+                          !src_on_host && !dst_on_host;
+  const bool compress = lossy_edge && (gradient || !options_.gradients_only);
   const bool bf16 = options_.compression == WireCompression::kBf16Truncate;
   const DataType wire_type = compress ? (bf16 ? DT_BFLOAT16 : DT_HALF) : type;
+  if (lossy_edge) {
+    stats_.exact_edges += !compress;
+    stats_.wire_log.push_back(absl::StrCat(
+        "edge_", edge_number_.at(&e), "_", src.name(), " ", src_loc, " -> ", dst_loc, ": ",
+        compress ? (bf16 ? "bf16" : "fp16") : "exact",
+        gradient ? " (a gradient)" : " (not a gradient)"));
+  }
 
   std::string send_input = TensorName(src, e.src_output);
   if (compress) {
@@ -352,10 +365,14 @@ absl::StatusOr<std::string> Partitioner::TransferData(
   }
   const std::string tensor_name =
       absl::StrCat("edge_", edge_number_.at(&e), "_", src.name());
-  const NodeDef* send = AddSend(src_loc, dst_loc, src.name(), tensor_name,
-                                src_on_host, send_input, wire_type);
+  NodeDef* send = AddSend(src_loc, dst_loc, src.name(), tensor_name,
+                          src_on_host, send_input, wire_type);
   NodeDef* recv = AddRecv(src_loc, dst_loc, src.name(), tensor_name,
                           dst_on_host, wire_type);
+  if (gradient) {
+    (*send->mutable_attr())[kGradientAttr].set_b(true);
+    (*recv->mutable_attr())[kGradientAttr].set_b(true);
+  }
   // A same-device pair: the recv must not be scheduled before the send.
   if (same_loc) recv->add_input(absl::StrCat("^", send->name()));
   if (!loop_merge.empty()) recv->add_input(absl::StrCat("^", loop_merge));

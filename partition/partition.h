@@ -51,6 +51,11 @@ struct PartitionOptions {
   // which graphrun does not have).
   enum class WireCompression { kNone, kFp16, kBf16Truncate };
   WireCompression compression = WireCompression::kNone;
+  // With a lossy compression: only gradient edges (partition/wire_policy.h)
+  // are compressed, the `gradients` policy. Either way, every transfer
+  // between tasks that carries a gradient has the attr kGradientAttr on its
+  // _Send and _Recv.
+  bool gradients_only = false;
 
   // Memory types: whether input (is_output false) or output `index` of
   // `node` lives in host memory on `device`. Asked for non-CPU devices only
@@ -66,6 +71,10 @@ struct PartitionStats {
   int data_sends = 0;        // _Send/_HostSend nodes carrying a data edge
   int control_sends = 0;     // _Send nodes carrying a control edge
   int compressed_edges = 0;  // Send/Recv pairs with a Cast on each side
+  int exact_edges = 0;  // float edges between tasks kept exact (gradients_only)
+  // One line per float edge between tasks under a lossy compression:
+  // "edge_3_mlp/w1/read /job:ps/.../CPU:0 -> /job:worker/.../CPU:0: exact (not a gradient)".
+  std::vector<std::string> wire_log;
   int control_loops = 0;     // (frame, device) control-loop state machines
 };
 

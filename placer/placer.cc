@@ -80,7 +80,10 @@ struct Group {
   std::string kernel_note;   // "no GPU kernel for 'X'"
 };
 
-// Colocation groups from `_class` attrs and reference/resource edges.
+// Colocation groups from `_class` attrs and edges into reference or
+// resource inputs. As in TensorFlow, it is the consuming input's type that
+// counts: a MatMul reading a VariableV2's ref output takes it by value and
+// may run on another task; an Assign (a ref input) runs with its variable.
 std::vector<int> GroupOf(const Graph& graph) {
   const int n = graph.num_nodes();
   UnionFind uf(n);
@@ -95,7 +98,8 @@ std::vector<int> GroupOf(const Graph& graph) {
     }
     for (const Edge* e : node->in_edges()) {
       if (e->IsControl()) continue;
-      const DataType t = e->src->output_type(e->src_output);
+      const DataType t = e->dst_input < node->num_inputs() ? node->input_type(e->dst_input)
+                                                           : e->src->output_type(e->src_output);
       if (IsRefType(t) || t == DT_RESOURCE) uf.Union(e->src->id(), node->id());
     }
   }
@@ -131,7 +135,27 @@ absl::Status SolveGroup(const Graph& graph, const DeviceSet& devices,
     }
     return absl::StrJoin(names, ", ");
   };
+  // A member that takes a reference or resource from another member (an
+  // Assign, a ReadVariableOp, VarIsInitializedOp) yields to the variable's
+  // request, as in TensorFlow, where a replica_device_setter pins the
+  // variable to /job:ps and the reads its initializer checks made under
+  // /job:worker. So the other members' requests are merged first.
+  const auto ref_source = [&](const Node& node) -> const Node* {
+    for (const Edge* e : node.in_edges()) {
+      if (e->IsControl() || e->dst_input >= node.num_inputs()) continue;
+      const DataType t = node.input_type(e->dst_input);
+      if (IsRefType(t) || t == DT_RESOURCE) return e->src;
+    }
+    return nullptr;
+  };
+  std::vector<int> order;
   for (int id : g->members) {
+    if (ref_source(*graph.node(id)) == nullptr) order.push_back(id);
+  }
+  for (int id : g->members) {
+    if (ref_source(*graph.node(id)) != nullptr) order.push_back(id);
+  }
+  for (int id : order) {
     const Node& node = *graph.node(id);
     if (node.requested_device().empty()) continue;
     auto parsed = ParseDeviceName(node.requested_device());
@@ -142,6 +166,15 @@ absl::Status SolveGroup(const Graph& graph, const DeviceSet& devices,
     }
     DeviceName merged = g->spec;
     absl::Status s = MergeDeviceNames(&merged, *parsed);
+    const Node* source = ref_source(node);
+    if (!s.ok() && source != nullptr && !g->spec_source.empty()) {
+      warnings->push_back(absl::StrCat(
+          "node '", node.name(), "' requests '", node.requested_device(),
+          "' but takes a reference or resource from '", source->name(),
+          "'; it runs with it on '", DeviceNameToString(g->spec), "' (requested by '",
+          g->spec_source, "')"));
+      continue;
+    }
     if (!s.ok()) {
       // Job, replica and task conflicts are errors even with soft placement
       // (TensorFlow's MergeDevNames).

@@ -247,6 +247,47 @@ TEST_F(Fixture, ConflictingColocatedRequests) {
   EXPECT_FALSE(soft->warnings.empty());
 }
 
+// A replica_device_setter graph: the variable on a ps task, the forward
+// pass and an Assign made under /job:worker. A MatMul reads the ref output
+// by value (a float input) and stays on the worker; the Assign takes the
+// ref and runs with the variable, its own request set aside, as in
+// TensorFlow.
+TEST_F(Fixture, RefConsumersFollowTheVariableAcrossTasks) {
+  auto g = Import(R"(
+    node { name: "v" op: "VariableV2" device: "/job:ps/task:1"
+      attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "shape" value { shape { dim { size: 4 } dim { size: 4 } } } } }
+    node { name: "init" op: "Const" device: "/job:worker/task:0"
+      attr { key: "dtype" value { type: DT_FLOAT } }
+      attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {
+        dim { size: 4 } dim { size: 4 } } float_val: 1 } } } }
+    node { name: "assign" op: "Assign" input: "v" input: "init" device: "/job:worker/task:0"
+      attr { key: "T" value { type: DT_FLOAT } } })" +
+                  MatMul("m", "init", "v", R"(device: "/job:worker/task:0")"));
+  DeviceSet d;
+  for (const char* name : {"/job:ps/replica:0/task:0/device:CPU:0",
+                           "/job:ps/replica:0/task:1/device:CPU:0",
+                           "/job:worker/replica:0/task:0/device:CPU:0"}) {
+    DeviceInfo info = DefaultDeviceInfo("CPU");
+    info.name = name;
+    ASSERT_TRUE(d.AddDevice(info).ok());
+  }
+  auto p = PlaceOn(*g, d);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const auto device_of = [&](const char* node) {
+    return d.devices()[p->device[g->FindNode(node)->id()]].name;
+  };
+  EXPECT_EQ(device_of("v"), "/job:ps/replica:0/task:1/device:CPU:0");
+  EXPECT_EQ(device_of("assign"), "/job:ps/replica:0/task:1/device:CPU:0");
+  EXPECT_EQ(device_of("m"), "/job:worker/replica:0/task:0/device:CPU:0");
+  bool noted = false;
+  for (const std::string& w : p->warnings) {
+    noted |= absl::StrContains(w, "node 'assign' requests '/job:worker/task:0' but takes a "
+                                  "reference or resource from 'v'");
+  }
+  EXPECT_TRUE(noted);
+}
+
 TEST_F(Fixture, ColocationWithoutAnyCommonKernelIsAnError) {
   auto g = Import(FloatConst("a", 4, 4, R"(device: "/device:GPU:0")") +
                   Unary("n", "Neg", "a",

@@ -22,9 +22,9 @@ check "second layer on task 1" grep -q 'dense2/MatMul: (MatMul): /job:worker/rep
 check "first layer on task 0" grep -q 'dense1/MatMul: (MatMul): /job:worker/replica:0/task:0/device:CPU:0' <<<"$out"
 check "device mapping names addresses" grep -q '^/job:worker/replica:0/task:1/device:CPU:0 -> 127.0.0.1:' <<<"$out"
 check "local result matches" "$ALLCLOSE" "$tmp/local/probs.npy" "$EXAMPLE_EXPECTED" 1e-6
-# The default fp16 on cross-worker edges stays close.
+# fp16 on every cross-worker edge (--wire_compression=all) stays close.
 check "fp16 run" "$GRAPHRUN" run "$EXAMPLE" --local_workers=2 --feed x="$EXAMPLE_X" --fetch probs \
-    --out="$tmp/fp16" --quiet
+    --wire_compression=all --out="$tmp/fp16" --quiet
 check "fp16 result close" "$ALLCLOSE" "$tmp/fp16/probs.npy" "$EXAMPLE_EXPECTED" 1e-2
 
 # Workers started by hand, a cluster file, a token.

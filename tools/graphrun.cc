@@ -104,7 +104,13 @@ ABSL_FLAG(std::string, cluster, "",
           "run: run on the workers of this cluster (TensorFlow ClusterSpec JSON); "
           "worker: the cluster this task belongs to");
 ABSL_FLAG(int, local_workers, 0,
-          "run: start this many worker processes on loopback, run on them, stop them");
+          "run, train: start this many worker processes on loopback, run on them, stop them");
+ABSL_FLAG(bool, clear_devices, false,
+          "run, train: ignore the graph's device requests (run a graph pinned to "
+          "/job:ps and /job:worker in one process)");
+ABSL_FLAG(int, local_ps, 0,
+          "run, train: with --local_workers, also start this many parameter-server "
+          "processes (/job:ps/task:0..M-1) on loopback");
 ABSL_FLAG(std::string, job, "worker", "worker: this task's job in --cluster");
 ABSL_FLAG(int, task, -1, "worker: this task's index in its job");
 ABSL_FLAG(std::string, listen, "",
@@ -151,14 +157,16 @@ Usage:
                [--wire_compression=none|fp16|bf16]
                                          place, then cut into one GraphDef per
                                          device with _Send/_Recv pairs
-  graphrun run GRAPH --local_workers=N ...
+  graphrun run GRAPH --local_workers=N [--local_ps=M] ...
   graphrun run GRAPH --cluster=cluster.json [--auth_token_file=F]
                [--tls_cert=F --tls_key=F --tls_ca=F]
                [--wire_compression=fp16|bf16|none]
                                          the same over worker processes: N
                                          started on loopback for this run, or
                                          a running cluster; nodes pinned to
-                                         /job:worker/task:1 run on that task
+                                         /job:worker/task:1 run on that task,
+                                         variables pinned to /job:ps/task:k
+                                         live there across steps
   graphrun worker --cluster=cluster.json --job=worker --task=N
                [--bind_address=0.0.0.0] [--auth_token_file=F] [--tls_*=F]
                                          serve one task of a cluster (or from
@@ -342,6 +350,8 @@ bool RunArgsFromFlags(const std::string& graph, const RepeatedFlags& repeated,
   run->save_costs = absl::GetFlag(FLAGS_save_costs);
   run->cluster_file = absl::GetFlag(FLAGS_cluster);
   run->local_workers = absl::GetFlag(FLAGS_local_workers);
+  run->local_ps = absl::GetFlag(FLAGS_local_ps);
+  run->clear_devices = absl::GetFlag(FLAGS_clear_devices);
   run->auth_token_file = absl::GetFlag(FLAGS_auth_token_file);
   run->tls_cert = absl::GetFlag(FLAGS_tls_cert);
   run->tls_key = absl::GetFlag(FLAGS_tls_key);

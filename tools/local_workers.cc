@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -27,7 +28,7 @@ absl::StatusOr<std::string> ReadLine(int fd, const std::string& task,
   while (true) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
-      return absl::UnavailableError(absl::StrCat("worker ", task, " did not start within ",
+      return absl::UnavailableError(absl::StrCat("task ", task, " did not start within ",
                                                  kStartTimeoutMs / 1000, " s"));
     }
     pollfd p{fd, POLLIN, 0};
@@ -41,7 +42,7 @@ absl::StatusOr<std::string> ReadLine(int fd, const std::string& task,
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
       return absl::UnavailableError(
-          absl::StrCat("worker ", task, " exited before serving (see its messages above)"));
+          absl::StrCat("task ", task, " exited before serving (see its messages above)"));
     }
     if (c == '\n') return line;
     line.push_back(c);
@@ -51,11 +52,19 @@ absl::StatusOr<std::string> ReadLine(int fd, const std::string& task,
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LocalWorkers>> LocalWorkers::Start(
-    int n, const std::vector<std::string>& worker_args) {
+    int n, const std::vector<std::string>& worker_args, int ps) {
   if (n < 1 || n > 64) {
     return absl::InvalidArgumentError(
         absl::StrCat("--local_workers must be between 1 and 64, not ", n));
   }
+  if (ps < 0 || ps > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--local_ps must be between 0 and 64, not ", ps));
+  }
+  // (job, task index) of each process, workers first.
+  std::vector<std::pair<std::string, int>> tasks;
+  for (int i = 0; i < n; ++i) tasks.emplace_back("worker", i);
+  for (int i = 0; i < ps; ++i) tasks.emplace_back("ps", i);
   char self[4096];
   const ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (len <= 0) return absl::InternalError("cannot find this program's path");
@@ -63,13 +72,13 @@ absl::StatusOr<std::unique_ptr<LocalWorkers>> LocalWorkers::Start(
   std::unique_ptr<LocalWorkers> workers(new LocalWorkers());
   std::vector<int> fds;
   const pid_t parent = getpid();
-  for (int i = 0; i < n; ++i) {
+  for (const auto& [job, index] : tasks) {
     int pipe_fds[2];
     if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
       return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
     }
-    std::vector<std::string> args = {self, "worker", "--listen=127.0.0.1:0", "--job=worker",
-                                      absl::StrCat("--task=", i)};
+    std::vector<std::string> args = {self, "worker", "--listen=127.0.0.1:0",
+                                      absl::StrCat("--job=", job), absl::StrCat("--task=", index)};
     args.insert(args.end(), worker_args.begin(), worker_args.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
@@ -91,8 +100,9 @@ absl::StatusOr<std::unique_ptr<LocalWorkers>> LocalWorkers::Start(
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kStartTimeoutMs);
   absl::Status status;
-  for (int i = 0; i < n && status.ok(); ++i) {
-    const std::string task = absl::StrCat("/job:worker/replica:0/task:", i);
+  for (size_t i = 0; i < tasks.size() && status.ok(); ++i) {
+    const std::string task =
+        absl::StrCat("/job:", tasks[i].first, "/replica:0/task:", tasks[i].second);
     absl::StatusOr<std::string> line = ReadLine(fds[i], task, deadline);
     if (!line.ok()) {
       status = line.status();
@@ -101,7 +111,7 @@ absl::StatusOr<std::unique_ptr<LocalWorkers>> LocalWorkers::Start(
     const size_t at = line->find(kServingOn);
     if (at == std::string::npos) {
       status = absl::UnavailableError(
-          absl::StrCat("worker ", task, " said '", *line, "' instead of where it serves"));
+          absl::StrCat("task ", task, " said '", *line, "' instead of where it serves"));
       break;
     }
     std::string address = line->substr(at + sizeof(kServingOn) - 1);

@@ -1,7 +1,9 @@
-// `graphrun run --local_workers=N`: N `graphrun worker` processes of this
-// binary on loopback, as /job:worker/replica:0/task:0..N-1, each on a port
-// the system picks, stopped (SIGTERM, then waited for) when the object
-// goes. A worker also stops when the process that started it dies.
+// `graphrun run --local_workers=N [--local_ps=M]`: N `graphrun worker`
+// processes of this binary on loopback, as /job:worker/replica:0/task:0..N-1,
+// and M more as /job:ps/replica:0/task:0..M-1 (each started with its
+// --job and --task), each on a port the system picks, stopped (SIGTERM,
+// then waited for) when the object goes. A task also stops when the
+// process that started it dies.
 #ifndef GRAPHRUN_TOOLS_LOCAL_WORKERS_H_
 #define GRAPHRUN_TOOLS_LOCAL_WORKERS_H_
 
@@ -19,14 +21,15 @@ namespace graphrun {
 class LocalWorkers {
  public:
   // Starts them and waits (up to 30 s) until each says where it serves.
-  // `worker_args` go to every worker (--auth_token_file=..., --cpu_devices=2).
+  // `worker_args` go to every task (--auth_token_file=..., --cpu_devices=2).
   // Unavailable naming the task when one exits or stays silent.
   static absl::StatusOr<std::unique_ptr<LocalWorkers>> Start(
-      int n, const std::vector<std::string>& worker_args);
+      int n, const std::vector<std::string>& worker_args, int ps = 0);
   ~LocalWorkers();
 
   // Task name -> "127.0.0.1:port".
   const std::map<std::string, std::string>& cluster() const { return cluster_; }
+  // Worker tasks first, then ps tasks.
   pid_t pid(int task) const { return pids_[task]; }
 
  private:

@@ -33,13 +33,21 @@ int PartitionCommand(const PartitionCommandArgs& args) {
     return Fail(absl::InvalidArgumentError("--out=DIR is required"));
   }
   PartitionOptions options;
-  if (args.wire_compression == "fp16") {
+  // The policies of `graphrun run`/`train` over workers: gradients (edges
+  // into an optimizer update's gradient input fp16, the rest exact), all
+  // (or fp16: every float edge fp16), bf16 (as gradients, in bfloat16), none.
+  if (args.wire_compression == "fp16" || args.wire_compression == "all") {
     options.compression = PartitionOptions::WireCompression::kFp16;
+  } else if (args.wire_compression == "gradients") {
+    options.compression = PartitionOptions::WireCompression::kFp16;
+    options.gradients_only = true;
   } else if (args.wire_compression == "bf16") {
     options.compression = PartitionOptions::WireCompression::kBf16Truncate;
+    options.gradients_only = true;
   } else if (args.wire_compression != "none") {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "--wire_compression must be none, fp16 or bf16, not '", args.wire_compression, "'")));
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--wire_compression must be gradients, all, none, bf16 or fp16, not '",
+                     args.wire_compression, "'")));
   }
   auto placed = LoadAndPlace(args.place);
   if (!placed.ok()) return Fail(placed.status());
@@ -71,11 +79,15 @@ int PartitionCommand(const PartitionCommandArgs& args) {
     std::cout << device << ": " << def.node_size() << " nodes (" << sends << " sends, "
               << recvs << " recvs) -> " << path << "\n";
   }
+  for (const std::string& line : stats.wire_log) std::cout << "wire: " << line << "\n";
   std::cout << "cross-device transfers: " << stats.data_sends << " data, "
             << stats.control_sends << " control";
-  if (stats.compressed_edges > 0) {
+  if (stats.compressed_edges > 0 || stats.exact_edges > 0) {
     std::cout << ", " << stats.compressed_edges << " compressed (" << args.wire_compression
               << ")";
+  }
+  if (stats.exact_edges > 0) {
+    std::cout << ", " << stats.exact_edges << " exact (not gradients)";
   }
   std::cout << "\n";
   const std::string dot = absl::StrCat(args.out_dir, "/placement.dot");

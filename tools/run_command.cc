@@ -154,9 +154,10 @@ absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
   MasterSessionOptions master;
   master.session = options;
   GR_ASSIGN_OR_RETURN(WireCompression wire, ParseWireCompression(args.wire_compression));
-  master.wire_encoding = wire == WireCompression::kFp16   ? WIRE_ENCODING_FP16
+  master.wire_encoding = wire == WireCompression::kNone   ? WIRE_ENCODING_NONE
                          : wire == WireCompression::kBf16 ? WIRE_ENCODING_BF16
-                                                          : WIRE_ENCODING_NONE;
+                                                          : WIRE_ENCODING_FP16;
+  master.wire_gradients_only = CompressesGradientsOnly(wire);
   if (args.connect_timeout_s < 1) {
     return absl::InvalidArgumentError("--connect_timeout_s must be at least 1");
   }
@@ -177,7 +178,8 @@ absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
       worker_args.push_back(absl::StrCat("--tls_key=", args.tls_key));
     }
     if (!args.tls_ca.empty()) worker_args.push_back(absl::StrCat("--tls_ca=", args.tls_ca));
-    GR_ASSIGN_OR_RETURN(*local, LocalWorkers::Start(args.local_workers, worker_args));
+    GR_ASSIGN_OR_RETURN(*local,
+                        LocalWorkers::Start(args.local_workers, worker_args, args.local_ps));
     master.cluster = (*local)->cluster();
   } else {
     GR_ASSIGN_OR_RETURN(ClusterSpec cluster, LoadClusterSpecFile(args.cluster_file));
@@ -191,7 +193,19 @@ absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
 
 }  // namespace
 
-absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const GraphDef& graph) {
+absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const GraphDef& given) {
+  if (args.local_ps != 0 && args.local_workers < 1) {
+    return absl::InvalidArgumentError("--local_ps=M needs --local_workers=N beside it");
+  }
+  GraphDef cleared;
+  if (args.clear_devices) {
+    cleared = given;
+    for (NodeDef& node : *cleared.mutable_node()) node.clear_device();
+    for (FunctionDef& f : *cleared.mutable_library()->mutable_function()) {
+      for (NodeDef& node : *f.mutable_node_def()) node.clear_device();
+    }
+  }
+  const GraphDef& graph = args.clear_devices ? cleared : given;
   const bool distributed = !args.cluster_file.empty() || args.local_workers > 0;
   SessionOptions options;
   options.cpu_devices = args.cpu_devices;
@@ -251,6 +265,7 @@ int RunCommand(const RunCommandArgs& args) {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat("--local_workers must be >= 0, not ", args.local_workers)));
   }
+
   // A directory is taken for a SavedModel (a directory without one then
   // fails saying what was looked for).
   struct stat st;

@@ -38,15 +38,21 @@ struct RunCommandArgs {
   bool optimize = true;  // SessionOptions::optimize
   bool log_optimizations = false;
   bool check_numerics = false;  // fail at the first node that outputs NaN/Inf
+  // Ignore the graph's device requests (a graph pinned to /job:ps and
+  // /job:worker run in one process), as TensorFlow's clear_devices.
+  bool clear_devices = false;
   std::string costs_file;  // measured costs for the placer
   std::string save_costs;  // write measured costs here
   // Run over worker processes: a ClusterSpec JSON file of running workers,
-  // or N workers started on loopback for this run.
+  // or N workers (and M parameter-server tasks, /job:ps) started on
+  // loopback for this run.
   std::string cluster_file;
   int local_workers = 0;
+  int local_ps = 0;
   std::string auth_token_file;
   std::string tls_cert, tls_key, tls_ca;
-  std::string wire_compression = "fp16";  // none | fp16 | bf16
+  // gradients | all (= fp16) | none | bf16: distributed/wire_codec.h
+  std::string wire_compression = "gradients";
   int connect_timeout_s = 30;
   // GPUs of this machine: auto (the idle ones), all, none, or indices like
   // "0,2"; with auto, how many (-1: every idle one).

@@ -1,0 +1,162 @@
+"""Parameter-server training step time, graphrun next to TensorFlow's own
+cluster, in one run.
+
+The MLP 784-256-256-10 with Adam of bench/train_vs_tensorflow.py (ref
+variables, a global step, batch 64) built inside TensorFlow's
+replica_device_setter(ps_tasks=2): variables and slots round-robin on
+/job:ps/task:0 and 1, the rest on /job:worker/task:0. Rounds alternate:
+
+  - TensorFlow: three tf.distribute.Server on loopback (ps 0, ps 1, worker
+    0, in this process, as TensorFlow's own tests do), a Session on the
+    worker's target, sess.run(["train", "loss:0"]) per step;
+  - TensorFlow in one process (the same graph, devices cleared);
+  - graphrun: `graphrun train --local_workers=1 --local_ps=2` (three
+    worker processes on loopback; gradients fp16, the default, and
+    --wire_compression=none);
+  - graphrun in one process (--clear_devices).
+
+Prints each round and the medians, the ratios the README quotes, and the
+bytes of variables (with slots) per ps task under the graph's round-robin
+pins (max/mean).
+
+  ./bazelw build //tools:graphrun
+  /work/tfvenv/bin/python bench/ps_vs_tensorflow.py [--rounds 3] [--steps 60]
+"""
+import argparse
+import importlib.util
+import os
+import re
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+
+import numpy as np
+import tensorflow as tf
+
+v1 = tf.compat.v1
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GRAPHRUN = os.path.join(ROOT, "bazel-bin", "tools", "graphrun")
+PS_TASKS = 2
+
+
+def load_train_bench():
+    path = os.path.join(ROOT, "bench", "train_vs_tensorflow.py")
+    spec = importlib.util.spec_from_file_location("train_vs_tensorflow", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tf_cluster():
+    spec = {"ps": ["127.0.0.1:%d" % free_port() for _ in range(PS_TASKS)],
+            "worker": ["127.0.0.1:%d" % free_port()]}
+    cluster = tf.train.ClusterSpec(spec)
+    servers = [tf.distribute.Server(cluster, job_name=job, task_index=i, start=True)
+               for job in ("ps", "worker") for i in range(len(spec[job]))]
+    return servers
+
+
+def tf_median_ms(target, g, ckpt, feeds, steps, warmup=10):
+    with v1.Session(target, graph=g) as s:
+        with g.as_default():
+            v1.train.Saver().restore(s, ckpt)
+        times = []
+        for i in range(warmup + steps):
+            t0 = time.perf_counter()
+            s.run(["train", "loss:0"], feeds)
+            if i >= warmup:
+                times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def graphrun_median_ms(graph_path, ckpt, x_path, y_path, steps, *flags):
+    out = subprocess.run(
+        [GRAPHRUN, "train", graph_path, "--restore", ckpt, "--train", "train", "--steps",
+         str(steps + 1), "--feed", "x=" + x_path, "--feed", "y=" + y_path, "--fetch", "loss",
+         "--gpus=none"] + list(flags), capture_output=True, text=True, check=True).stdout
+    return float(re.search(r"median step ([0-9.]+) ms", out).group(1))
+
+
+def bytes_per_ps_task(g):
+    load = [0] * PS_TASKS
+    for v in g.get_collection(v1.GraphKeys.GLOBAL_VARIABLES):
+        m = re.search(r"/job:ps/task:(\d+)", v.op.device)
+        if m:
+            load[int(m.group(1))] += v.dtype.base_dtype.size * int(np.prod(v.shape.as_list()))
+    return load
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=60)
+    args = ap.parse_args()
+    v1.disable_eager_execution()
+    bench = load_train_bench()
+    setter = v1.train.replica_device_setter(ps_tasks=PS_TASKS,
+                                            worker_device="/job:worker/task:0")
+    g, saver = bench.build("mlp", device_fn=setter)
+    servers = tf_cluster()
+    worker = servers[-1]
+    tmp = tempfile.mkdtemp(prefix="ps_bench_")
+    graph_path = os.path.join(tmp, "mlp_ps.pb")
+    with open(graph_path, "wb") as f:
+        f.write(g.as_graph_def().SerializeToString())
+    # The same graph without device pins, for TensorFlow in one process.
+    local_def = g.as_graph_def()
+    for n in local_def.node:
+        n.device = ""
+    g_local = tf.Graph()
+    with g_local.as_default():
+        tf.import_graph_def(local_def, name="")
+    ckpt = os.path.join(tmp, "mlp_init.ckpt")
+    with v1.Session(worker.target, graph=g) as s:
+        s.run(g.get_operation_by_name("init"))
+        saver.save(s, ckpt, write_meta_graph=False, write_state=False)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal([64, 784]).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)]
+    x_path, y_path = os.path.join(tmp, "x.npy"), os.path.join(tmp, "y.npy")
+    np.save(x_path, x)
+    np.save(y_path, y)
+    feeds = {"x:0": x, "y:0": y}
+    cols = {k: [] for k in ("tf_ps", "tf_one", "gr_ps", "gr_ps_none", "gr_one")}
+    for r in range(args.rounds):
+        cols["gr_ps"].append(graphrun_median_ms(graph_path, ckpt, x_path, y_path, args.steps,
+                                                "--local_workers=1", "--local_ps=2"))
+        cols["gr_ps_none"].append(graphrun_median_ms(
+            graph_path, ckpt, x_path, y_path, args.steps, "--local_workers=1", "--local_ps=2",
+            "--wire_compression=none"))
+        cols["gr_one"].append(graphrun_median_ms(graph_path, ckpt, x_path, y_path, args.steps,
+                                                 "--clear_devices"))
+        cols["tf_ps"].append(tf_median_ms(worker.target, g, ckpt, feeds, args.steps))
+        cols["tf_one"].append(tf_median_ms("", g_local, ckpt, feeds, args.steps))
+        print("round %d: " % (r + 1) + ", ".join("%s %.3f ms" % (k, v[-1])
+                                                  for k, v in cols.items()), flush=True)
+    m = {k: statistics.median(v) for k, v in cols.items()}
+    load = bytes_per_ps_task(g)
+    print()
+    print("| MLP 784-256-256-10, Adam, batch 64, 2 ps + 1 worker on loopback | ms/step |")
+    print("| --- | --- |")
+    print("| TensorFlow, its gRPC cluster (3 servers) | %.3f |" % m["tf_ps"])
+    print("| TensorFlow, one process | %.3f |" % m["tf_one"])
+    print("| graphrun, 3 worker processes, gradients fp16 (default) | %.3f |" % m["gr_ps"])
+    print("| graphrun, 3 worker processes, --wire_compression=none | %.3f |" % m["gr_ps_none"])
+    print("| graphrun, one process | %.3f |" % m["gr_one"])
+    print()
+    print("graphrun ps / TensorFlow ps: %.2f (goal <= 0.3)" % (m["gr_ps"] / m["tf_ps"]))
+    print("graphrun ps / graphrun one process: %.2f (goal <= 2)" % (m["gr_ps"] / m["gr_one"]))
+    print("variable bytes per ps task (round-robin pins, with slots): %s, max/mean %.2f" %
+          (load, max(load) / (sum(load) / len(load))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Parameter-server training over real worker processes on loopback:
+# TensorFlow v1 training graphs pinned by TensorFlow's
+# replica_device_setter (tests/fixtures/ps, written by make_ps_fixtures.py:
+# variables and slots round-robin on /job:ps/task:0 and 1, the rest on
+# /job:worker/task:0) trained by `graphrun train --local_workers=1
+# --local_ps=2`. With --wire_compression=none the losses are those of the
+# same graph in one process (--clear_devices) bit for bit, and TensorFlow's
+# own cluster's; the saved checkpoint holds TensorFlow's final variables;
+# under the default policy only gradients travel fp16 and the losses stay
+# within fp16 error. Bad input fails naming the task.
+set -uo pipefail
+GRAPHRUN="$1"
+ALLCLOSE="$2"
+CKPT_TO_NPY="$3"
+F="$(dirname "$4")"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+
+source "$(dirname "$0")/check_lib.sh"
+
+train() {  # CASE OUT [more flags]: 20 steps from TensorFlow's initial checkpoint
+  local c="$1" out="$2"
+  shift 2
+  "$GRAPHRUN" train "$F/$c.pbtxt" --restore "$F/${c}_init.ckpt" --train train --steps 20 \
+    --feed_steps "x=$F/${c}_x.npy" --feed_steps "y=$F/${c}_y.npy" --fetch loss \
+    --out "$out" --quiet "$@"
+}
+
+for c in mlp_sgd_ps mlp_adam_ps cnn_momentum_ps; do
+  # The CNN's losses drift from TensorFlow's by up to 1e-4 after step 10 in
+  # one process too (rounding in the convolutions' gradients, amplified by
+  # momentum); the MLPs' agree to 1e-7.
+  tf_tol=1e-5
+  [ "$c" = cnn_momentum_ps ] && tf_tol=2e-4
+  train "$c" "$tmp/${c}_one" --clear_devices --save "$tmp/${c}_one/model.ckpt" \
+    > "$tmp/$c.one.log" 2>&1
+  check "$c: one process (--clear_devices) exits 0" test $? -eq 0
+  train "$c" "$tmp/${c}_exact" --local_workers 1 --local_ps 2 --wire_compression none \
+    --save "$tmp/${c}_exact/model.ckpt" --log_device_placement > "$tmp/$c.exact.log" 2>&1
+  check "$c: 2 ps + 1 worker exits 0" test $? -eq 0
+  check "$c: losses over ps tasks are one process's, exactly" \
+    "$ALLCLOSE" "$tmp/${c}_exact/loss.npy" "$tmp/${c}_one/loss.npy" 0
+  check "$c: losses are TensorFlow's cluster's" \
+    "$ALLCLOSE" "$tmp/${c}_exact/loss.npy" "$F/${c}_loss.npy" "$tf_tol"
+  n=0
+  for want in "$F/${c}_final__"*.npy; do
+    key="$(basename "$want" .npy)"
+    key="${key#${c}_final__}"
+    key="${key//__//}"
+    check "$c: saved $key" "$CKPT_TO_NPY" "$tmp/${c}_exact/model.ckpt" "$key" "$tmp/got.npy"
+    check "$c: saved $key in one process" \
+      "$CKPT_TO_NPY" "$tmp/${c}_one/model.ckpt" "$key" "$tmp/one.npy"
+    check "$c: $key is one process's, exactly" "$ALLCLOSE" "$tmp/got.npy" "$tmp/one.npy" 0
+    if [ "$c" != cnn_momentum_ps ]; then
+      check "$c: $key is TensorFlow's" "$ALLCLOSE" "$tmp/got.npy" "$want" 1e-5
+    fi
+    n=$((n + 1))
+  done
+  check "$c: every variable compared" test "$n" -ge 4
+  # Where TensorFlow's replica_device_setter pinned them.
+  while read -r var device; do
+    check "$c: $var lives on $device" \
+      grep -q "^$var: ([A-Za-z0-9]*): ${device%%/task*}/replica:0/task:${device##*task:}/device:CPU:0" \
+      "$tmp/$c.exact.log"
+  done < "$F/${c}_devices.txt"
+  check "$c: the forward pass runs on the worker" \
+    grep -q "^loss: (Mean): /job:worker/replica:0/task:0/device:CPU:0" "$tmp/$c.exact.log"
+
+  # The default policy: gradients fp16, everything else exact.
+  train "$c" "$tmp/${c}_grad" --local_workers 1 --local_ps 2 > "$tmp/$c.grad.log" 2>&1
+  check "$c: default wire policy exits 0" test $? -eq 0
+  check "$c: fp16 gradients stay within fp16 error of TensorFlow's losses" \
+    "$ALLCLOSE" "$tmp/${c}_grad/loss.npy" "$F/${c}_loss.npy" 1e-3
+done
+
+# graphrun partition says, per edge between tasks, what travels lossy: the
+# four gradients the worker sends to the ps tasks; variables, restored
+# values and hyperparameters stay exact.
+out="$("$GRAPHRUN" partition "$F/mlp_adam_ps.pbtxt" --devices="$F/cluster_2ps.json" \
+  --out="$tmp/part" --wire_compression=gradients)"
+check "partition exits 0" test $? -eq 0
+check "four gradients travel fp16" \
+  test "$(grep -c '^wire: .*/job:worker/.* -> /job:ps/.*: fp16 (a gradient)$' <<<"$out")" -eq 4
+check "nothing else is lossy" test "$(grep -c ': fp16' <<<"$out")" -eq 4
+check "a variable's value travels exact" \
+  grep -q '^wire: edge_[0-9]*_mlp/w1/Read/ReadVariableOp .*: exact (not a gradient)$' <<<"$out"
+check "a restored value travels exact" \
+  grep -q '^wire: edge_[0-9]*_save/RestoreV2 .*: exact (not a gradient)$' <<<"$out"
+check "partition tallies" grep -q ', 4 compressed (gradients), 44 exact (not gradients)$' <<<"$out"
+
+# Bad input.
+err="$(train mlp_sgd_ps "$tmp/bad1" --local_workers 1 --local_ps 1 2>&1)"; rc=$?
+check "a ps task the cluster lacks fails" test "$rc" -ne 0
+check "... naming the task and a variable" \
+  grep -q "/job:ps/task:1.*mlp/b1\|mlp/b1.*/job:ps/task:1" <<<"$err"
+err="$(train mlp_sgd_ps "$tmp/bad2" --local_ps 2 2>&1)"; rc=$?
+check "--local_ps without --local_workers fails" test "$rc" -ne 0
+check "... saying so" grep -q -- '--local_ps=M needs --local_workers=N' <<<"$err"
+err="$(train mlp_sgd_ps "$tmp/bad3" --local_workers 1 --local_ps -1 2>&1)"; rc=$?
+check "a negative --local_ps fails" test "$rc" -ne 0
+check "... saying so" grep -q -- '--local_ps must be between 0 and 64' <<<"$err"
+err="$(train mlp_sgd_ps "$tmp/bad4" --local_workers 1 --local_ps 2 --wire_compression=half 2>&1)"
+rc=$?
+check "an unknown wire policy fails" test "$rc" -ne 0
+check "... listing the policies" grep -q 'expected gradients, all, none, bf16 or fp16' <<<"$err"
+
+finish
