@@ -66,8 +66,7 @@ def tf_cluster():
 
 def tf_median_ms(target, g, ckpt, feeds, steps, warmup=10):
     with v1.Session(target, graph=g) as s:
-        with g.as_default():
-            v1.train.Saver().restore(s, ckpt)
+        s.run("save/restore_all", {"save/Const:0": ckpt})
         times = []
         for i in range(warmup + steps):
             t0 = time.perf_counter()

@@ -36,6 +36,18 @@ bool IsControlFlowProducer(absl::string_view op) {
          op == "NextIteration" || op == "RefNextIteration" || op == "LoopCond";
 }
 
+// Whether output `index` of `src` is a reference (a VariableV2's, or a
+// ref-forwarding op's).
+bool ReadsAReference(const OptimizerOptions& options, const NodeDef& src, int index) {
+  const OpDef* op_def = options.registry == nullptr ? nullptr : options.registry->Find(src.op());
+  if (op_def == nullptr || index < 0) return false;
+  // Ops with list outputs are not references; a plain output maps by index.
+  for (const ArgDef& arg : op_def->outputs) {
+    if (!arg.number_attr.empty() || !arg.type_list_attr.empty()) return false;
+  }
+  return index < static_cast<int>(op_def->outputs.size()) && op_def->outputs[index].is_ref;
+}
+
 // Recv outputs stay behind their Identity: the partitioner's transfers are
 // matched by name.
 bool MustKeepIdentityAfter(absl::string_view op) { return op == "_Recv" || op == "_HostRecv"; }
@@ -88,6 +100,10 @@ absl::Status RemoveIdentities(GraphDef* graph, const OptimizerOptions& options,
     const int p = view.producer(i, 0);
     const NodeDef& src = view.node(p);
     if (MustKeepIdentityAfter(src.op()) || src.device() != def.device()) continue;
+    // An Identity of a reference (a v1 variable's `read`) takes a snapshot:
+    // its consumers get a value, not the variable, and on another task they
+    // may fetch it as soon as it is made instead of when they run.
+    if (ReadsAReference(options, src, view.input(i, 0).index)) continue;
     if (IsControlFlowProducer(src.op()) && view.HasControlConsumers(i)) continue;
     // The Identity's control inputs (a lowered function's inputs wait on
     // the body's pivot) pass to each of its consumers.
