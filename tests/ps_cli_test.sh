@@ -73,6 +73,27 @@ for c in mlp_sgd_ps mlp_adam_ps cnn_momentum_ps; do
     "$ALLCLOSE" "$tmp/${c}_grad/loss.npy" "$F/${c}_loss.npy" 1e-3
 done
 
+# --ps_placement=auto replaces the round-robin pins: variables go by bytes,
+# largest first, each with its slots and updates; the losses do not change.
+c=mlp_adam_ps
+train "$c" "$tmp/${c}_auto" --local_workers 1 --local_ps 2 --wire_compression none \
+  --ps_placement=auto --log_device_placement > "$tmp/$c.auto.log" 2>&1
+check "auto ps placement exits 0" test $? -eq 0
+check "auto ps placement: losses are one process's, exactly" \
+  "$ALLCLOSE" "$tmp/${c}_auto/loss.npy" "$tmp/${c}_one/loss.npy" 0
+check "auto ps placement says why" grep -q \
+  "^ps placement: 'mlp/w1' and 2 more (1536 bytes) -> /job:ps/task:[01]: the ps task with the fewest variable bytes" \
+  "$tmp/$c.auto.log"
+w1_task="$(sed -n "s#^ps placement: 'mlp/w1' .* -> /job:ps/task:\([01]\):.*#\1#p" "$tmp/$c.auto.log")"
+check "a slot lives with its variable" grep -q \
+  "^mlp/w1/Adam: ([A-Za-z0-9]*): /job:ps/replica:0/task:$w1_task/device:CPU:0" "$tmp/$c.auto.log"
+check "auto ps placement reports the balance" \
+  grep -q '^ps placement: variable bytes per ps task: task 0: [0-9]*, task 1: [0-9]* (max/mean 1\.[0-9]*)$' \
+  "$tmp/$c.auto.log"
+err="$(train "$c" "$tmp/bad0" --local_workers 1 --local_ps 2 --ps_placement=greedy 2>&1)"; rc=$?
+check "an unknown --ps_placement fails" test "$rc" -ne 0
+check "... saying so" grep -q -- "--ps_placement must be pinned or auto, not 'greedy'" <<<"$err"
+
 # graphrun partition says, per edge between tasks, what travels lossy: the
 # four gradients the worker sends to the ps tasks; variables, restored
 # values and hyperparameters stay exact.
@@ -91,8 +112,8 @@ check "partition tallies" grep -q ', 4 compressed (gradients), 44 exact (not gra
 # Bad input.
 err="$(train mlp_sgd_ps "$tmp/bad1" --local_workers 1 --local_ps 1 2>&1)"; rc=$?
 check "a ps task the cluster lacks fails" test "$rc" -ne 0
-check "... naming the task and a variable" \
-  grep -q "/job:ps/task:1.*mlp/b1\|mlp/b1.*/job:ps/task:1" <<<"$err"
+check "... naming the variable and the task" \
+  grep -q "variable 'mlp/b1' is pinned to /job:ps/task:1, but the cluster has 1 ps task" <<<"$err"
 err="$(train mlp_sgd_ps "$tmp/bad2" --local_ps 2 2>&1)"; rc=$?
 check "--local_ps without --local_workers fails" test "$rc" -ne 0
 check "... saying so" grep -q -- '--local_ps=M needs --local_workers=N' <<<"$err"

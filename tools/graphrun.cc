@@ -108,6 +108,9 @@ ABSL_FLAG(int, local_workers, 0,
 ABSL_FLAG(bool, clear_devices, false,
           "run, train: ignore the graph's device requests (run a graph pinned to "
           "/job:ps and /job:worker in one process)");
+ABSL_FLAG(std::string, ps_placement, "pinned",
+          "run, train with ps tasks: pinned (keep the graph's /job:ps pins, place unpinned "
+          "variables by bytes) or auto (place every variable by bytes)");
 ABSL_FLAG(int, local_ps, 0,
           "run, train: with --local_workers, also start this many parameter-server "
           "processes (/job:ps/task:0..M-1) on loopback");
@@ -352,6 +355,7 @@ bool RunArgsFromFlags(const std::string& graph, const RepeatedFlags& repeated,
   run->local_workers = absl::GetFlag(FLAGS_local_workers);
   run->local_ps = absl::GetFlag(FLAGS_local_ps);
   run->clear_devices = absl::GetFlag(FLAGS_clear_devices);
+  run->ps_placement = absl::GetFlag(FLAGS_ps_placement);
   run->auth_token_file = absl::GetFlag(FLAGS_auth_token_file);
   run->tls_cert = absl::GetFlag(FLAGS_tls_cert);
   run->tls_key = absl::GetFlag(FLAGS_tls_key);

@@ -20,6 +20,7 @@
 #include "graph/npy.h"
 #include "graph/status_macros.h"
 #include "placer/gpu_select.h"
+#include "placer/ps_placement.h"
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/gpu_info_source.h"
 #include "runtime/gpu/gpu_platform.h"
@@ -143,6 +144,40 @@ absl::StatusOr<RunGpus> ChooseRunGpus(const RunCommandArgs& args, std::string* n
   return out;
 }
 
+// How many ps tasks the run has: --local_ps, or the "ps" job of --cluster
+// (its tasks must be 0..M-1).
+absl::StatusOr<int> CountPsTasks(const RunCommandArgs& args) {
+  if (args.local_workers > 0) return args.local_ps;
+  if (args.cluster_file.empty()) return 0;
+  GR_ASSIGN_OR_RETURN(ClusterSpec cluster, LoadClusterSpecFile(args.cluster_file));
+  int n = 0;
+  for (const TaskRef& t : cluster.AllTasks()) {
+    if (t.job != "ps") continue;
+    if (t.index != n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          args.cluster_file, ": the ps tasks must be numbered 0.."
+          "M-1 for variables to be placed on them; task ", t.index, " follows ", n - 1));
+    }
+    ++n;
+  }
+  return n;
+}
+
+void LogPsPlacement(const placer::PsPlacement& placed) {
+  for (const placer::PsVariableGroup& g : placed.groups) {
+    std::fprintf(stderr, "ps placement: '%s'%s (%lld bytes) -> /job:ps/task:%d: %s\n",
+                 g.variable.c_str(),
+                 g.variables > 1 ? absl::StrCat(" and ", g.variables - 1, " more").c_str() : "",
+                 static_cast<long long>(g.bytes), g.task, g.why.c_str());
+  }
+  std::string per_task;
+  for (size_t k = 0; k < placed.bytes_per_task.size(); ++k) {
+    absl::StrAppend(&per_task, k == 0 ? "" : ", ", "task ", k, ": ", placed.bytes_per_task[k]);
+  }
+  std::fprintf(stderr, "ps placement: variable bytes per ps task: %s (max/mean %.2f)\n",
+               per_task.c_str(), placed.max_over_mean);
+}
+
 // A MasterSession over the workers of --cluster, or over --local_workers
 // started here (kept in *local until the run ends).
 absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
@@ -197,15 +232,29 @@ absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const Graph
   if (args.local_ps != 0 && args.local_workers < 1) {
     return absl::InvalidArgumentError("--local_ps=M needs --local_workers=N beside it");
   }
-  GraphDef cleared;
-  if (args.clear_devices) {
-    cleared = given;
-    for (NodeDef& node : *cleared.mutable_node()) node.clear_device();
-    for (FunctionDef& f : *cleared.mutable_library()->mutable_function()) {
-      for (NodeDef& node : *f.mutable_node_def()) node.clear_device();
+  GR_ASSIGN_OR_RETURN(const int ps_tasks, CountPsTasks(args));
+  if (args.ps_placement != "pinned" && args.ps_placement != "auto") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--ps_placement must be pinned or auto, not '", args.ps_placement, "'"));
+  }
+  GraphDef edited;
+  if (args.clear_devices || ps_tasks > 0) {
+    edited = given;
+    if (args.clear_devices) {
+      for (NodeDef& node : *edited.mutable_node()) node.clear_device();
+      for (FunctionDef& f : *edited.mutable_library()->mutable_function()) {
+        for (NodeDef& node : *f.mutable_node_def()) node.clear_device();
+      }
+    }
+    if (ps_tasks > 0) {
+      placer::PsPlacementOptions ps;
+      ps.num_ps_tasks = ps_tasks;
+      ps.override_pins = args.ps_placement == "auto";
+      GR_ASSIGN_OR_RETURN(placer::PsPlacement placed, placer::PlaceVariablesOnPs(&edited, ps));
+      if (args.log_device_placement) LogPsPlacement(placed);
     }
   }
-  const GraphDef& graph = args.clear_devices ? cleared : given;
+  const GraphDef& graph = args.clear_devices || ps_tasks > 0 ? edited : given;
   const bool distributed = !args.cluster_file.empty() || args.local_workers > 0;
   SessionOptions options;
   options.cpu_devices = args.cpu_devices;

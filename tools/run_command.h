@@ -49,6 +49,10 @@ struct RunCommandArgs {
   std::string cluster_file;
   int local_workers = 0;
   int local_ps = 0;
+  // With ps tasks: "pinned" keeps the graph's /job:ps pins and places
+  // unpinned variables by bytes; "auto" places every variable by bytes
+  // (placer/ps_placement.h).
+  std::string ps_placement = "pinned";
   std::string auth_token_file;
   std::string tls_cert, tls_key, tls_ca;
   // gradients | all (= fp16) | none | bf16: distributed/wire_codec.h
