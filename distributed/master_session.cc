@@ -354,32 +354,49 @@ class MasterSession : public Session {
       CallOptions opts;
       absl::Status status;
     };
-    std::vector<std::shared_ptr<StatusCall>> calls(n);
-    auto pending = std::make_shared<Pending>(n);
+    // A task that refuses the client (a wrong token, a bad request) ends
+    // the wait at once: the others' calls are cancelled instead of waiting
+    // out connect_timeout for a task that is not up.
+    const auto refused = [](const absl::Status& s) {
+      return s.code() == absl::StatusCode::kUnauthenticated ||
+             s.code() == absl::StatusCode::kPermissionDenied ||
+             s.code() == absl::StatusCode::kInvalidArgument;
+    };
+    auto calls = std::make_shared<std::vector<std::shared_ptr<StatusCall>>>(n);
     for (int i = 0; i < n; ++i) {
       auto call = std::make_shared<StatusCall>();
       call->opts.SetTimeout(options_.connect_timeout);
       call->opts.SetWaitForReady(true);
-      calls[i] = call;
-      tasks_[i].worker->GetStatusAsync(&call->request, &call->response, &call->opts,
-                                       [call, pending](const absl::Status& s) {
-                                         call->status = s;
-                                         pending->Done();
-                                       });
+      (*calls)[i] = call;
+    }
+    auto pending = std::make_shared<Pending>(n);
+    for (int i = 0; i < n; ++i) {
+      std::shared_ptr<StatusCall> call = (*calls)[i];
+      tasks_[i].worker->GetStatusAsync(
+          &call->request, &call->response, &call->opts,
+          [call, calls, pending, refused](const absl::Status& s) {
+            call->status = s;
+            if (refused(s)) {
+              for (const auto& other : *calls) {
+                if (other != call) other->opts.StartCancel();
+              }
+            }
+            pending->Done();
+          });
     }
     pending->Wait(absl::InfiniteDuration());
+    for (int i = 0; i < n; ++i) {
+      if (refused((*calls)[i]->status)) return WithTask(tasks_[i].name, (*calls)[i]->status);
+    }
     std::vector<std::string> missing;
     for (int i = 0; i < n; ++i) {
-      if (!calls[i]->status.ok()) {
-        if (calls[i]->status.code() == absl::StatusCode::kUnauthenticated ||
-            calls[i]->status.code() == absl::StatusCode::kInvalidArgument) {
-          return WithTask(tasks_[i].name, calls[i]->status);
-        }
+      const std::shared_ptr<StatusCall>& call = (*calls)[i];
+      if (!call->status.ok()) {
         missing.push_back(absl::StrCat(tasks_[i].name, " at ", tasks_[i].address, " (",
-                                       calls[i]->status.message(), ")"));
+                                       call->status.message(), ")"));
         continue;
       }
-      const GetStatusResponse& r = calls[i]->response;
+      const GetStatusResponse& r = call->response;
       if (r.task_name() != tasks_[i].name) {
         return absl::FailedPreconditionError(absl::StrCat(
             tasks_[i].address, " serves ", r.task_name(), ", but the cluster says it is ",

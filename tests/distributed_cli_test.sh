@@ -60,6 +60,17 @@ err="$("$GRAPHRUN" run "$EXAMPLE" --cluster="$tmp/cluster_dead.json" \
 check "missing task fails" test $rc -eq 1
 check "missing task named" grep -q 'DEADLINE_EXCEEDED.*still waiting for: /job:worker/replica:0/task:1 at 127.0.0.1:1' <<<"$err"
 
+# A task that refuses the token fails the run at once, even while another
+# task is still being waited for (a 10-minute connect timeout would
+# otherwise outlast the test).
+printf 'other-%s\n' "$RANDOM" > "$tmp/wrong_token"
+err="$("$GRAPHRUN" run "$EXAMPLE" --cluster="$tmp/cluster_dead.json" \
+        --auth_token_file="$tmp/wrong_token" --feed x="$EXAMPLE_X" --fetch probs \
+        --connect_timeout_s=600 2>&1)"; rc=$?
+check "refused token fails" test $rc -eq 1
+check "refused token named with its task" \
+  grep -q 'UNAUTHENTICATED.*/job:worker/replica:0/task:0' <<<"$err"
+
 # Usage errors.
 "$GRAPHRUN" worker > /dev/null 2>&1; rc=$?
 check "worker without a task is a usage error" test $rc -eq 2
