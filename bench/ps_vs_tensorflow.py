@@ -13,6 +13,8 @@ replica_device_setter(ps_tasks=2): variables and slots round-robin on
   - graphrun: `graphrun train --local_workers=1 --local_ps=2` (three
     worker processes on loopback; gradients fp16, the default, and
     --wire_compression=none);
+  - graphrun with --ps_placement=auto (variables by bytes instead of the
+    graph's round-robin pins);
   - graphrun in one process (--clear_devices).
 
 Prints each round and the medians, the ratios the README quotes, and the
@@ -127,13 +129,16 @@ def main():
     np.save(x_path, x)
     np.save(y_path, y)
     feeds = {"x:0": x, "y:0": y}
-    cols = {k: [] for k in ("tf_ps", "tf_one", "gr_ps", "gr_ps_none", "gr_one")}
+    cols = {k: [] for k in ("tf_ps", "tf_one", "gr_ps", "gr_ps_none", "gr_ps_auto", "gr_one")}
     for r in range(args.rounds):
         cols["gr_ps"].append(graphrun_median_ms(graph_path, ckpt, x_path, y_path, args.steps,
                                                 "--local_workers=1", "--local_ps=2"))
         cols["gr_ps_none"].append(graphrun_median_ms(
             graph_path, ckpt, x_path, y_path, args.steps, "--local_workers=1", "--local_ps=2",
             "--wire_compression=none"))
+        cols["gr_ps_auto"].append(graphrun_median_ms(
+            graph_path, ckpt, x_path, y_path, args.steps, "--local_workers=1", "--local_ps=2",
+            "--ps_placement=auto"))
         cols["gr_one"].append(graphrun_median_ms(graph_path, ckpt, x_path, y_path, args.steps,
                                                  "--clear_devices"))
         cols["tf_ps"].append(tf_median_ms(worker.target, g, ckpt, feeds, args.steps))
@@ -149,12 +154,20 @@ def main():
     print("| TensorFlow, one process | %.3f |" % m["tf_one"])
     print("| graphrun, 3 worker processes, gradients fp16 (default) | %.3f |" % m["gr_ps"])
     print("| graphrun, 3 worker processes, --wire_compression=none | %.3f |" % m["gr_ps_none"])
+    print("| graphrun, 3 worker processes, --ps_placement=auto | %.3f |" % m["gr_ps_auto"])
     print("| graphrun, one process | %.3f |" % m["gr_one"])
     print()
     print("graphrun ps / TensorFlow ps: %.2f (goal <= 0.3)" % (m["gr_ps"] / m["tf_ps"]))
     print("graphrun ps / graphrun one process: %.2f (goal <= 2)" % (m["gr_ps"] / m["gr_one"]))
     print("variable bytes per ps task (round-robin pins, with slots): %s, max/mean %.2f" %
           (load, max(load) / (sum(load) / len(load))))
+    out = subprocess.run(
+        [GRAPHRUN, "train", graph_path, "--restore", ckpt, "--train", "train", "--steps", "0",
+         "--local_workers=1", "--local_ps=2", "--ps_placement=auto", "--log_device_placement"],
+        capture_output=True, text=True, check=True)
+    line = [l for l in (out.stdout + out.stderr).splitlines()
+            if l.startswith("ps placement: variable bytes per ps task")]
+    print("graphrun --ps_placement=auto: " + (line[0] if line else "(no report)"))
 
 
 if __name__ == "__main__":
