@@ -6,11 +6,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "graph/checkpoint/checkpoint_state.h"
 #include "graph/checkpoint/tensor_bundle.h"
 #include "graph/status_macros.h"
@@ -21,6 +23,7 @@ namespace {
 
 struct Variable {
   std::string name;
+  std::string device;  // as the graph requests it
   bool resource = false;
   DataType dtype = DT_INVALID;
   PartialShape shape;
@@ -32,6 +35,7 @@ absl::StatusOr<std::vector<Variable>> Variables(const GraphDef& graph) {
     if (n.op() != "VariableV2" && n.op() != "VarHandleOp") continue;
     Variable v;
     v.name = n.name();
+    v.device = n.device();
     v.resource = n.op() == "VarHandleOp";
     auto dtype = n.attr().find("dtype");
     if (dtype == n.attr().end()) {
@@ -78,6 +82,80 @@ std::string Basename(const std::string& path) {
 
 }  // namespace
 
+// The task part of a device request ("/job:ps/task:1" of
+// "/job:ps/task:1/device:CPU:0"), "" when it names none.
+std::string TaskOf(const std::string& device) {
+  if (!absl::StartsWith(device, "/job:")) return "";
+  return device.substr(0, device.find("/device:"));
+}
+
+// A save of variables that live on several tasks (parameter servers): each
+// task writes its own variables with a SaveV2 of its own, all at once, to
+// a shard beside PREFIX, and a MergeV2Checkpoints makes the shards one
+// checkpoint at PREFIX and removes them, as TensorFlow's sharded Saver.
+absl::StatusOr<int> SaveSharded(const std::vector<Variable>& vars,
+                                const std::map<std::string, std::vector<int>>& by_task,
+                                Session* session, const std::string& prefix) {
+  GraphDef nodes;
+  const int n = static_cast<int>(by_task.size());
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::string> shard_prefixes;
+  NodeDef* merge_prefixes = AddNode(&nodes, "graphrun_save_sharded/prefixes", "Placeholder", {});
+  (*merge_prefixes->mutable_attr())["dtype"].set_type(DT_STRING);
+  NodeDef* dest = AddNode(&nodes, "graphrun_save_sharded/destination", "Placeholder", {});
+  (*dest->mutable_attr())["dtype"].set_type(DT_STRING);
+  std::vector<std::string> saves;
+  int k = 0;
+  for (const auto& [task, members] : by_task) {
+    const std::string base = absl::StrCat("graphrun_save_sharded/", k, "/");
+    NodeDef* p = AddNode(&nodes, base + "prefix", "Placeholder", {});
+    (*p->mutable_attr())["dtype"].set_type(DT_STRING);
+    p->set_device(task);
+    Tensor names(DT_STRING, TensorShape({static_cast<int64_t>(members.size())}));
+    Tensor slices(DT_STRING, TensorShape({static_cast<int64_t>(members.size())}));
+    std::vector<std::string> inputs = {base + "prefix", base + "names", base + "slices"};
+    NodeDef* save_def = nullptr;
+    for (size_t i = 0; i < members.size(); ++i) {
+      const Variable& v = vars[members[i]];
+      names.flat<std::string>()[i] = v.name;
+      slices.flat<std::string>()[i] = "";
+      inputs.push_back(v.resource ? absl::StrCat("graphrun_save/", v.name) : v.name);
+    }
+    for (const auto& [name, value] : {std::pair<std::string, Tensor*>{"names", &names},
+                                      {"slices", &slices}}) {
+      NodeDef* c = AddNode(&nodes, base + name, "Const", {});
+      (*c->mutable_attr())["dtype"].set_type(DT_STRING);
+      value->AsProtoField((*c->mutable_attr())["value"].mutable_tensor());
+      c->set_device(task);
+    }
+    save_def = AddNode(&nodes, base + "save", "SaveV2", inputs);
+    save_def->set_device(task);
+    auto* dtypes = (*save_def->mutable_attr())["dtypes"].mutable_list();
+    for (int m : members) dtypes->add_type(vars[m].dtype);
+    saves.push_back(save_def->name());
+    const std::string shard = absl::StrFormat("%s_temp/part-%05d-of-%05d", prefix, k, n);
+    feeds.emplace_back(base + "prefix", Tensor::Scalar<std::string>(shard));
+    shard_prefixes.push_back(shard);
+    ++k;
+  }
+  NodeDef* merge = AddNode(&nodes, "graphrun_save_sharded/merge", "MergeV2Checkpoints",
+                           {"graphrun_save_sharded/prefixes", "graphrun_save_sharded/destination"});
+  (*merge->mutable_attr())["delete_old_dirs"].set_b(true);
+  for (const std::string& s : saves) merge->add_input(absl::StrCat("^", s));
+  GR_RETURN_IF_ERROR(ExtendOnce(session, nodes));
+  Tensor prefixes(DT_STRING, TensorShape({n}));
+  for (int i = 0; i < n; ++i) prefixes.flat<std::string>()[i] = shard_prefixes[i];
+  feeds.emplace_back("graphrun_save_sharded/prefixes", prefixes);
+  feeds.emplace_back("graphrun_save_sharded/destination", Tensor::Scalar<std::string>(prefix));
+  std::vector<Tensor> out;
+  absl::Status s = session->Run(feeds, {}, {"graphrun_save_sharded/merge"}, &out);
+  if (!s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("saving ", prefix, " in ", n,
+                                               " shards (one per task): ", s.message()));
+  }
+  return static_cast<int>(vars.size());
+}
+
 absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
                                   const std::string& prefix) {
   GR_ASSIGN_OR_RETURN(std::vector<Variable> vars, Variables(graph));
@@ -94,6 +172,12 @@ absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
     fetches.push_back(read);
   }
   GR_RETURN_IF_ERROR(ExtendOnce(session, nodes));
+  // Variables on several tasks: a shard per task, written where they live.
+  std::map<std::string, std::vector<int>> by_task;
+  for (size_t i = 0; i < vars.size(); ++i) by_task[TaskOf(vars[i].device)].push_back(i);
+  if (by_task.size() > 1 && by_task.count("") == 0) {
+    return SaveSharded(vars, by_task, session, prefix);
+  }
   std::vector<Tensor> values;
   if (!fetches.empty()) {
     absl::Status s = session->Run({}, fetches, {}, &values);
@@ -162,11 +246,86 @@ absl::StatusOr<std::string> ResolveCheckpointPrefix(const std::string& prefix_or
   return prefix_or_dir;
 }
 
+// A restore of variables that live on several tasks: each task reads its
+// own variables from the checkpoint with a RestoreV2 of its own and assigns
+// them there, all at once; the client only checks the index.
+absl::StatusOr<int> RestoreSharded(const std::vector<Variable>& vars,
+                                   const std::map<std::string, std::vector<int>>& by_task,
+                                   const BundleReader& reader, Session* session,
+                                   const std::string& prefix) {
+  for (const Variable& v : vars) {
+    GR_ASSIGN_OR_RETURN(BundleTensorInfo info, reader.GetInfo(v.name));
+    if (info.dtype != v.dtype || !v.shape.IsCompatibleWith(info.shape)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "checkpoint ", prefix, " holds ", v.name, " as ", DataTypeString(info.dtype), " ",
+          info.shape.DebugString(), "; the graph's variable ", v.name, " is ",
+          DataTypeString(v.dtype), " ", v.shape.DebugString()));
+    }
+  }
+  GraphDef nodes;
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  std::vector<std::string> targets;
+  int k = 0;
+  for (const auto& [task, members] : by_task) {
+    const std::string base = absl::StrCat("graphrun_restore_sharded/", k++, "/");
+    NodeDef* p = AddNode(&nodes, base + "prefix", "Placeholder", {});
+    (*p->mutable_attr())["dtype"].set_type(DT_STRING);
+    p->set_device(task);
+    Tensor names(DT_STRING, TensorShape({static_cast<int64_t>(members.size())}));
+    Tensor slices(DT_STRING, TensorShape({static_cast<int64_t>(members.size())}));
+    for (size_t i = 0; i < members.size(); ++i) {
+      names.flat<std::string>()[i] = vars[members[i]].name;
+      slices.flat<std::string>()[i] = "";
+    }
+    for (const auto& [name, value] : {std::pair<std::string, Tensor*>{"names", &names},
+                                      {"slices", &slices}}) {
+      NodeDef* c = AddNode(&nodes, base + name, "Const", {});
+      (*c->mutable_attr())["dtype"].set_type(DT_STRING);
+      value->AsProtoField((*c->mutable_attr())["value"].mutable_tensor());
+      c->set_device(task);
+    }
+    NodeDef* restore =
+        AddNode(&nodes, base + "restore", "RestoreV2", {base + "prefix", base + "names",
+                                                        base + "slices"});
+    restore->set_device(task);
+    auto* dtypes = (*restore->mutable_attr())["dtypes"].mutable_list();
+    for (int m : members) dtypes->add_type(vars[m].dtype);
+    for (size_t i = 0; i < members.size(); ++i) {
+      const Variable& v = vars[members[i]];
+      const std::string value = absl::StrCat(base, "restore:", i);
+      const std::string name = absl::StrCat(base, "assign/", v.name);
+      NodeDef* assign = AddNode(&nodes, name, v.resource ? "AssignVariableOp" : "Assign",
+                                {v.name, value});
+      if (v.resource) {
+        (*assign->mutable_attr())["dtype"].set_type(v.dtype);
+        (*assign->mutable_attr())["validate_shape"].set_b(true);
+      } else {
+        (*assign->mutable_attr())["T"].set_type(v.dtype);
+      }
+      targets.push_back(name);
+    }
+    feeds.emplace_back(base + "prefix", Tensor::Scalar<std::string>(prefix));
+  }
+  GR_RETURN_IF_ERROR(ExtendOnce(session, nodes));
+  std::vector<Tensor> unused;
+  absl::Status s = session->Run(feeds, {}, targets, &unused);
+  if (!s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("restoring ", prefix, " on ", by_task.size(),
+                                               " tasks: ", s.message()));
+  }
+  return static_cast<int>(vars.size());
+}
+
 absl::StatusOr<int> RestoreVariables(const GraphDef& graph, Session* session,
                                      const std::string& prefix_or_dir) {
   GR_ASSIGN_OR_RETURN(const std::string prefix, ResolveCheckpointPrefix(prefix_or_dir));
   GR_ASSIGN_OR_RETURN(std::unique_ptr<BundleReader> reader, BundleReader::Open(prefix));
   GR_ASSIGN_OR_RETURN(std::vector<Variable> vars, Variables(graph));
+  std::map<std::string, std::vector<int>> by_task;
+  for (size_t i = 0; i < vars.size(); ++i) by_task[TaskOf(vars[i].device)].push_back(i);
+  if (by_task.size() > 1 && by_task.count("") == 0) {
+    return RestoreSharded(vars, by_task, *reader, session, prefix);
+  }
   GraphDef nodes;
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::vector<std::string> targets;

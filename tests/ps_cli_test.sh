@@ -73,6 +73,50 @@ for c in mlp_sgd_ps mlp_adam_ps cnn_momentum_ps; do
     "$ALLCLOSE" "$tmp/${c}_grad/loss.npy" "$F/${c}_loss.npy" 1e-3
 done
 
+# Saves over ps tasks are sharded: each ps task writes its own variables,
+# the shards merge into one checkpoint (one data file per task, no
+# temporary directory left) that one process restores.
+c=mlp_adam_ps
+check "sharded save: a data file per ps task" \
+  test -e "$tmp/${c}_exact/model.ckpt.data-00000-of-00002" -a \
+  -e "$tmp/${c}_exact/model.ckpt.data-00001-of-00002"
+check "sharded save: no shard left beside" test ! -e "$tmp/${c}_exact/model.ckpt_temp"
+check "sharded save: SaveV2 runs on a ps task" grep -q \
+  "^graphrun_save_sharded/1/save: (SaveV2): /job:ps/replica:0/task:1/device:CPU:0" \
+  "$tmp/$c.exact.log"
+check "sharded restore: RestoreV2 runs on a ps task" grep -q \
+  "^graphrun_restore_sharded/0/restore: (RestoreV2): /job:ps/replica:0/task:0/device:CPU:0" \
+  "$tmp/$c.exact.log"
+train "$c" "$tmp/${c}_again" --clear_devices --restore "$tmp/${c}_exact" --steps 0 \
+  --save "$tmp/${c}_again/model.ckpt" > /dev/null 2>&1
+check "one process restores the sharded checkpoint" test $? -eq 0
+"$CKPT_TO_NPY" "$tmp/${c}_again/model.ckpt" mlp/w1/Adam_1 "$tmp/again.npy"
+check "... and holds TensorFlow's final values" \
+  "$ALLCLOSE" "$tmp/again.npy" "$F/${c}_final__mlp__w1__Adam_1.npy" 1e-5
+
+# A ps task killed in the middle of a sharded save (its shard renamed
+# into place, the merged index not yet written: GRAPHRUN_CRASH_AT, which
+# the local tasks inherit): the run fails naming a task, and the checkpoint
+# file still names the last complete save, which holds three steps' values.
+c=mlp_sgd_ps
+out="$tmp/${c}_killed"
+GRAPHRUN_CRASH_AT=merge.shards_renamed:4 train "$c" "$out" --local_workers 1 --local_ps 2 \
+  --wire_compression none \
+  --save "$out/model.ckpt" --save_every 1 > "$tmp/$c.killed.log" 2>&1
+check "killed save: the run fails" test $? -ne 0
+check "killed save: the error names the task" grep -q "/job:[a-z]*/replica:0/task:[0-9]" \
+  "$tmp/$c.killed.log"
+check "killed save: the checkpoint file names the third save" \
+  grep -q '^model_checkpoint_path: "model.ckpt-3"' "$out/checkpoint"
+check "killed save: no fourth checkpoint is visible" test ! -e "$out/model.ckpt-4.index"
+train "$c" "$tmp/${c}_three" --clear_devices --steps 3 --save "$tmp/${c}_three/model.ckpt" \
+  > /dev/null 2>&1
+for key in mlp/w1 mlp/b1 mlp/w2 mlp/b2; do
+  check "killed save: $key loads" "$CKPT_TO_NPY" "$out/model.ckpt-3" "$key" "$tmp/got.npy"
+  "$CKPT_TO_NPY" "$tmp/${c}_three/model.ckpt" "$key" "$tmp/want.npy"
+  check "killed save: $key is the third step's" "$ALLCLOSE" "$tmp/got.npy" "$tmp/want.npy" 0
+done
+
 # --ps_placement=auto replaces the round-robin pins: variables go by bytes,
 # largest first, each with its slots and updates; the losses do not change.
 c=mlp_adam_ps

@@ -305,6 +305,7 @@ absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const Graph
   RunSession out;
   out.session = *std::move(session);
   out.keep = std::move(keep);
+  out.graph = graph;
   return out;
 }
 

@@ -74,6 +74,9 @@ struct RunCommandArgs {
 struct RunSession {
   std::unique_ptr<Session> session;
   std::shared_ptr<void> keep;  // GPU claims, local workers: held while it runs
+  // The graph the session runs: the one given, with its device requests
+  // cleared (--clear_devices) or its variables placed on ps tasks.
+  GraphDef graph;
 };
 absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const GraphDef& graph);
 

@@ -295,7 +295,7 @@ int TrainCommand(const TrainCommandArgs& given) {
       }
       if (!run.quiet) std::cout << "restored " << *prefix << " with the graph's Saver\n";
     } else {
-      absl::StatusOr<int> restored = RestoreVariables(*graph, session, args.restore);
+      absl::StatusOr<int> restored = RestoreVariables(made->graph, session, args.restore);
       if (!restored.ok()) return Fail(restored.status());
       if (!run.quiet) {
         std::cout << "restored " << *restored << " variable(s) from " << args.restore << "\n";
@@ -342,7 +342,7 @@ int TrainCommand(const TrainCommandArgs& given) {
         return absl::Status(s.code(), absl::StrCat("saving ", prefix, ": ", s.message()));
       }
     } else {
-      GR_ASSIGN_OR_RETURN(saved, SaveVariables(*graph, session, prefix));
+      GR_ASSIGN_OR_RETURN(saved, SaveVariables(made->graph, session, prefix));
     }
     std::vector<std::string> dropped;
     if (periodic) {
