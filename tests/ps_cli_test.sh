@@ -117,6 +117,26 @@ for key in mlp/w1 mlp/b1 mlp/w2 mlp/b2; do
   check "killed save: $key is the third step's" "$ALLCLOSE" "$tmp/got.npy" "$tmp/want.npy" 0
 done
 
+# --recover: the same kill, twice (the restarted tasks inherit the crash
+# point and die at their fourth save too): each time the run starts the
+# tasks again, restores the newest checkpoint and goes on from its step;
+# the 8 losses are an uninterrupted run's, exactly.
+out="$tmp/${c}_recovered"
+GRAPHRUN_CRASH_AT=merge.shards_renamed:4 train "$c" "$out" --local_workers 1 --local_ps 2 \
+  --wire_compression none --steps 8 --save "$out/model.ckpt" --save_every 1 --recover \
+  > "$tmp/$c.recovered.log" 2>&1
+check "recover: the run ends well" test $? -eq 0
+check "recover: first from the third step's checkpoint" \
+  grep -q "^graphrun train: recovering from .*model.ckpt-3 (step 3)$" "$tmp/$c.recovered.log"
+check "recover: then from the sixth's" \
+  grep -q "^graphrun train: recovering from .*model.ckpt-6 (step 6)$" "$tmp/$c.recovered.log"
+train "$c" "$tmp/${c}_eight" --clear_devices --steps 8 > /dev/null 2>&1
+check "recover: the losses are an uninterrupted run's" \
+  "$ALLCLOSE" "$out/loss.npy" "$tmp/${c}_eight/loss.npy" 0
+err="$(train "$c" "$tmp/bad5" --local_workers 1 --local_ps 2 --recover 2>&1)"; rc=$?
+check "--recover without periodic saves fails" test "$rc" -ne 0
+check "... saying what it needs" grep -q -- "--recover needs workers" <<<"$err"
+
 # --ps_placement=auto replaces the round-robin pins: variables go by bytes,
 # largest first, each with its slots and updates; the losses do not change.
 c=mlp_adam_ps

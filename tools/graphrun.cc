@@ -41,6 +41,9 @@ ABSL_FLAG(std::string, restore, "",
 ABSL_FLAG(std::string, save, "",
           "train: save the variables as a TensorFlow V2 checkpoint at this prefix after the "
           "last step");
+ABSL_FLAG(bool, recover, false,
+          "train over workers: when a task goes away, start the tasks again, restore the newest "
+          "checkpoint of --save and go on from its step");
 ABSL_FLAG(int, save_every, 0,
           "train: with --save, also save every K steps to PREFIX-<step> (the newest 5 kept)");
 ABSL_FLAG(std::string, format, "",
@@ -177,7 +180,8 @@ Usage:
                                          until SIGTERM
   graphrun train GRAPH --train OP [--init OP] [--restore PREFIX] [--steps N]
                [--feed NAME=FILE.npy] [--feed_steps NAME=FILE.npy] [--fetch T]
-               [--out DIR] [--save PREFIX] [--save_every K] [every run option]
+               [--out DIR] [--save PREFIX] [--save_every K] [--recover]
+               [every run option]
                                          train: --init (or --restore a TensorFlow
                                          V2 checkpoint), then N steps of the
                                          train op; each --feed_steps file has a
@@ -438,6 +442,7 @@ int main(int argc, char** argv) {
     train.restore = absl::GetFlag(FLAGS_restore);
     train.save = absl::GetFlag(FLAGS_save);
     train.save_every = absl::GetFlag(FLAGS_save_every);
+    train.recover = absl::GetFlag(FLAGS_recover);
     return graphrun::TrainCommand(train);
   }
   if (command == "worker") {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -225,6 +226,12 @@ int TrainCommand(const TrainCommandArgs& given) {
   if (args.save_every > 0 && args.save.empty()) {
     return Fail(absl::InvalidArgumentError("--save_every needs --save PREFIX"));
   }
+  if (args.recover && (args.save_every < 1 ||
+                       (run.local_workers < 1 && run.cluster_file.empty()))) {
+    return Fail(absl::InvalidArgumentError(
+        "--recover needs workers (--local_workers or --cluster) and checkpoints to recover "
+        "from (--save PREFIX --save_every K)"));
+  }
   if (!args.restore.empty() && !args.init_ops.empty()) {
     return Fail(absl::InvalidArgumentError(
         "--restore and --init both set the variables: give one"));
@@ -278,29 +285,34 @@ int TrainCommand(const TrainCommandArgs& given) {
   if (!made.ok()) return Fail(made.status());
   Session* session = made->session.get();
   std::vector<Tensor> outputs;
+  // Sets the variables from the checkpoint at `prefix`, with the graph's own
+  // Saver when it has one.
+  auto restore_from = [&](const std::string& given_prefix) -> absl::Status {
+    if (saver.has_value()) {
+      // The graph's own Saver: RestoreV2 and its Assigns.
+      GR_ASSIGN_OR_RETURN(std::string prefix, ResolveCheckpointPrefix(given_prefix));
+      absl::Status s = session->Run(
+          {{saver->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}}, {},
+          {saver->restore_op_name()}, &outputs);
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("restoring ", prefix, ": ", s.message()));
+      }
+      if (!run.quiet) std::cout << "restored " << prefix << " with the graph's Saver\n";
+      return absl::OkStatus();
+    }
+    GR_ASSIGN_OR_RETURN(int restored, RestoreVariables(made->graph, session, given_prefix));
+    if (!run.quiet) {
+      std::cout << "restored " << restored << " variable(s) from " << given_prefix << "\n";
+    }
+    return absl::OkStatus();
+  };
   if (!args.init_ops.empty()) {
     absl::Status s = session->Run(feeds, {}, args.init_ops, &outputs);
     if (!s.ok()) return Fail(absl::Status(s.code(), absl::StrCat("--init: ", s.message())));
   }
   if (!args.restore.empty()) {
-    if (saver.has_value()) {
-      // The graph's own Saver: RestoreV2 and its Assigns.
-      absl::StatusOr<std::string> prefix = ResolveCheckpointPrefix(args.restore);
-      if (!prefix.ok()) return Fail(prefix.status());
-      absl::Status s = session->Run(
-          {{saver->filename_tensor_name(), Tensor::Scalar<std::string>(*prefix)}}, {},
-          {saver->restore_op_name()}, &outputs);
-      if (!s.ok()) {
-        return Fail(absl::Status(s.code(), absl::StrCat("restoring ", *prefix, ": ", s.message())));
-      }
-      if (!run.quiet) std::cout << "restored " << *prefix << " with the graph's Saver\n";
-    } else {
-      absl::StatusOr<int> restored = RestoreVariables(made->graph, session, args.restore);
-      if (!restored.ok()) return Fail(restored.status());
-      if (!run.quiet) {
-        std::cout << "restored " << *restored << " variable(s) from " << args.restore << "\n";
-      }
-    }
+    absl::Status s = restore_from(args.restore);
+    if (!s.ok()) return Fail(s);
   }
 
   if (saved_model != nullptr) {
@@ -361,6 +373,58 @@ int TrainCommand(const TrainCommandArgs& given) {
     }
     return absl::OkStatus();
   };
+  // --recover: a step or periodic save that fails because a task went away
+  // (UNAVAILABLE, ABORTED) starts the session again (and the local tasks),
+  // restores the newest complete checkpoint of --save and goes on from its
+  // step, dropping the fetches of the steps after it. It gives up when a
+  // recovery makes no progress (the same checkpoint twice in a row) or
+  // after kMaxRecoveries. Returns the step to run next.
+  constexpr int kMaxRecoveries = 10;
+  int recoveries = 0;
+  std::string last_recovered_from;
+  auto recover = [&](const absl::Status& failure) -> absl::StatusOr<int> {
+    const bool task_gone = failure.code() == absl::StatusCode::kUnavailable ||
+                           failure.code() == absl::StatusCode::kAborted;
+    if (!args.recover || !task_gone) return failure;
+    absl::StatusOr<std::string> newest = ResolveCheckpointPrefix(CheckpointDirectory(args.save));
+    if (!newest.ok()) {
+      return absl::Status(failure.code(), absl::StrCat(failure.message(),
+                                                       "; no checkpoint to recover from: ",
+                                                       newest.status().message()));
+    }
+    const std::string prefix = *newest;
+    int resume = 0;
+    const size_t dash = prefix.rfind('-');
+    if (dash == std::string::npos || !absl::SimpleAtoi(prefix.substr(dash + 1), &resume)) {
+      return absl::Status(failure.code(), absl::StrCat(failure.message(), "; ", prefix,
+                                                       " names no step to resume from"));
+    }
+    if (++recoveries > kMaxRecoveries || prefix == last_recovered_from) {
+      return absl::Status(failure.code(),
+                          absl::StrCat(failure.message(), "; gave up after ", recoveries - 1,
+                                       " recoveries (the last from ", last_recovered_from, ")"));
+    }
+    last_recovered_from = prefix;
+    std::fprintf(stderr, "graphrun train: %s\ngraphrun train: recovering from %s (step %d)\n",
+                 std::string(failure.message()).c_str(), prefix.c_str(), resume);
+    made->session.reset();
+    made->keep.reset();  // the local tasks stop
+    made = NewRunSession(run, *graph);
+    if (!made.ok()) return made.status();
+    session = made->session.get();
+    GR_RETURN_IF_ERROR(restore_from(prefix));
+    for (auto& f : fetched) f.resize(std::min<size_t>(f.size(), resume));
+    curve.resize(std::min<size_t>(curve.size(), resume));
+    periodic_saves.erase(std::remove_if(periodic_saves.begin(), periodic_saves.end(),
+                                        [&](const std::string& p) {
+                                          int k = 0;
+                                          return absl::SimpleAtoi(p.substr(p.rfind('-') + 1), &k) &&
+                                                 k > resume;
+                                        }),
+                         periodic_saves.end());
+    done = resume;
+    return resume;
+  };
   for (int step = 0; step < run.steps && !interrupted.load(); ++step) {
     std::vector<std::pair<std::string, Tensor>> step_in = feeds;
     for (const auto& [name, t] : step_feeds) {
@@ -381,7 +445,11 @@ int TrainCommand(const TrainCommandArgs& given) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!s.ok()) {
       if (tty) std::fputc('\n', stderr);
-      return Fail(absl::Status(s.code(), absl::StrCat("step ", step, ": ", s.message())));
+      s = absl::Status(s.code(), absl::StrCat("step ", step, ": ", s.message()));
+      absl::StatusOr<int> resumed = recover(s);
+      if (!resumed.ok()) return Fail(resumed.status());
+      step = *resumed - 1;
+      continue;
     }
     // Every step's fetches are kept only to be stacked into --out.
     if (!out_paths.empty()) {
@@ -402,7 +470,11 @@ int TrainCommand(const TrainCommandArgs& given) {
     }
     if (args.save_every > 0 && done % args.save_every == 0 && done != run.steps) {
       absl::Status saved = save(done, /*periodic=*/true);
-      if (!saved.ok()) return Fail(saved);
+      if (!saved.ok()) {
+        absl::StatusOr<int> resumed = recover(saved);
+        if (!resumed.ok()) return Fail(resumed.status());
+        step = *resumed - 1;
+      }
     }
   }
   if (tty) std::fputc('\n', stderr);

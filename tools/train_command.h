@@ -22,6 +22,9 @@ struct TrainCommandArgs {
   std::string restore;                  // --restore PREFIX: a V2 checkpoint
   std::string save;                     // --save PREFIX: after the last step
   int save_every = 0;                   // --save_every K: also every K steps
+  // --recover: when a task goes away, start the tasks again, restore the
+  // newest checkpoint and go on from its step.
+  bool recover = false;
 };
 
 // Returns the process exit status: 0 ok, 1 failure, 130 interrupted (the
