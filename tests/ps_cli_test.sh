@@ -7,6 +7,8 @@
 # --local_ps=2`. With --wire_compression=none the losses are those of the
 # same graph in one process (--clear_devices) bit for bit, and TensorFlow's
 # own cluster's; the saved checkpoint holds TensorFlow's final variables;
+# in-graph synchronous replication over 2 workers gives the large-batch
+# losses; saves are sharded per ps task; --recover survives killed tasks;
 # under the default policy only gradients travel fp16 and the losses stay
 # within fp16 error. Bad input fails naming the task.
 set -uo pipefail
@@ -72,6 +74,25 @@ for c in mlp_sgd_ps mlp_adam_ps cnn_momentum_ps; do
   check "$c: fp16 gradients stay within fp16 error of TensorFlow's losses" \
     "$ALLCLOSE" "$tmp/${c}_grad/loss.npy" "$F/${c}_loss.npy" 1e-3
 done
+
+# Synchronous in-graph replication over two workers (a tower on each,
+# half the batch each, gradients averaged, one update per step on the ps
+# tasks): the losses of one process, exactly; of TensorFlow's cluster of
+# 2 ps + 2 workers; and of the plain MLP on the whole batch in one process.
+c=mlp_adam_sync2
+train "$c" "$tmp/${c}_one" --clear_devices > /dev/null 2>&1
+check "sync: one process exits 0" test $? -eq 0
+train "$c" "$tmp/${c}_ps" --local_workers 2 --local_ps 2 --wire_compression none \
+  --log_device_placement > "$tmp/$c.log" 2>&1
+check "sync: 2 ps + 2 workers exits 0" test $? -eq 0
+check "sync: a tower runs on each worker" \
+  grep -q "^replica_1/MatMul: (MatMul): /job:worker/replica:0/task:1/device:CPU:0" "$tmp/$c.log"
+check "sync: losses are one process's, exactly" \
+  "$ALLCLOSE" "$tmp/${c}_ps/loss.npy" "$tmp/${c}_one/loss.npy" 0
+check "sync: losses are TensorFlow's cluster's" \
+  "$ALLCLOSE" "$tmp/${c}_ps/loss.npy" "$F/${c}_loss.npy" 1e-5
+check "sync: losses are the large-batch run's" \
+  "$ALLCLOSE" "$tmp/${c}_ps/loss.npy" "$F/${c}_large_batch_loss.npy" 1e-5
 
 # Saves over ps tasks are sharded: each ps task writes its own variables,
 # the shards merge into one checkpoint (one data file per task, no
