@@ -444,6 +444,17 @@ class MasterSession : public Session {
     // the chief's, else worker 0's (never a ps task's, so feeds and fetches
     // meet the forward pass instead of a variable store); else the first.
     client_device_ = devices_.front().name();
+    if (!options_.client_task.empty()) {
+      auto it = std::find_if(devices_.begin(), devices_.end(), [&](const DeviceAttributes& d) {
+        return TaskOfDevice(d.name()) == options_.client_task;
+      });
+      if (it == devices_.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the client's task ", options_.client_task, " is not a task of the cluster"));
+      }
+      client_device_ = it->name();
+      return absl::OkStatus();
+    }
     for (const char* job : {"/job:chief/", "/job:worker/"}) {
       auto it = std::find_if(devices_.begin(), devices_.end(), [&](const DeviceAttributes& d) {
         return absl::StartsWith(d.name(), job);

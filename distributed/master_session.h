@@ -44,6 +44,11 @@ struct MasterSessionOptions {
   // Makes the client of a task (GrpcConnectFn, or in-process workers in
   // tests). Required.
   ConnectFn connect;
+  // The task whose first device is the client's (where feeds arrive and
+  // fetches leave), canonical ("/job:worker/replica:0/task:1"): a
+  // between-graph replica's own worker. Empty: the chief's, else worker
+  // 0's, else the first task's.
+  std::string client_task;
   // How long creation waits for every task to answer.
   absl::Duration connect_timeout = absl::Seconds(30);
   // How float32 tensors travel between tasks; with wire_gradients_only,

@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "graph/checkpoint/checkpoint_state.h"
 #include "graph/checkpoint/tensor_bundle.h"
 #include "graph/status_macros.h"
@@ -314,6 +315,48 @@ absl::StatusOr<int> RestoreSharded(const std::vector<Variable>& vars,
                                                " tasks: ", s.message()));
   }
   return static_cast<int>(vars.size());
+}
+
+absl::Status WaitForVariables(const GraphDef& graph, Session* session, absl::Duration timeout) {
+  GR_ASSIGN_OR_RETURN(std::vector<Variable> vars, Variables(graph));
+  if (vars.empty()) return absl::OkStatus();
+  GraphDef nodes;
+  std::vector<std::string> fetches;
+  for (const Variable& v : vars) {
+    const std::string name = absl::StrCat("graphrun_wait/", v.name);
+    NodeDef* n = AddNode(&nodes, name, v.resource ? "VarIsInitializedOp" : "IsVariableInitialized",
+                         {v.name});
+    if (v.resource) {
+      // VarIsInitializedOp has no attrs.
+    } else {
+      (*n->mutable_attr())["dtype"].set_type(v.dtype);
+    }
+    fetches.push_back(name);
+  }
+  GR_RETURN_IF_ERROR(ExtendOnce(session, nodes));
+  const absl::Time deadline = absl::Now() + timeout;
+  absl::Duration pause = absl::Milliseconds(50);
+  while (true) {
+    std::vector<Tensor> ready;
+    GR_RETURN_IF_ERROR(session->Run({}, fetches, {}, &ready));
+    std::vector<std::string> missing;
+    for (size_t i = 0; i < vars.size(); ++i) {
+      if (!ready[i].flat<bool>()[0]) missing.push_back(vars[i].name);
+    }
+    if (missing.empty()) return absl::OkStatus();
+    if (absl::Now() + pause > deadline) {
+      std::string names;
+      for (size_t i = 0; i < missing.size() && i < 5; ++i) {
+        absl::StrAppend(&names, i == 0 ? "" : ", ", missing[i]);
+      }
+      if (missing.size() > 5) absl::StrAppend(&names, " and ", missing.size() - 5, " more");
+      return absl::DeadlineExceededError(absl::StrCat(
+          "waited ", absl::FormatDuration(timeout), " for another client to set the variables; ",
+          missing.size(), " of ", vars.size(), " still have no value: ", names));
+    }
+    absl::SleepFor(pause);
+    pause = std::min(pause * 2, absl::Milliseconds(500));
+  }
 }
 
 absl::StatusOr<int> RestoreVariables(const GraphDef& graph, Session* session,

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "graph/protos/graph.pb.h"
 #include "runtime/session.h"
 
@@ -36,6 +37,12 @@ absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
 // differs. Returns how many variables were restored.
 absl::StatusOr<int> RestoreVariables(const GraphDef& graph, Session* session,
                                      const std::string& prefix);
+
+// Waits until every variable of `graph` holds a value (another client, the
+// chief of a between-graph replicated job, initializes or restores them
+// on the ps tasks), asking every 50-500 ms. DeadlineExceeded after
+// `timeout`, naming the variables still without a value.
+absl::Status WaitForVariables(const GraphDef& graph, Session* session, absl::Duration timeout);
 
 // PREFIX itself, or the newest checkpoint named by the `checkpoint` file of
 // PREFIX when PREFIX is a directory.

@@ -118,7 +118,12 @@ ABSL_FLAG(int, local_ps, 0,
           "run, train: with --local_workers, also start this many parameter-server "
           "processes (/job:ps/task:0..M-1) on loopback");
 ABSL_FLAG(std::string, job, "worker", "worker: this task's job in --cluster");
-ABSL_FLAG(int, task, -1, "worker: this task's index in its job");
+ABSL_FLAG(int, task, -1,
+          "worker: this task's index in its job; run, train over --cluster: the task (of --job) "
+          "whose graph replica this client drives, where feeds and fetches go");
+ABSL_FLAG(int, wait_for_variables_s, 0,
+          "train: before the steps, wait up to this long for another client (the chief) to "
+          "set every variable");
 ABSL_FLAG(std::string, listen, "",
           "worker: serve on HOST:PORT (port 0: any) instead of the cluster's address");
 ABSL_FLAG(std::string, bind_address, "",
@@ -359,6 +364,10 @@ bool RunArgsFromFlags(const std::string& graph, const RepeatedFlags& repeated,
   run->local_workers = absl::GetFlag(FLAGS_local_workers);
   run->local_ps = absl::GetFlag(FLAGS_local_ps);
   run->clear_devices = absl::GetFlag(FLAGS_clear_devices);
+  if (absl::GetFlag(FLAGS_task) >= 0) {
+    run->client_task = absl::StrCat("/job:", absl::GetFlag(FLAGS_job),
+                                    "/replica:0/task:", absl::GetFlag(FLAGS_task));
+  }
   run->ps_placement = absl::GetFlag(FLAGS_ps_placement);
   run->auth_token_file = absl::GetFlag(FLAGS_auth_token_file);
   run->tls_cert = absl::GetFlag(FLAGS_tls_cert);
@@ -443,6 +452,7 @@ int main(int argc, char** argv) {
     train.save = absl::GetFlag(FLAGS_save);
     train.save_every = absl::GetFlag(FLAGS_save_every);
     train.recover = absl::GetFlag(FLAGS_recover);
+    train.wait_for_variables_s = absl::GetFlag(FLAGS_wait_for_variables_s);
     return graphrun::TrainCommand(train);
   }
   if (command == "worker") {

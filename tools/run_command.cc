@@ -197,6 +197,7 @@ absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
     return absl::InvalidArgumentError("--connect_timeout_s must be at least 1");
   }
   master.connect_timeout = absl::Seconds(args.connect_timeout_s);
+  master.client_task = args.client_task;
   GR_ASSIGN_OR_RETURN(GrpcSecurity security, LoadGrpcSecurity(args.auth_token_file, args.tls_cert,
                                                              args.tls_key, args.tls_ca));
   master.connect = GrpcConnectFn(security);

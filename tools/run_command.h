@@ -49,6 +49,9 @@ struct RunCommandArgs {
   std::string cluster_file;
   int local_workers = 0;
   int local_ps = 0;
+  // Over workers: the task feeds and fetches go through (--job, --task),
+  // canonical; empty: the chief's or worker 0's.
+  std::string client_task;
   // With ps tasks: "pinned" keeps the graph's /job:ps pins and places
   // unpinned variables by bytes; "auto" places every variable by bytes
   // (placer/ps_placement.h).

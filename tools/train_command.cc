@@ -314,6 +314,11 @@ int TrainCommand(const TrainCommandArgs& given) {
     absl::Status s = restore_from(args.restore);
     if (!s.ok()) return Fail(s);
   }
+  if (args.wait_for_variables_s > 0) {
+    absl::Status s =
+        WaitForVariables(made->graph, session, absl::Seconds(args.wait_for_variables_s));
+    if (!s.ok()) return Fail(s);
+  }
 
   if (saved_model != nullptr) {
     // The SavedModel's variables (unless --restore or --init set them),

@@ -25,6 +25,9 @@ struct TrainCommandArgs {
   // --recover: when a task goes away, start the tasks again, restore the
   // newest checkpoint and go on from its step.
   bool recover = false;
+  // --wait_for_variables_s: a between-graph replica that is not the chief
+  // waits for the chief to set the variables on the ps tasks.
+  int wait_for_variables_s = 0;
 };
 
 // Returns the process exit status: 0 ok, 1 failure, 130 interrupted (the
