@@ -1,6 +1,9 @@
 #include "placer/ps_placement.h"
 
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -116,6 +119,55 @@ TEST(PsPlacementTest, APinToAMissingTaskNamesTheVariable) {
   options.override_pins = true;
   EXPECT_TRUE(PlaceVariablesOnPs(&g, options).ok());
   EXPECT_FALSE(PlaceVariablesOnPs(&g, PsPlacementOptions{}).ok());
+}
+
+// ResNet-50's 320 weights (placer/testdata/resnet50_variables.txt: Keras'
+// names and shapes in creation order), each with a momentum slot, pinned
+// round-robin as replica_device_setter does: one task gets every kernel.
+// Placed by bytes they spread to within 1 % of even.
+TEST(PsPlacementTest, ResNet50SizedVariablesSpreadEvenly) {
+  std::ifstream in("placer/testdata/resnet50_variables.txt");
+  ASSERT_TRUE(in.good());
+  std::vector<std::pair<std::string, std::vector<int>>> vars;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string name;
+    fields >> name;
+    std::vector<int> dims;
+    for (int d; fields >> d;) dims.push_back(d);
+    vars.emplace_back(name, dims);
+  }
+  ASSERT_EQ(vars.size(), 320u);
+  for (int tasks : {2, 4, 8}) {
+    std::string text;
+    for (size_t i = 0; i < vars.size(); ++i) {
+      std::string shape;
+      for (int d : vars[i].second) absl::StrAppend(&shape, "dim { size: ", d, " } ");
+      const std::string device = absl::StrCat("/job:ps/task:", i % tasks);
+      for (const std::string& name : {vars[i].first, vars[i].first + "/Momentum"}) {
+        absl::StrAppend(&text, "node { name: '", name, "' op: 'VariableV2' device: '", device,
+                        "' attr { key: 'dtype' value { type: DT_FLOAT } }",
+                        " attr { key: 'shape' value { shape { ", shape, "} } }",
+                        name == vars[i].first
+                            ? std::string()
+                            : absl::StrCat(" attr { key: '_class' value { list { s: 'loc:@",
+                                           vars[i].first, "' } } }"),
+                        " }\n");
+      }
+    }
+    absl::StatusOr<GraphDef> g = ParseGraphDef(text, GraphFormat::kText);
+    ASSERT_TRUE(g.ok()) << g.status();
+    absl::StatusOr<PsPlacement> pinned = DescribePsPins(*g, tasks);
+    ASSERT_TRUE(pinned.ok()) << pinned.status();
+    EXPECT_GT(pinned->max_over_mean, 1.9) << tasks << " tasks";
+    PsPlacementOptions options;
+    options.num_ps_tasks = tasks;
+    options.override_pins = true;
+    absl::StatusOr<PsPlacement> placed = PlaceVariablesOnPs(&*g, options);
+    ASSERT_TRUE(placed.ok()) << placed.status();
+    EXPECT_LE(placed->max_over_mean, 1.01) << tasks << " tasks";
+    EXPECT_EQ(placed->groups.size(), 320u);
+  }
 }
 
 }  // namespace
