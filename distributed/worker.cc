@@ -218,7 +218,7 @@ class WorkerRendezvous : public Rendezvous,
     call->request.set_step_id(step_->step_id);
     call->request.set_rendezvous_key(std::string(key));
     call->request.set_accept_data_plane(worker_->data_plane_client_ != nullptr);
-    call->request.set_encoding(worker_->IsExact(key)
+    call->request.set_encoding(worker_->TravelsExact(key, /*gradients_only=*/false)
                                    ? WIRE_ENCODING_NONE
                                    : static_cast<WireEncoding>(step_->encoding.load()));
     int64_t id = 0;
@@ -526,18 +526,12 @@ std::string TransferOfKey(absl::string_view key) {
 
 }  // namespace
 
-bool Worker::IsExact(absl::string_view key) const {
+bool Worker::TravelsExact(absl::string_view key, bool gradients_only) const {
   const std::string transfer = TransferOfKey(key);
   if (transfer.empty()) return false;
   absl::MutexLock lock(&mu_);
-  return exact_transfers_.contains(transfer);
-}
-
-bool Worker::IsGradientTransfer(absl::string_view key) const {
-  const std::string transfer = TransferOfKey(key);
-  if (transfer.empty()) return false;
-  absl::MutexLock lock(&mu_);
-  return gradient_transfers_.contains(transfer);
+  return exact_transfers_.contains(transfer) ||
+         (gradients_only && !gradient_transfers_.contains(transfer));
 }
 
 void Worker::ScheduleBlocking(std::function<void()> fn) { blocking_pool_->Schedule(std::move(fn)); }
@@ -847,9 +841,8 @@ void Worker::RecvTensorAsync(const RecvTensorRequest* request, RecvTensorReply* 
         }
         meta->set_dtype(value.dtype());
         value.shape().AsProto(meta->mutable_shape());
-        const bool exact = IsExact(request->rendezvous_key()) ||
-                           (step->gradients_only.load() &&
-                            !IsGradientTransfer(request->rendezvous_key()));
+        const bool exact =
+            TravelsExact(request->rendezvous_key(), step->gradients_only.load());
         const WireEncoding encoding =
             value.dtype() == DT_FLOAT && !exact ? request->encoding() : WIRE_ENCODING_NONE;
         meta->set_encoding(encoding);

@@ -145,11 +145,10 @@ class Worker : public WorkerInterface {
   void ScheduleBlocking(std::function<void()> fn);
   // Notes that `session_handle`'s master called.
   void TouchSession(const std::string& session_handle);
-  // True when the transfer of rendezvous key `key` carries a fetched or fed
-  // value, which travels exact whatever the wire encoding.
-  bool IsExact(absl::string_view key) const;
-  // True when key's transfer is one this worker sends carrying a gradient.
-  bool IsGradientTransfer(absl::string_view key) const;
+  // True when the transfer of rendezvous key `key` travels exact: it
+  // carries a fetched or fed value (exact whatever the wire encoding), or,
+  // when `gradients_only`, no gradient.
+  bool TravelsExact(absl::string_view key, bool gradients_only) const;
 
   const WorkerOptions options_;
   const uint64_t incarnation_;
@@ -175,7 +174,7 @@ class Worker : public WorkerInterface {
   absl::flat_hash_map<std::string, std::string> cluster_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<WorkerInterface>> peers_
       ABSL_GUARDED_BY(mu_);
-  // Transfers (see IsExact) of the registered graphs, never forgotten:
+  // Transfers (see TravelsExact) of the registered graphs, never forgotten:
   // "send_device;recv_device;tensor_name" names are few per graph.
   absl::flat_hash_set<std::string> exact_transfers_ ABSL_GUARDED_BY(mu_);
   // Transfers this worker sends that carry a gradient: under

@@ -159,14 +159,19 @@ absl::StatusOr<PsPlacement> PlaceVariablesOnPs(GraphDef* graph, const PsPlacemen
   GR_ASSIGN_OR_RETURN(Groups groups, FindGroups(*graph));
   PsPlacement out;
   out.bytes_per_task.assign(options.num_ps_tasks, 0);
+  // The ps task each group's first pinned member names.
+  absl::flat_hash_map<int, int> pinned_task;  // group root -> task
+  for (int i = 0; i < graph->node_size(); ++i) {
+    if (pinned_task.contains(groups.root[i])) continue;
+    const int task = PsTaskOf(graph->node(i));
+    if (task >= 0) pinned_task[groups.root[i]] = task;
+  }
   // Groups that keep their pins load their task first.
   std::vector<std::pair<int, PsVariableGroup>> to_place;  // root, group
   for (const auto& [root, vars] : groups.variables) {
     PsVariableGroup g = Describe(*graph, vars);
-    int pinned = -1;
-    for (int i = 0; i < graph->node_size() && pinned < 0; ++i) {
-      if (groups.root[i] == root) pinned = PsTaskOf(graph->node(i));
-    }
+    auto it = pinned_task.find(root);
+    const int pinned = it == pinned_task.end() ? -1 : it->second;
     if (pinned >= options.num_ps_tasks && !options.override_pins) {
       return absl::InvalidArgumentError(absl::StrCat(
           "variable '", g.variable, "' is pinned to /job:ps/task:", pinned, ", but the cluster has ",

@@ -90,6 +90,33 @@ std::string TaskOf(const std::string& device) {
   return device.substr(0, device.find("/device:"));
 }
 
+// The first three inputs of a task's SaveV2 or RestoreV2, pinned to
+// `task`: BASE/prefix (a fed string), BASE/names and BASE/slices (Consts:
+// the variables' keys, whole tensors). Returns the variables' dtypes.
+std::vector<DataType> AddShardSpec(GraphDef* nodes, const std::string& base,
+                                   const std::string& task, const std::vector<Variable>& vars,
+                                   const std::vector<int>& members) {
+  NodeDef* p = AddNode(nodes, base + "prefix", "Placeholder", {});
+  (*p->mutable_attr())["dtype"].set_type(DT_STRING);
+  p->set_device(task);
+  Tensor names(DT_STRING, TensorShape({static_cast<int64_t>(members.size())}));
+  Tensor slices(DT_STRING, TensorShape({static_cast<int64_t>(members.size())}));
+  std::vector<DataType> dtypes;
+  for (size_t i = 0; i < members.size(); ++i) {
+    names.flat<std::string>()[i] = vars[members[i]].name;
+    slices.flat<std::string>()[i] = "";
+    dtypes.push_back(vars[members[i]].dtype);
+  }
+  for (const auto& [name, value] :
+       {std::pair<std::string, Tensor*>{"names", &names}, {"slices", &slices}}) {
+    NodeDef* c = AddNode(nodes, base + name, "Const", {});
+    (*c->mutable_attr())["dtype"].set_type(DT_STRING);
+    value->AsProtoField((*c->mutable_attr())["value"].mutable_tensor());
+    c->set_device(task);
+  }
+  return dtypes;
+}
+
 // A save of variables that live on several tasks (parameter servers): each
 // task writes its own variables with a SaveV2 of its own, all at once, to
 // a shard beside PREFIX, and a MergeV2Checkpoints makes the shards one
@@ -109,30 +136,15 @@ absl::StatusOr<int> SaveSharded(const std::vector<Variable>& vars,
   int k = 0;
   for (const auto& [task, members] : by_task) {
     const std::string base = absl::StrCat("graphrun_save_sharded/", k, "/");
-    NodeDef* p = AddNode(&nodes, base + "prefix", "Placeholder", {});
-    (*p->mutable_attr())["dtype"].set_type(DT_STRING);
-    p->set_device(task);
-    Tensor names(DT_STRING, TensorShape({static_cast<int64_t>(members.size())}));
-    Tensor slices(DT_STRING, TensorShape({static_cast<int64_t>(members.size())}));
+    const std::vector<DataType> dtypes = AddShardSpec(&nodes, base, task, vars, members);
     std::vector<std::string> inputs = {base + "prefix", base + "names", base + "slices"};
-    NodeDef* save_def = nullptr;
-    for (size_t i = 0; i < members.size(); ++i) {
-      const Variable& v = vars[members[i]];
-      names.flat<std::string>()[i] = v.name;
-      slices.flat<std::string>()[i] = "";
+    for (int m : members) {
+      const Variable& v = vars[m];
       inputs.push_back(v.resource ? absl::StrCat("graphrun_save/", v.name) : v.name);
     }
-    for (const auto& [name, value] : {std::pair<std::string, Tensor*>{"names", &names},
-                                      {"slices", &slices}}) {
-      NodeDef* c = AddNode(&nodes, base + name, "Const", {});
-      (*c->mutable_attr())["dtype"].set_type(DT_STRING);
-      value->AsProtoField((*c->mutable_attr())["value"].mutable_tensor());
-      c->set_device(task);
-    }
-    save_def = AddNode(&nodes, base + "save", "SaveV2", inputs);
+    NodeDef* save_def = AddNode(&nodes, base + "save", "SaveV2", inputs);
     save_def->set_device(task);
-    auto* dtypes = (*save_def->mutable_attr())["dtypes"].mutable_list();
-    for (int m : members) dtypes->add_type(vars[m].dtype);
+    for (DataType t : dtypes) (*save_def->mutable_attr())["dtypes"].mutable_list()->add_type(t);
     saves.push_back(save_def->name());
     const std::string shard = absl::StrFormat("%s_temp/part-%05d-of-%05d", prefix, k, n);
     feeds.emplace_back(base + "prefix", Tensor::Scalar<std::string>(shard));
@@ -269,28 +281,12 @@ absl::StatusOr<int> RestoreSharded(const std::vector<Variable>& vars,
   int k = 0;
   for (const auto& [task, members] : by_task) {
     const std::string base = absl::StrCat("graphrun_restore_sharded/", k++, "/");
-    NodeDef* p = AddNode(&nodes, base + "prefix", "Placeholder", {});
-    (*p->mutable_attr())["dtype"].set_type(DT_STRING);
-    p->set_device(task);
-    Tensor names(DT_STRING, TensorShape({static_cast<int64_t>(members.size())}));
-    Tensor slices(DT_STRING, TensorShape({static_cast<int64_t>(members.size())}));
-    for (size_t i = 0; i < members.size(); ++i) {
-      names.flat<std::string>()[i] = vars[members[i]].name;
-      slices.flat<std::string>()[i] = "";
-    }
-    for (const auto& [name, value] : {std::pair<std::string, Tensor*>{"names", &names},
-                                      {"slices", &slices}}) {
-      NodeDef* c = AddNode(&nodes, base + name, "Const", {});
-      (*c->mutable_attr())["dtype"].set_type(DT_STRING);
-      value->AsProtoField((*c->mutable_attr())["value"].mutable_tensor());
-      c->set_device(task);
-    }
+    const std::vector<DataType> dtypes = AddShardSpec(&nodes, base, task, vars, members);
     NodeDef* restore =
         AddNode(&nodes, base + "restore", "RestoreV2", {base + "prefix", base + "names",
                                                         base + "slices"});
     restore->set_device(task);
-    auto* dtypes = (*restore->mutable_attr())["dtypes"].mutable_list();
-    for (int m : members) dtypes->add_type(vars[m].dtype);
+    for (DataType t : dtypes) (*restore->mutable_attr())["dtypes"].mutable_list()->add_type(t);
     for (size_t i = 0; i < members.size(); ++i) {
       const Variable& v = vars[members[i]];
       const std::string value = absl::StrCat(base, "restore:", i);
