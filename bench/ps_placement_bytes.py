@@ -13,7 +13,6 @@ the tasks on loopback and running no step.
   ./bazelw build //tools:graphrun
   /work/tfvenv/bin/python bench/ps_placement_bytes.py
 """
-import importlib.util
 import json
 import os
 import re
@@ -23,17 +22,10 @@ import tempfile
 
 import tensorflow as tf
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GRAPHRUN = os.path.join(ROOT, "bazel-bin", "tools", "graphrun")
+import train_vs_tensorflow as bench  # bench/, beside this script
+
+GRAPHRUN = bench.GRAPHRUN
 v1 = tf.compat.v1
-
-
-def load(name):
-    path = os.path.join(ROOT, "bench", name + ".py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def resnet50_graph(shapes, ps_tasks):
@@ -63,7 +55,6 @@ def report(graph_path, ps_tasks, placement):
 
 def main():
     v1.disable_eager_execution()
-    bench = load("train_vs_tensorflow")
     # ResNet-50's weights come from Keras in eager mode, in its own process.
     code = ("import keras, json; m = keras.applications.ResNet50(weights=None); "
             "print(json.dumps([(w.path, list(w.shape)) for w in m.weights]))")

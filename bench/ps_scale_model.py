@@ -34,35 +34,16 @@ one GPU of the Pascal class, an assumption, not a measurement here).
   /work/tfvenv/bin/python bench/ps_scale_model.py [--steps 100]
 """
 import argparse
-import importlib.util
 import os
-import re
 import statistics
-import subprocess
 import tempfile
 
 import numpy as np
 import tensorflow as tf
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GRAPHRUN = os.path.join(ROOT, "bazel-bin", "tools", "graphrun")
+import train_vs_tensorflow as bench  # bench/, beside this script
+
 v1 = tf.compat.v1
-
-
-def load(name):
-    path = os.path.join(ROOT, "bench", name + ".py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def step_ms(graph, ckpt, x, y, steps, *flags):
-    out = subprocess.run(
-        [GRAPHRUN, "train", graph, "--restore", ckpt, "--train", "train", "--steps",
-         str(steps + 1), "--feed", "x=" + x, "--feed", "y=" + y, "--fetch", "loss",
-         "--gpus=none"] + list(flags), capture_output=True, text=True, check=True).stdout
-    return float(re.search(r"median step ([0-9.]+) ms", out).group(1))
 
 
 def model_s(W, P, S, f_max, c, alpha, B, gamma, t_compute, sync=False):
@@ -82,7 +63,6 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     args = ap.parse_args()
     v1.disable_eager_execution()
-    bench = load("train_vs_tensorflow")
     setter = v1.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")
     g, saver = bench.build("mlp", device_fn=setter)
     tmp = tempfile.mkdtemp(prefix="ps_model_")
@@ -107,7 +87,7 @@ def main():
                  for v in g.get_collection(v1.GraphKeys.TRAINABLE_VARIABLES))
 
     def med(*flags):
-        return statistics.median(step_ms(graph, ckpt, x, y, args.steps, *flags)
+        return statistics.median(bench.graphrun_median_ms(graph, ckpt, x, y, args.steps, *flags)
                                  for _ in range(3)) / 1e3
 
     t_one = med("--clear_devices")

@@ -25,30 +25,21 @@ pins (max/mean).
   /work/tfvenv/bin/python bench/ps_vs_tensorflow.py [--rounds 3] [--steps 60]
 """
 import argparse
-import importlib.util
 import os
 import re
 import socket
 import statistics
 import subprocess
 import tempfile
-import time
 
 import numpy as np
 import tensorflow as tf
 
+import train_vs_tensorflow as bench  # bench/, beside this script
+
 v1 = tf.compat.v1
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GRAPHRUN = os.path.join(ROOT, "bazel-bin", "tools", "graphrun")
+GRAPHRUN = bench.GRAPHRUN
 PS_TASKS = 2
-
-
-def load_train_bench():
-    path = os.path.join(ROOT, "bench", "train_vs_tensorflow.py")
-    spec = importlib.util.spec_from_file_location("train_vs_tensorflow", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def free_port():
@@ -66,26 +57,6 @@ def tf_cluster():
     return servers
 
 
-def tf_median_ms(target, g, ckpt, feeds, steps, warmup=10):
-    with v1.Session(target, graph=g) as s:
-        s.run("save/restore_all", {"save/Const:0": ckpt})
-        times = []
-        for i in range(warmup + steps):
-            t0 = time.perf_counter()
-            s.run(["train", "loss:0"], feeds)
-            if i >= warmup:
-                times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
-
-
-def graphrun_median_ms(graph_path, ckpt, x_path, y_path, steps, *flags):
-    out = subprocess.run(
-        [GRAPHRUN, "train", graph_path, "--restore", ckpt, "--train", "train", "--steps",
-         str(steps + 1), "--feed", "x=" + x_path, "--feed", "y=" + y_path, "--fetch", "loss",
-         "--gpus=none"] + list(flags), capture_output=True, text=True, check=True).stdout
-    return float(re.search(r"median step ([0-9.]+) ms", out).group(1))
-
-
 def bytes_per_ps_task(g):
     load = [0] * PS_TASKS
     for v in g.get_collection(v1.GraphKeys.GLOBAL_VARIABLES):
@@ -101,7 +72,6 @@ def main():
     ap.add_argument("--steps", type=int, default=60)
     args = ap.parse_args()
     v1.disable_eager_execution()
-    bench = load_train_bench()
     setter = v1.train.replica_device_setter(ps_tasks=PS_TASKS,
                                             worker_device="/job:worker/task:0")
     g, saver = bench.build("mlp", device_fn=setter)
@@ -131,18 +101,18 @@ def main():
     feeds = {"x:0": x, "y:0": y}
     cols = {k: [] for k in ("tf_ps", "tf_one", "gr_ps", "gr_ps_none", "gr_ps_auto", "gr_one")}
     for r in range(args.rounds):
-        cols["gr_ps"].append(graphrun_median_ms(graph_path, ckpt, x_path, y_path, args.steps,
+        cols["gr_ps"].append(bench.graphrun_median_ms(graph_path, ckpt, x_path, y_path, args.steps,
                                                 "--local_workers=1", "--local_ps=2"))
-        cols["gr_ps_none"].append(graphrun_median_ms(
+        cols["gr_ps_none"].append(bench.graphrun_median_ms(
             graph_path, ckpt, x_path, y_path, args.steps, "--local_workers=1", "--local_ps=2",
             "--wire_compression=none"))
-        cols["gr_ps_auto"].append(graphrun_median_ms(
+        cols["gr_ps_auto"].append(bench.graphrun_median_ms(
             graph_path, ckpt, x_path, y_path, args.steps, "--local_workers=1", "--local_ps=2",
             "--ps_placement=auto"))
-        cols["gr_one"].append(graphrun_median_ms(graph_path, ckpt, x_path, y_path, args.steps,
+        cols["gr_one"].append(bench.graphrun_median_ms(graph_path, ckpt, x_path, y_path, args.steps,
                                                  "--clear_devices"))
-        cols["tf_ps"].append(tf_median_ms(worker.target, g, ckpt, feeds, args.steps))
-        cols["tf_one"].append(tf_median_ms("", g_local, ckpt, feeds, args.steps))
+        cols["tf_ps"].append(bench.tf_median_ms(g, ckpt, feeds, args.steps, target=worker.target))
+        cols["tf_one"].append(bench.tf_median_ms(g_local, ckpt, feeds, args.steps))
         print("round %d: " % (r + 1) + ", ".join("%s %.3f ms" % (k, v[-1])
                                                   for k, v in cols.items()), flush=True)
     m = {k: statistics.median(v) for k, v in cols.items()}

@@ -86,9 +86,11 @@ def fixture_build(model):
     return fixtures.build("adam", True, encoder=True), fixtures
 
 
-def tf_median_ms(g, ckpt, feeds, steps, warmup=10):
-    with v1.Session(graph=g) as s:
-        v1.train.Saver().restore(s, ckpt)
+def tf_median_ms(g, ckpt, feeds, steps, warmup=10, target=""):
+    """Median ms of sess.run(["train", "loss:0"]) in a Session on `target`
+    ("": this process), after restoring `ckpt` with the graph's Saver."""
+    with v1.Session(target, graph=g) as s:
+        s.run("save/restore_all", {"save/Const:0": ckpt})
         times = []
         for i in range(warmup + steps):
             t0 = time.perf_counter()
@@ -113,11 +115,13 @@ def torch_median_ms(model, x_path, y_path, steps):
     return float(out.stdout.split()[-1])
 
 
-def graphrun_median_ms(graph_path, ckpt, x_path, y_path, steps):
+def graphrun_median_ms(graph_path, ckpt, x_path, y_path, steps, *flags):
+    """graphrun train's median step (ms), the first step left out; `flags`
+    go to the command (--local_workers=1, --clear_devices, ...)."""
     out = subprocess.run(
         [GRAPHRUN, "train", graph_path, "--restore", ckpt, "--train", "train", "--steps",
          str(steps + 1), "--feed", "x=" + x_path, "--feed", "y=" + y_path, "--fetch", "loss",
-         "--gpus=none"], capture_output=True, text=True, check=True).stdout
+         "--gpus=none"] + list(flags), capture_output=True, text=True, check=True).stdout
     return float(re.search(r"median step ([0-9.]+) ms", out).group(1))
 
 
