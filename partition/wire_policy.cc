@@ -2,10 +2,14 @@
 
 #include "absl/strings/match.h"
 #include "graph/op_registry.h"
+#include "graph/replicate.h"
 
 namespace graphrun {
 
 bool IsGradientInput(const Node& dst, int input) {
+  // A data-parallel replica's share of a gradient bucket (graph/replicate.h).
+  const AttrValue* exchange = dst.attrs().Find(kGradientExchangeAttr);
+  if (exchange != nullptr && exchange->b()) return true;
   const std::string& op = dst.op();
   const bool update = absl::StartsWith(op, "Apply") || absl::StartsWith(op, "ResourceApply") ||
                       absl::StartsWith(op, "SparseApply") ||

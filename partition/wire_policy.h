@@ -17,8 +17,9 @@ inline constexpr char kGradientAttr[] = "_wire_gradient";
 
 // True when input `input` of `dst` is the gradient of an optimizer update:
 // the `grad` (or `delta`) of an Apply*, ResourceApply*, SparseApply* or
-// ResourceSparseApply* op, or the `gradient` of an accumulator's
-// ApplyGradient.
+// ResourceSparseApply* op, the `gradient` of an accumulator's
+// ApplyGradient, or any input of a data-parallel gradient exchange node
+// (graph/replicate.h's kGradientExchangeAttr).
 bool IsGradientInput(const Node& dst, int input);
 
 }  // namespace graphrun

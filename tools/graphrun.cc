@@ -44,6 +44,18 @@ ABSL_FLAG(std::string, save, "",
 ABSL_FLAG(bool, recover, false,
           "train over workers: when a task goes away, start the tasks again, restore the newest "
           "checkpoint of --save and go on from its step");
+ABSL_FLAG(int, replicas, 1,
+          "train: data-parallel replicas (N GPUs or CPU devices of this process, or the first N "
+          "worker tasks), each fed an equal slice of every batch, gradients averaged");
+ABSL_FLAG(double, fusion_threshold_mb, 25,
+          "train --replicas: fuse gradients into buckets of at most this many MiB; a bucket's "
+          "exchange starts once the backward pass has made it");
+ABSL_FLAG(bool, check_replicas, false,
+          "train --replicas: after every step, check that every replica's variables are "
+          "identical to replica 0's, bit for bit (fails naming the variable)");
+ABSL_FLAG(bool, fetch_all_replicas, false,
+          "train --replicas: stack each fetch over the replicas (default: a float scalar is "
+          "their mean, anything else replica 0's)");
 ABSL_FLAG(int, save_every, 0,
           "train: with --save, also save every K steps to PREFIX-<step> (the newest 5 kept)");
 ABSL_FLAG(std::string, format, "",
@@ -186,7 +198,8 @@ Usage:
   graphrun train GRAPH --train OP [--init OP] [--restore PREFIX] [--steps N]
                [--feed NAME=FILE.npy] [--feed_steps NAME=FILE.npy] [--fetch T]
                [--out DIR] [--save PREFIX] [--save_every K] [--recover]
-               [every run option]
+               [--replicas N [--fusion_threshold_mb MB] [--check_replicas]
+               [--fetch_all_replicas]] [every run option]
                                          train: --init (or --restore a TensorFlow
                                          V2 checkpoint), then N steps of the
                                          train op; each --feed_steps file has a
@@ -453,6 +466,10 @@ int main(int argc, char** argv) {
     train.save_every = absl::GetFlag(FLAGS_save_every);
     train.recover = absl::GetFlag(FLAGS_recover);
     train.wait_for_variables_s = absl::GetFlag(FLAGS_wait_for_variables_s);
+    train.replicas.replicas = absl::GetFlag(FLAGS_replicas);
+    train.replicas.fusion_threshold_mb = absl::GetFlag(FLAGS_fusion_threshold_mb);
+    train.replicas.check_replicas = absl::GetFlag(FLAGS_check_replicas);
+    train.replicas.fetch_all_replicas = absl::GetFlag(FLAGS_fetch_all_replicas);
     return graphrun::TrainCommand(train);
   }
   if (command == "worker") {

@@ -29,6 +29,7 @@
 #include "graph/status_macros.h"
 #include "runtime/trace.h"
 #include "runtime/saved_model.h"
+#include "runtime/replicated_session.h"
 #include "runtime/saver.h"
 
 namespace graphrun {
@@ -281,9 +282,19 @@ int TrainCommand(const TrainCommandArgs& given) {
       return Fail(absl::Status(s.code(), absl::StrCat("--save ", args.save, ": ", s.message())));
     }
   }
-  absl::StatusOr<RunSession> made = NewRunSession(run, *graph);
+  const bool replicated = args.replicas.replicas > 1;
+  auto new_session = [&]() {
+    return replicated ? NewReplicatedRunSession(run, *graph, args.replicas)
+                      : NewRunSession(run, *graph);
+  };
+  absl::StatusOr<RunSession> made = new_session();
   if (!made.ok()) return Fail(made.status());
   Session* session = made->session.get();
+  // Replicas: replica 0's variables copied to the others once set, and,
+  // with --check_replicas, compared after every step.
+  auto broadcast = [&]() -> absl::Status {
+    return replicated ? static_cast<ReplicatedSession*>(session)->Broadcast() : absl::OkStatus();
+  };
   std::vector<Tensor> outputs;
   // Sets the variables from the checkpoint at `prefix`, with the graph's own
   // Saver when it has one.
@@ -298,17 +309,19 @@ int TrainCommand(const TrainCommandArgs& given) {
         return absl::Status(s.code(), absl::StrCat("restoring ", prefix, ": ", s.message()));
       }
       if (!run.quiet) std::cout << "restored " << prefix << " with the graph's Saver\n";
-      return absl::OkStatus();
+      return broadcast();
     }
     GR_ASSIGN_OR_RETURN(int restored, RestoreVariables(made->graph, session, given_prefix));
     if (!run.quiet) {
       std::cout << "restored " << restored << " variable(s) from " << given_prefix << "\n";
     }
-    return absl::OkStatus();
+    return broadcast();
   };
   if (!args.init_ops.empty()) {
     absl::Status s = session->Run(feeds, {}, args.init_ops, &outputs);
     if (!s.ok()) return Fail(absl::Status(s.code(), absl::StrCat("--init: ", s.message())));
+    s = broadcast();
+    if (!s.ok()) return Fail(s);
   }
   if (!args.restore.empty()) {
     absl::Status s = restore_from(args.restore);
@@ -325,6 +338,7 @@ int TrainCommand(const TrainCommandArgs& given) {
     // then its init op, as its loader would.
     absl::Status s = RestoreAndInitialize(session, *saved_model, run.graph,
                                           args.restore.empty() && args.init_ops.empty());
+    if (s.ok()) s = broadcast();
     if (!s.ok()) return Fail(s);
   }
 
@@ -414,7 +428,7 @@ int TrainCommand(const TrainCommandArgs& given) {
                  std::string(failure.message()).c_str(), prefix.c_str(), resume);
     made->session.reset();
     made->keep.reset();  // the local tasks stop
-    made = NewRunSession(run, *graph);
+    made = new_session();
     if (!made.ok()) return made.status();
     session = made->session.get();
     GR_RETURN_IF_ERROR(restore_from(prefix));
@@ -455,6 +469,10 @@ int TrainCommand(const TrainCommandArgs& given) {
       if (!resumed.ok()) return Fail(resumed.status());
       step = *resumed - 1;
       continue;
+    }
+    if (replicated && args.replicas.check_replicas) {
+      s = static_cast<ReplicatedSession*>(session)->CheckReplicasEqual();
+      if (!s.ok()) return Fail(absl::Status(s.code(), absl::StrCat("after step ", step, ": ", s.message())));
     }
     // Every step's fetches are kept only to be stacked into --out.
     if (!out_paths.empty()) {

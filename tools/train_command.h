@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tools/run_command.h"
+#include "tools/train_replicas.h"
 
 namespace graphrun {
 
@@ -28,6 +29,8 @@ struct TrainCommandArgs {
   // --wait_for_variables_s: a between-graph replica that is not the chief
   // waits for the chief to set the variables on the ps tasks.
   int wait_for_variables_s = 0;
+  // --replicas=N (N >= 2): data-parallel replicas, gradients averaged.
+  ReplicaArgs replicas;
 };
 
 // Returns the process exit status: 0 ok, 1 failure, 130 interrupted (the
