@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "distributed/data_plane.h"
 #include "distributed/wire_codec.h"
+#include "graph/checkpoint/file_io.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/eigen.h"
@@ -613,6 +614,7 @@ void Worker::RegisterGraphAsync(const RegisterGraphRequest* request,
 
 void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* response,
                            CallOptions* opts, StatusCallback done) {
+  checkpoint_io::CrashPoint("worker.run_graph");  // fault injection (tests)
   TouchSession(request->session_handle());
   for (int64_t id : request->ended_steps()) {
     EndStep(id, absl::AbortedError(absl::StrCat("step ", id, " has ended")));

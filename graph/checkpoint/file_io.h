@@ -31,7 +31,8 @@ absl::Status ReadRangeInto(const std::string& path, int64_t offset, int64_t size
 // time execution reaches CrashPoint("<point>"). The points:
 // "bundle.data_written" (a bundle's data file written, nothing renamed),
 // "bundle.between_renames" (data renamed into place, index not yet),
-// "merge.shards_renamed" (a merge's shards renamed, index not yet written).
+// "merge.shards_renamed" (a merge's shards renamed, index not yet written),
+// "worker.run_graph" (a worker task asked to run a step's partition).
 // Without the variable this is a no-op.
 void CrashPoint(absl::string_view point);
 

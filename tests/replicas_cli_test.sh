@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# `graphrun train --replicas=N` on TensorFlow's v1 training graphs
+# (tests/fixtures/training): N data-parallel replicas, in one process (CPU
+# devices) and over worker processes on loopback, each fed 1/N of
+# TensorFlow's batch, give TensorFlow's full-batch losses (rtol 1e-5 exact
+# on the wire, 1e-3 with fp16 gradients) and final variables, every
+# replica's variables bit-identical after every step (--check_replicas);
+# the checkpoint is written once, under TensorFlow's keys. A replica killed
+# mid-run fails the run naming its task; --recover resumes from the newest
+# checkpoint on restarted tasks. Bad input fails naming what is wrong.
+set -uo pipefail
+GRAPHRUN="$1"
+ALLCLOSE="$2"
+CKPT_TO_NPY="$3"
+F="$(dirname "$4")"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+
+source "$(dirname "$0")/check_lib.sh"
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+
+train() {  # CASE OUT [more flags]: 20 steps from TensorFlow's initial checkpoint
+  local c="$1" out="$2"
+  shift 2
+  "$GRAPHRUN" train "$F/$c.pbtxt" --restore "$F/${c}_init.ckpt" --train train --steps 20 \
+    --feed_steps "x=$F/${c}_x.npy" --feed_steps "y=$F/${c}_y.npy" --fetch loss \
+    --out "$out" --save "$out/model.ckpt" --check_replicas "$@"
+}
+
+final_is_tensorflows() {  # CASE OUT RTOL LABEL
+  local c="$1" out="$2" rtol="$3" label="$4" n=0
+  for want in "$F/${c}_final__"*.npy; do
+    key="$(basename "$want" .npy)"
+    key="${key#${c}_final__}"
+    key="${key//__//}"
+    check "$label: saved $key" "$CKPT_TO_NPY" "$out/model.ckpt" "$key" "$tmp/got.npy"
+    check "$label: $key is TensorFlow's" "$ALLCLOSE" "$tmp/got.npy" "$want" "$rtol"
+    n=$((n + 1))
+  done
+  check "$label: every variable compared" test "$n" -ge 4
+  check "$label: the checkpoint holds replica 0 alone" \
+    bash -c "! '$CKPT_TO_NPY' '$out/model.ckpt' replica_1/$key '$tmp/none.npy' 2>/dev/null"
+}
+
+# In one process: 2 and 4 replicas on CPU devices.
+for c in mlp_sgd mlp_adam mlp_momentum_resource cnn_sgd cnn_adam; do
+  for r in 2 4; do
+    out="$tmp/${c}_$r"
+    train "$c" "$out" --replicas "$r" > "$tmp/$c.$r.log" 2>&1
+    check "$c x$r: exits 0" test $? -eq 0
+    check "$c x$r: says where the replicas run" \
+      grep -q "^$r replicas on /job:localhost/replica:0/task:0/device:CPU:0, " "$tmp/$c.$r.log"
+    check "$c x$r: losses are TensorFlow's full batch's" \
+      "$ALLCLOSE" "$out/loss.npy" "$F/${c}_loss.npy" 1e-5
+    final_is_tensorflows "$c" "$out" 1e-5 "$c x$r"
+  done
+done
+
+# One bucket per gradient: the CNN's four exchanges start as the backward
+# pass makes each gradient; the losses do not change.
+c=cnn_adam
+train "$c" "$tmp/${c}_buckets" --replicas 2 --fusion_threshold_mb 0.0001 > "$tmp/buckets.log" 2>&1
+check "small buckets: exits 0" test $? -eq 0
+check "small buckets: one per gradient" grep -q "averaged in 4 bucket(s)" "$tmp/buckets.log"
+check "small buckets: losses are TensorFlow's" \
+  "$ALLCLOSE" "$tmp/${c}_buckets/loss.npy" "$F/${c}_loss.npy" 1e-5
+
+# Over worker processes: one replica per task, exact and fp16 on the wire.
+for c in mlp_adam cnn_adam; do
+  out="$tmp/${c}_workers"
+  train "$c" "$out" --replicas 2 --local_workers 2 --wire_compression none \
+    > "$tmp/$c.workers.log" 2>&1
+  check "$c over 2 workers: exits 0" test $? -eq 0
+  check "$c over 2 workers: one replica per task" grep -q \
+    "^2 replicas on /job:worker/replica:0/task:0, /job:worker/replica:0/task:1;" \
+    "$tmp/$c.workers.log"
+  check "$c over 2 workers: losses are TensorFlow's" \
+    "$ALLCLOSE" "$out/loss.npy" "$F/${c}_loss.npy" 1e-5
+  final_is_tensorflows "$c" "$out" 1e-5 "$c over 2 workers"
+done
+c=mlp_sgd
+train "$c" "$tmp/${c}_w4" --replicas 4 --local_workers 4 --wire_compression none \
+  > "$tmp/w4.log" 2>&1
+check "4 workers: exits 0" test $? -eq 0
+check "4 workers: losses are TensorFlow's" "$ALLCLOSE" "$tmp/${c}_w4/loss.npy" "$F/${c}_loss.npy" 1e-5
+c=mlp_adam
+train "$c" "$tmp/${c}_fp16" --replicas 2 --local_workers 2 > "$tmp/fp16.log" 2>&1
+check "fp16 gradients: exits 0 (replicas still identical)" test $? -eq 0
+check "fp16 gradients: said" grep -q "fp16 between tasks" "$tmp/fp16.log"
+check "fp16 gradients: losses within fp16 error of TensorFlow's" \
+  "$ALLCLOSE" "$tmp/${c}_fp16/loss.npy" "$F/${c}_loss.npy" 1e-3
+check "fp16 gradients: ... and not exact (the wire rounds)" \
+  bash -c "! '$ALLCLOSE' '$tmp/${c}_fp16/loss.npy' '$F/${c}_loss.npy' 1e-7 > /dev/null"
+
+# --recover: worker 0 killed mid-run (at its 10th partition run, whatever
+# it is: GRAPHRUN_CRASH_AT, inherited by the local tasks); the tasks start
+# again, replica 0 restores the newest checkpoint and the broadcast hands
+# it to replica 1; the 8 losses are an uninterrupted run's.
+out="$tmp/recovered"
+GRAPHRUN_CRASH_AT=worker.run_graph:10 "$GRAPHRUN" train "$F/$c.pbtxt" \
+  --restore "$F/${c}_init.ckpt" --train train --steps 8 --feed_steps "x=$F/${c}_x.npy" \
+  --feed_steps "y=$F/${c}_y.npy" --fetch loss --out "$out" --save "$out/model.ckpt" \
+  --save_every 1 --recover --replicas 2 --local_workers 2 --wire_compression none \
+  > "$tmp/recovered.log" 2>&1
+check "recover: the run ends well" test $? -eq 0
+check "recover: from a periodic checkpoint" \
+  grep -q "^graphrun train: recovering from .*model.ckpt-[1-7] (step [1-7])$" "$tmp/recovered.log"
+"$GRAPHRUN" train "$F/$c.pbtxt" --restore "$F/${c}_init.ckpt" --train train --steps 8 \
+  --feed_steps "x=$F/${c}_x.npy" --feed_steps "y=$F/${c}_y.npy" --fetch loss \
+  --out "$tmp/eight" --replicas 2 --quiet
+check "recover: the losses are an uninterrupted run's" \
+  "$ALLCLOSE" "$out/loss.npy" "$tmp/eight/loss.npy" 1e-6
+
+# A replica's task killed mid-run: the run fails, naming the task.
+exec 3< <(exec "$GRAPHRUN" worker --listen=127.0.0.1:0 --job=worker --task=0 2> "$tmp/w0.err")
+pids+=($!)
+exec 4< <(exec "$GRAPHRUN" worker --listen=127.0.0.1:0 --job=worker --task=1 2> "$tmp/w1.err")
+w1=$!
+pids+=($w1)
+addr=()
+for fd in 3 4; do
+  read -r -t 30 -u "$fd" line
+  check "task on fd $fd serving" grep -q ' serving on ' <<<"$line"
+  addr+=("$(sed -n 's/.* serving on \([^ ]*\).*/\1/p' <<<"$line")")
+done
+printf '{"worker": ["%s", "%s"]}\n' "${addr[@]}" > "$tmp/cluster.json"
+"$GRAPHRUN" train "$F/$c.pbtxt" --restore "$F/${c}_init.ckpt" --train train --steps 1000000 \
+  --feed "x=$F/${c}_x0.npy" --feed "y=$F/${c}_y0.npy" --cluster "$tmp/cluster.json" \
+  --replicas 2 --save "$tmp/killed/model.ckpt" --save_every 1 > "$tmp/killed.log" 2>&1 &
+client=$!
+pids+=($client)
+for _ in $(seq 600); do  # until the first periodic save is logged
+  grep -q "^step 1: saved" "$tmp/killed.log" 2>/dev/null && break
+  kill -0 "$client" 2>/dev/null || break
+  read -r -t 0.1 -u 3 _ || true
+done
+check "killed replica: training was under way" grep -q "^step 1: saved" "$tmp/killed.log"
+kill -9 "$w1"
+wait "$client"
+rc=$?
+check "killed replica: the run fails" test "$rc" -ne 0 -a "$rc" -ne 130
+check "killed replica: the error names the task" \
+  grep -q "/job:worker/replica:0/task:1" "$tmp/killed.log"
+
+# Bad input.
+err="$(train mlp_sgd "$tmp/bad1" --replicas 3 2>&1)"; rc=$?
+check "3 replicas for a batch of 16 fail" test "$rc" -ne 0
+check "... naming the feed" grep -q "feed x has 16 rows .* 3 replicas cannot split evenly" <<<"$err"
+err="$(train mlp_sgd "$tmp/bad2" --replicas 3 --local_workers 2 2>&1)"; rc=$?
+check "3 replicas on 2 workers fail" test "$rc" -ne 0
+check "... saying why" grep -q "there are 2 worker task(s)" <<<"$err"
+err="$(train mlp_sgd "$tmp/bad3" --replicas 2 --local_workers 1 --local_ps 1 2>&1)"; rc=$?
+check "replicas with ps tasks fail" test "$rc" -ne 0
+check "... saying to pick one" grep -q "give one of them" <<<"$err"
+err="$(train mlp_sgd "$tmp/bad4" --replicas 2 --fusion_threshold_mb 0 2>&1)"; rc=$?
+check "a zero fusion threshold fails" test "$rc" -ne 0
+finish
