@@ -154,6 +154,34 @@ TEST(ReplicasTest, ReplicasThatDifferAreNamed) {
       << s;
 }
 
+// fetch_all_replicas: each replica's loss on its half of the batch, whose
+// mean is TensorFlow's full-batch loss.
+TEST(ReplicasTest, FetchAllReplicasStacksThem) {
+  absl::StatusOr<GraphDef> graph = ReadGraphDefFile(absl::StrCat(kDir, "mlp_sgd.pbtxt"));
+  ASSERT_TRUE(graph.ok());
+  ReplicateOptions options;
+  options.devices = {"/device:CPU:0", "/device:CPU:1"};
+  absl::StatusOr<ReplicatedGraph> rg = ReplicateForDataParallel(*graph, options);
+  ASSERT_TRUE(rg.ok()) << rg.status();
+  SessionOptions so;
+  so.cpu_devices = 2;
+  absl::StatusOr<std::unique_ptr<Session>> inner = Session::Create(rg->graph, so);
+  ASSERT_TRUE(inner.ok()) << inner.status();
+  ReplicatedSession session(*std::move(rg), *std::move(inner), /*fetch_all_replicas=*/true);
+  ASSERT_TRUE(RestoreVariables(session.graph().replica0, &session,
+                               absl::StrCat(kDir, "mlp_sgd_init.ckpt"))
+                  .ok());
+  ASSERT_TRUE(session.Broadcast().ok());
+  std::vector<Tensor> out;
+  ASSERT_TRUE(session.Run({{"x", Row(Npy("mlp_sgd_x.npy"), 0)}, {"y", Row(Npy("mlp_sgd_y.npy"), 0)}},
+                          {"loss"}, {}, &out)
+                  .ok());
+  ASSERT_EQ(out[0].shape(), TensorShape({2}));
+  EXPECT_NE(out[0].flat<float>()[0], out[0].flat<float>()[1]);
+  Tensor mean = Tensor::Scalar<float>((out[0].flat<float>()[0] + out[0].flat<float>()[1]) / 2);
+  ExpectClose(mean, Row(Npy("mlp_sgd_loss.npy"), 0), 1e-5, "mean of the replicas' losses");
+}
+
 TEST(ReplicasTest, GraphWithoutUpdatesIsRefused) {
   GraphDef g;
   NodeDef* x = g.add_node();
