@@ -13,6 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "graph/control_flow.h"
+#include "graph/lower_collectives.h"
 #include "graph/lower_functional.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
@@ -122,6 +123,12 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(
     GR_ASSIGN_OR_RETURN(GraphDef lowered, LowerFunctionalOps(graph_def, lower));
     ImportOptions rest = options;
     rest.lower_functional_ops = false;
+    return ImportGraphDef(lowered, rest);
+  }
+  if (options.lower_collective_ops && HasCollectiveOps(graph_def)) {
+    GR_ASSIGN_OR_RETURN(GraphDef lowered, LowerCollectiveOps(graph_def));
+    ImportOptions rest = options;
+    rest.lower_collective_ops = false;
     return ImportGraphDef(lowered, rest);
   }
   auto graph = std::make_unique<Graph>();

@@ -59,6 +59,9 @@ struct ImportOptions {
   // (graph/lower_functional.h) before anything else. Off, a node that calls
   // a library function is an error unless unknown ops are allowed.
   bool lower_functional_ops = true;
+  // Then turn collective ops whose members all sit in the graph into edges
+  // between their devices (graph/lower_collectives.h).
+  bool lower_collective_ops = true;
 };
 
 absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(
