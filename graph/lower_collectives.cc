@@ -195,7 +195,11 @@ class Lowerer {
   }
 
   absl::Status Lower(std::vector<Member>* members) {
-    Member& first = (*members)[0];
+    // Ranks: device names in string order; `first` is rank 0.
+    std::sort(members->begin(), members->end(), [](const Member& a, const Member& b) {
+      return a.def->device() < b.def->device();
+    });
+    const Member& first = (*members)[0];
     const std::string what = Label(first);
     std::vector<std::string> names;
     for (const Member& m : *members) names.push_back(absl::StrCat("'", m.def->name(), "'"));
@@ -206,9 +210,6 @@ class Lowerer {
           "); graphrun runs collectives whose members all sit in one graph (one client for "
           "every device and task), not between graphs"));
     }
-    std::sort(members->begin(), members->end(), [](const Member& a, const Member& b) {
-      return a.def->device() < b.def->device();
-    });
     const Kind kind = first.info->kind == Kind::kRecv ? Kind::kSend : first.info->kind;
     DataType t = DT_INVALID;
     int senders = 0;
