@@ -4,6 +4,7 @@
 #include <map>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -18,6 +19,7 @@
 #include "placer/placer.h"
 #include "runtime/executor.h"
 #include "runtime/kernel_availability.h"
+#include "runtime/frozen_reads.h"
 #include "runtime/plan_builder.h"
 #include "runtime/plan_cache.h"
 #include "runtime/rendezvous_mgr.h"
@@ -35,7 +37,25 @@ struct Plan {
   // The step's graph before placement and what feeding and fetching need.
   StepGraph step;
   PlacementSummary placement;
+  // Some node of the step may change state (runtime/frozen_reads.h).
+  bool writes_state = false;
+  // Not frozen yet, but could be: its runs, counted toward kFreezeAtRun.
+  bool freezable = false;
+  mutable std::atomic<int> runs{0};
+  // The step's variable reads are constants of the plan, taken when the
+  // session's state version was `frozen_version`.
+  bool frozen = false;
+  uint64_t frozen_version = 0;
 };
+
+// Set while a plan's frozen reads are fetched: the plan of that fetch is
+// never frozen itself.
+thread_local bool fetching_frozen_reads = false;
+
+// A read-only step's plan is first built as written, so the first output
+// comes as soon as it can; the step's second run rebuilds it frozen (a
+// step run once gains nothing from it).
+constexpr int kFreezeAtRun = 2;
 
 // The most threads one session may start: the inter-op pool plus every CPU
 // device's intra-op pool. Past it, thread creation would fail (and abort)
@@ -155,10 +175,31 @@ class DirectSession : public Session {
     feed_names.reserve(feeds.size());
     for (const auto& f : feeds) feed_names.push_back(f.first);
     const StepSignature sig = MakeStepSignature(feed_names, fetches, targets);
-    GR_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan,
-                        plans_.Get(sig.key, [&](const Graph& graph) {
-                          return BuildPlan(graph, sig, feeds, fetches);
-                        }));
+    auto build = [&](const Graph& graph) { return BuildPlan(graph, sig, feeds, fetches); };
+    GR_ASSIGN_OR_RETURN(std::shared_ptr<const Plan> plan, plans_.Get(sig.key, build));
+    if (plan->frozen && plan->frozen_version != state_version_.load(std::memory_order_acquire)) {
+      // State changed since the plan took its variables' values: this step
+      // is rebuilt, and no longer frozen (state it reads does change).
+      {
+        absl::MutexLock lock(&variables_mu_);
+        unfrozen_.insert(sig.key);
+      }
+      plans_.Erase(sig.key, plan);
+      GR_ASSIGN_OR_RETURN(plan, plans_.Get(sig.key, build));
+    } else if (plan->freezable && plan->runs.fetch_add(1, std::memory_order_relaxed) + 1 ==
+                                      kFreezeAtRun) {
+      {
+        absl::MutexLock lock(&variables_mu_);
+        freeze_wanted_.insert(sig.key);
+      }
+      plans_.Erase(sig.key, plan);
+      GR_ASSIGN_OR_RETURN(plan, plans_.Get(sig.key, build));
+    }
+    // Before the step and after it: a plan frozen while it runs is stale.
+    if (plan->writes_state) state_version_.fetch_add(1, std::memory_order_acq_rel);
+    absl::Cleanup wrote_state = [this, &plan] {
+      if (plan->writes_state) state_version_.fetch_add(1, std::memory_order_acq_rel);
+    };
     const int num_fetches = static_cast<int>(plan->step.fetch_nodes.size());
     // The plan's feeds and fetches are in `sig`'s order.
     CallFrame frame;
@@ -331,8 +372,14 @@ class DirectSession : public Session {
     }
     for (int i : sig.fetch_order) fetch_names.push_back(fetches[i]);
     step_options.pinned_devices = VariableDevices(graph);
-    GR_ASSIGN_OR_RETURN(plan->step, BuildStepGraph(graph, feed_names, fetch_names, sig.targets,
-                                                   step_options));
+    GR_ASSIGN_OR_RETURN(std::unique_ptr<Graph> frozen,
+                        FreezeReads(graph, sig, feed_names, fetch_names, &plan->frozen_version,
+                                    &plan->freezable));
+    plan->frozen = frozen != nullptr;
+    GR_ASSIGN_OR_RETURN(plan->step,
+                        BuildStepGraph(frozen != nullptr ? *frozen : graph, feed_names,
+                                       fetch_names, sig.targets, step_options));
+    plan->writes_state = StepWritesState(*plan->step.graph);
     if (options_.log_optimizations && step_options.optimize) {
       const std::string log = plan->step.optimization.ToString();
       std::fwrite(log.data(), 1, log.size(), stdout);
@@ -369,6 +416,47 @@ class DirectSession : public Session {
     GR_ASSIGN_OR_RETURN(plan->partitions,
                         CreatePartitionExecutors(placed.partitions, devices(), executor_options));
     return plan;
+  }
+
+  // `graph` with the variable reads of a step that writes no state
+  // replaced by their current values (runtime/frozen_reads.h), and the
+  // state version they were read at; null when the step is not frozen
+  // (off, it writes state, it reads no variable, it was frozen before and
+  // went stale, a read fails: the step then runs as written and reports the
+  // failure itself; or it has not yet run kFreezeAtRun - 1 times, when
+  // `*freezable` says whether it could be).
+  absl::StatusOr<std::unique_ptr<Graph>> FreezeReads(const Graph& graph,
+                                                     const StepSignature& sig,
+                                                     const std::vector<std::string>& feeds,
+                                                     const std::vector<std::string>& fetches,
+                                                     uint64_t* version, bool* freezable) {
+    *freezable = false;
+    if (!options_.freeze_read_only_variables ||
+        options_.optimize == SessionOptions::Optimize::kNone || fetching_frozen_reads) {
+      return nullptr;
+    }
+    bool wanted = false;
+    {
+      absl::MutexLock lock(&variables_mu_);
+      if (unfrozen_.contains(sig.key)) return nullptr;
+      wanted = freeze_wanted_.contains(sig.key);
+    }
+    const ReadOnlyStep step = FindReadOnlyStep(graph, feeds, fetches, sig.targets);
+    if (step.writes_state || step.reads.empty()) return nullptr;
+    // A step that fetches just the reads gains nothing, and its reads'
+    // fetch would wait for its own plan.
+    if (MakeStepSignature({}, step.reads, {}).key == sig.key) return nullptr;
+    if (!wanted) {
+      *freezable = true;
+      return nullptr;
+    }
+    *version = state_version_.load(std::memory_order_acquire);
+    std::vector<Tensor> values;
+    fetching_frozen_reads = true;
+    const absl::Status read = Run(RunOptions(), {}, step.reads, {}, &values, nullptr);
+    fetching_frozen_reads = false;
+    if (!read.ok()) return nullptr;
+    return WithReadsAsConstants(graph, step.reads, values);
   }
 
   // Where each variable of `graph` lives, placed once: a variable's value is
@@ -436,6 +524,12 @@ class DirectSession : public Session {
   std::unique_ptr<RendezvousMgr> rendezvous_mgr_;
   // By StepSignature::key, over the graph Extend set last.
   PlanCache<Plan> plans_;
+  // Bumped before and after each step that may write state.
+  std::atomic<uint64_t> state_version_{0};
+  // Steps whose frozen plan went stale: built unfrozen from then on.
+  absl::flat_hash_set<std::string> unfrozen_ ABSL_GUARDED_BY(variables_mu_);
+  // Read-only steps run kFreezeAtRun times: built frozen from then on.
+  absl::flat_hash_set<std::string> freeze_wanted_ ABSL_GUARDED_BY(variables_mu_);
 };
 
 }  // namespace

@@ -128,6 +128,14 @@ class PlanCache {
     return pending->result;
   }
 
+  // Forgets `key`'s plan if it is still `plan` (a stale plan; the next Get
+  // builds anew).
+  void Erase(const std::string& key, const PlanPtr& plan) {
+    absl::MutexLock lock(&mu_);
+    auto it = plans_.find(key);
+    if (it != plans_.end() && it->second == plan) plans_.erase(it);
+  }
+
   // Every cached plan (for a session's clean-up).
   std::vector<PlanPtr> Plans() const {
     absl::ReaderMutexLock lock(&mu_);

@@ -71,6 +71,13 @@ struct SessionOptions {
   // graph as written; feeds and fetches keep their names.
   enum class Optimize { kNone, kDefault };
   Optimize optimize = Optimize::kDefault;
+  // A step that writes no state (no assignment, optimizer update, restore
+  // or table fill among the nodes it runs) reads its resource variables as
+  // constants of its plan, so the optimizer folds them as in a frozen graph
+  // (runtime/frozen_reads.h). Any step that may write state makes such
+  // plans stale: the next run of one rebuilds it from the variables as they
+  // are, and stops freezing that step. Needs `optimize`.
+  bool freeze_read_only_variables = true;
   // Print what each optimizer pass changed (stdout) when a plan is built.
   bool log_optimizations = false;
   // Fail a step at the first node that outputs a NaN or an infinity (float

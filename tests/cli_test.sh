@@ -6,6 +6,8 @@ EXAMPLE="$2"
 ALLCLOSE="$3"
 EXAMPLE_X="$4"
 EXAMPLE_EXPECTED="$5"
+SAVED_MODEL="$(dirname "$6")"  # examples/mlp_saved_model/saved_model.pb
+SAVED_EXPECTED="$7"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 
 source "$(dirname "$0")/check_lib.sh"
@@ -178,5 +180,12 @@ else
   check "an unusable GPU asked for fails" test $rc -eq 1
   check "an unusable GPU asked for is named" grep -q 'gpus="0"' <<<"$err"
 fi
+
+# The README's first example: a Keras 3 SavedModel, fed and fetched by its
+# signature's keys.
+out="$("$GRAPHRUN" run "$SAVED_MODEL" --feed x="$EXAMPLE_X" --out "$tmp/saved" 2>/dev/null)"; rc=$?
+check "SavedModel example runs" test $rc -eq 0
+check "SavedModel output printed by key" grep -q '^output_0: float \[2,3\]' <<<"$out"
+check "SavedModel output is TensorFlow's" "$ALLCLOSE" "$tmp/saved/output_0.npy" "$SAVED_EXPECTED" 1e-5
 
 finish

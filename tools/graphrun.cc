@@ -97,6 +97,10 @@ ABSL_FLAG(std::string, optimize, "default",
           "batch-norm folding, kernel fusion, common subexpressions, pruning) "
           "or none");
 ABSL_FLAG(bool, log_optimizations, false, "run: print what each optimizer pass changed");
+ABSL_FLAG(bool, freeze_variables, true,
+          "run: a step that writes no state reads its resource variables as constants of its "
+          "plan from its second run on (the optimizer then folds them as in a frozen graph); "
+          "a step that writes state makes such a plan stale");
 ABSL_FLAG(bool, check_numerics, false,
           "run, train: stop at the first node that outputs NaN or Inf, naming it (and the step)");
 ABSL_FLAG(bool, respect_memory, true, "place: keep each device within its memory");
@@ -165,6 +169,7 @@ Usage:
                [--out DIR] [--steps N] [--trace trace.json] [--cpu_devices N]
                [--log_device_placement] [--costs F] [--save_costs F]
                [--optimize=default|none] [--log_optimizations]
+               [--freeze_variables=false]
                [--gpus=auto|all|none|0,2] [--gpu_memory_fraction=F]
                [--gpu_allow_growth=false]
                                          run the graph; --feed, --fetch and
@@ -370,6 +375,7 @@ bool RunArgsFromFlags(const std::string& graph, const RepeatedFlags& repeated,
   }
   run->optimize = optimize == "default";
   run->log_optimizations = absl::GetFlag(FLAGS_log_optimizations);
+  run->freeze_variables = absl::GetFlag(FLAGS_freeze_variables);
   run->check_numerics = absl::GetFlag(FLAGS_check_numerics);
   run->costs_file = absl::GetFlag(FLAGS_costs);
   run->save_costs = absl::GetFlag(FLAGS_save_costs);

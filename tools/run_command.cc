@@ -266,6 +266,7 @@ absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const Graph
   options.optimize = args.optimize ? SessionOptions::Optimize::kDefault
                                    : SessionOptions::Optimize::kNone;
   options.log_optimizations = args.log_optimizations;
+  options.freeze_read_only_variables = args.freeze_variables;
   options.check_numerics = args.check_numerics;
   options.cost_profile = args.costs_file;
   if (args.gpu_memory_fraction < 0 || args.gpu_memory_fraction > 1) {

@@ -37,6 +37,7 @@ struct RunCommandArgs {
   bool allow_soft_placement = false;
   bool optimize = true;  // SessionOptions::optimize
   bool log_optimizations = false;
+  bool freeze_variables = true;
   bool check_numerics = false;  // fail at the first node that outputs NaN/Inf
   // Ignore the graph's device requests (a graph pinned to /job:ps and
   // /job:worker run in one process), as TensorFlow's clear_devices.
