@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "graph/utf8.h"
 #include "graph/graph_io.h"
 #include "graph/status_macros.h"
 
@@ -99,24 +100,6 @@ absl::StatusOr<absl::string_view> DictValue(absl::string_view header,
   }
   return absl::InvalidArgumentError(
       absl::StrCat(what, ": header has no '", key, "' entry"));
-}
-
-void Utf8Append(uint32_t c, std::string* out) {
-  if (c < 0x80) {
-    out->push_back(static_cast<char>(c));
-  } else if (c < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else if (c < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
-  }
 }
 
 }  // namespace
@@ -243,7 +226,7 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data, absl::string_view what) 
         }
         while (!code_points.empty() && code_points.back() == 0) code_points.pop_back();
         std::string s;
-        for (uint32_t c : code_points) Utf8Append(c, &s);
+        for (uint32_t c : code_points) utf8::Append(c, &s);
         out[i] = std::move(s);
       }
     }

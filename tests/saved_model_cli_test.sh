@@ -46,6 +46,11 @@ signature tf1_mlp serving_default x "logits probs"
 signature keras_lookup serving_default tokens output_0 0
 signature tf1_table serving_default words "back ids weights" 0
 signature keras_text serving_default text output_0 0
+# TextVectorization's other modes: RaggedBincount (multi_hot, count,
+# tf_idf), StringNGrams (bigrams), UnicodeDecode/UnicodeEncode (characters).
+for mode in multi_hot count tf_idf ngrams chars; do
+  signature "keras_text_$mode" serving_default text output_0 0
+done
 
 # Tensor names stand for keys; --fetch picks outputs.
 out="$tmp/names"

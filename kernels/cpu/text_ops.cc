@@ -22,6 +22,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "kernels/cpu/bincount.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "re2/re2.h"
@@ -299,22 +300,11 @@ class DenseBincountOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(
                             0, in.dims() == 2 ? TensorShape({rows, size}) : TensorShape({size}),
                             &out));
-    VisitDataType(out->dtype(), [&](auto zero) {
-      using T = decltype(zero);
-      if constexpr (std::is_arithmetic_v<T>) {
-        auto o = out->flat<T>();
-        std::fill(o.begin(), o.end(), T(0));
-        for (size_t k = 0; k < x.size(); ++k) {
-          if (x[k] >= size) continue;
-          T& slot = o[(per_row == 0 ? 0 : static_cast<int64_t>(k) / per_row) * size + x[k]];
-          if (binary_) {
-            slot = T(1);
-          } else {
-            slot += weights.NumElements() == 0 ? T(1) : weights.flat<T>()[k];
-          }
-        }
-      }
-    });
+    std::vector<int64_t> row_of(x.size());
+    for (size_t k = 0; k < x.size(); ++k) {
+      row_of[k] = per_row == 0 ? 0 : static_cast<int64_t>(k) / per_row;
+    }
+    FillBins(x, row_of, size, weights, binary_, out);
   }
 
  private:
