@@ -11,11 +11,12 @@ to the first output on disk:
   tf.saved_model   a fresh Python process: import tensorflow,
                    tf.saved_model.load(DIR), call the signature, np.save
 and the steady-state step (`graphrun run --steps 30`, median step) of the
-SavedModel's signature next to the frozen graph's. Prints the medians and
+SavedModel's signature next to the frozen graph's, alternating STEP_ROUNDS
+times (median of the rounds). Prints the medians and
 the ratios; checks graphrun's output against TensorFlow's (rtol 1e-4).
 
   ./bazelw build //tools:graphrun
-  /work/tfvenv/bin/python bench/saved_model_load_vs_tensorflow.py [--rounds 3]
+  /work/tfvenv/bin/python bench/saved_model_load_vs_tensorflow.py [--rounds 3] [--step_rounds 7]
 """
 import argparse
 import os
@@ -77,6 +78,7 @@ def median_step(cmd):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--step_rounds", type=int, default=7)
     args = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="savedmodel_bench_")
     path, graph_path, key, feed, fetch, want = export(tmp)
@@ -97,9 +99,18 @@ def main():
                                                    for k, v in times.items())), flush=True)
     got = np.load(os.path.join(out, "graphrun", os.listdir(os.path.join(out, "graphrun"))[0]))
     ok = np.allclose(got, want, rtol=1e-4, atol=1e-6)
-    saved_step = median_step([GRAPHRUN, "run", path, "--feed", "%s=%s" % (key, x), "--steps", "30"])
-    frozen_step = median_step([GRAPHRUN, "run", graph_path, "--feed", "%s=%s" % (feed, x),
-                               "--fetch", fetch, "--steps", "30"])
+    # The steady step, alternating the two (this machine swings by a third
+    # between runs): the median over rounds of each run's median step.
+    saved_steps, frozen_steps = [], []
+    for r in range(args.step_rounds):
+        saved_steps.append(median_step([GRAPHRUN, "run", path, "--feed", "%s=%s" % (key, x),
+                                        "--steps", "30"]))
+        frozen_steps.append(median_step([GRAPHRUN, "run", graph_path, "--feed",
+                                         "%s=%s" % (feed, x), "--fetch", fetch, "--steps", "30"]))
+        print("step round %d: signature %.2f ms, frozen %.2f ms" % (
+            r + 1, saved_steps[-1], frozen_steps[-1]), flush=True)
+    saved_step = statistics.median(saved_steps)
+    frozen_step = statistics.median(frozen_steps)
     g = statistics.median(times["graphrun"])
     print()
     print("graphrun's output matches TensorFlow's: %s" % ok)
