@@ -22,7 +22,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "kernels/cpu/bincount.h"
+#include "kernels/cpu/text_util.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "re2/re2.h"
@@ -164,14 +164,6 @@ class StringSplitV2Op : public OpKernel {
  private:
   int64_t maxsplit_ = -1;
 };
-
-std::vector<int64_t> Int64s(const Tensor& t) {
-  std::vector<int64_t> v;
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    v.push_back(t.dtype() == DT_INT32 ? t.flat<int32_t>()[i] : t.flat<int64_t>()[i]);
-  }
-  return v;
-}
 
 class RaggedTensorToTensorOp : public OpKernel {
  public:
