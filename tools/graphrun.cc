@@ -77,6 +77,8 @@ ABSL_FLAG(int, inter_op_threads, 0, "run: threads running ready nodes (0 = cores
 ABSL_FLAG(int, intra_op_threads, 0, "run: threads inside big kernels (0 = cores)");
 ABSL_FLAG(int64_t, timeout_ms, 0, "run: fail a step that takes longer (0 = no limit)");
 ABSL_FLAG(bool, quiet, false, "run: print nothing but errors");
+ABSL_FLAG(bool, ops, false,
+          "inspect: list every registered op with the dtypes of its CPU and GPU kernels");
 ABSL_FLAG(std::string, devices, "",
           "place: cluster description (JSON, see placer/CLUSTER_FORMAT.md); "
           "default: this machine's devices");
@@ -219,6 +221,8 @@ Usage:
                                          (exit status 1 when it fails)
   graphrun inspect GRAPH --format=text|binary [--out=PATH]
                                          convert between GraphDef formats
+  graphrun inspect --ops                 every registered op, with the dtypes
+                                         of its CPU and GPU kernels
 
 GRAPH is a GraphDef in binary (.pb) or text (.pbtxt) format, or a
 TensorFlow SavedModel directory: then --tag (default serve) picks its
@@ -241,6 +245,10 @@ std::string WhyCannotRun(const std::string& op) {
 }
 
 int Inspect(const std::vector<std::string>& args) {
+  if (absl::GetFlag(FLAGS_ops) && args.empty()) {
+    std::cout << RegisteredOpsTable();
+    return 0;
+  }
   if (args.size() != 1) {
     std::fprintf(stderr, "graphrun inspect: expected one GRAPH argument\n\n%s",
                  kUsage);

@@ -12,6 +12,7 @@
 #include "graph/import.h"
 #include "graph/lower_functional.h"
 #include "graph/op_registry.h"
+#include "kernels/kernel_registry.h"
 
 namespace graphrun {
 namespace {
@@ -195,6 +196,36 @@ InspectReport InspectGraph(const GraphDef& graph_def,
                   strict.ok() ? "OK" : std::string(strict.status().message()),
                   "\n");
   return {std::move(out), strict.status()};
+}
+
+std::string RegisteredOpsTable() {
+  const std::vector<std::string> ops = OpRegistry::Global()->ListOpNames();
+  std::string out;
+  int with_cpu = 0, with_gpu = 0;
+  for (const std::string& op : ops) {
+    // Device type -> dtypes of the first type constraint ("" = unconstrained).
+    std::map<std::string, std::set<std::string>> types;
+    for (const KernelDef* k : KernelRegistry::Global()->KernelsForOp(op)) {
+      std::set<std::string>& t = types[k->device_type];
+      if (k->type_constraints.empty()) {
+        t.insert("any");
+        continue;
+      }
+      for (DataType d : k->type_constraints.front().second) t.insert(DataTypeString(d));
+    }
+    with_cpu += types.count(kDeviceCpu) > 0;
+    with_gpu += types.count("GPU") > 0;
+    std::string line = absl::StrFormat("%-40s", op);
+    for (const char* device : {kDeviceCpu, "GPU"}) {
+      auto it = types.find(device);
+      absl::StrAppend(&line, " ", device, ": ",
+                      it == types.end() ? "-" : absl::StrJoin(it->second, ","));
+    }
+    absl::StrAppend(&out, line, "\n");
+  }
+  absl::StrAppend(&out, ops.size(), " ops registered: ", with_cpu, " with a CPU kernel, ",
+                  with_gpu, " with a GPU kernel\n");
+  return out;
 }
 
 }  // namespace graphrun

@@ -43,6 +43,12 @@ struct InspectReport {
 absl::StatusOr<std::vector<std::string>> LikelyOutputs(const GraphDef& graph_def);
 
 // Never fails on a bad graph: validation errors are part of the report.
+// What `graphrun inspect --ops` prints: one line per registered op with the
+// dtypes its kernels take on each device type of this build ("CPU: float,
+// int32"; "any" for a kernel without type constraints; "-" for none), then
+// a line counting the ops and those with a CPU and a GPU kernel.
+std::string RegisteredOpsTable();
+
 InspectReport InspectGraph(const GraphDef& graph_def,
                            const InspectOptions& options);
 

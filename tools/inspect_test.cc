@@ -58,5 +58,17 @@ TEST(InspectTest, LooksInsideTheFunctionsTheGraphUses) {
       << report.validation;
 }
 
+TEST(InspectTest, RegisteredOpsListsKernelDtypesPerDevice) {
+  const std::string table = RegisteredOpsTable();
+  // Linked with the segment kernels only: their ops list the CPU dtypes...
+  EXPECT_TRUE(absl::StrContains(
+      table, "SparseSegmentMean                        CPU: bfloat16,double,float,half GPU: -"))
+      << table;
+  // ...an op with no kernel in this binary says so.
+  EXPECT_TRUE(absl::StrContains(table, "\nMatMul                                   CPU: - GPU: -"))
+      << table;
+  EXPECT_TRUE(absl::StrContains(table, " ops registered: ")) << table;
+}
+
 }  // namespace
 }  // namespace graphrun

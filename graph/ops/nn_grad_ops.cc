@@ -1,11 +1,12 @@
 // The ops TensorFlow's gradients emit for MLP and CNN training graphs: the
 // activation grads (ReluGrad ... SoftsignGrad, SigmoidGrad, TanhGrad),
-// BiasAddGrad, BroadcastGradientArgs, ShapeN, UnsortedSegmentSum,
-// MaxPoolGrad, AvgPoolGrad, Conv2DBackpropFilter, the depthwise
-// convolution's two gradients and the fused batch norm gradients. Names,
+// BiasAddGrad, BroadcastGradientArgs, ShapeN, MaxPoolGrad, AvgPoolGrad,
+// Conv2DBackpropFilter, the depthwise convolution's two gradients and the
+// fused batch norm gradients. Names,
 // inputs, outputs, attrs and shape functions are TensorFlow's
 // (core/ops/nn_ops.cc, math_grad.cc, array_ops.cc, math_ops.cc).
-// Conv2DBackpropInput is in nn_conv_ops.cc.
+// Conv2DBackpropInput is in nn_conv_ops.cc, UnsortedSegmentSum in
+// segment_ops.cc.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -77,37 +78,6 @@ absl::Status ShapeNShape(InferenceContext* c) {
     const PartialShape& in = c->input(i);
     c->set_output(i, PartialShape({in.unknown_rank() ? int64_t{-1} : int64_t{in.rank()}}));
   }
-  return absl::OkStatus();
-}
-
-// UnsortedSegmentSum: [num_segments] + data.shape[rank(segment_ids):], where
-// segment_ids' shape is a prefix of data's.
-absl::Status UnsortedSegmentSumShape(InferenceContext* c) {
-  constexpr char kOp[] = "UnsortedSegmentSum";
-  const PartialShape& data = c->input(0);
-  const PartialShape& ids = c->input(1);
-  GR_RETURN_IF_ERROR(op_shapes::InputWithRank(*c, kOp, 2, 0).status());
-  int64_t num_segments = -1;
-  if (!c->ConstantScalar(2, &num_segments)) num_segments = -1;
-  if (num_segments < -1) {
-    return op_shapes::ShapeError(*c, kOp, "num_segments must be non-negative");
-  }
-  if (data.unknown_rank() || ids.unknown_rank()) {
-    c->set_output(0, PartialShape());
-    return absl::OkStatus();
-  }
-  if (ids.rank() > data.rank()) {
-    return op_shapes::ShapeError(*c, kOp, "segment_ids must be a prefix of data's shape");
-  }
-  std::vector<int64_t> dims = {num_segments};
-  for (int i = 0; i < data.rank(); ++i) {
-    if (i < ids.rank()) {
-      GR_RETURN_IF_ERROR(op_shapes::MergeDims(*c, kOp, data.dim(i), ids.dim(i)).status());
-    } else {
-      dims.push_back(data.dim(i));
-    }
-  }
-  c->set_output(0, PartialShape(std::move(dims)));
   return absl::OkStatus();
 }
 
@@ -283,18 +253,6 @@ REGISTER_OP("ShapeN")
     .Attr("T: type")
     .Attr("out_type: {int32, int64} = DT_INT32")
     .SetShapeFn(ShapeNShape);
-
-REGISTER_OP("UnsortedSegmentSum")
-    .Input("data: T")
-    .Input("segment_ids: Tindices")
-    .Input("num_segments: Tnumsegments")
-    .Output("output: T")
-    .Attr(
-        "T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, "
-        "bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64}")
-    .Attr("Tindices: {int32, int64}")
-    .Attr("Tnumsegments: {int32, int64} = DT_INT32")
-    .SetShapeFn(UnsortedSegmentSumShape);
 
 REGISTER_OP("MaxPoolGrad")
     .Input("orig_input: T")

@@ -1,4 +1,5 @@
-// CPU kernels that join and split tensors: Pack, Unpack, ConcatV2, Split.
+// CPU kernels that join and split tensors: Pack, Unpack, ConcatV2, Concat,
+// Split, SplitV.
 // Joining copies row blocks (memcpy; strings element-wise) on the intra-op
 // pool when big. Splitting shares the input's buffer when every piece is a
 // contiguous, aligned range of it, else copies. Semantics and messages
@@ -122,18 +123,21 @@ class UnpackOp : public OpKernel {
   int64_t axis_ = 0;
 };
 
+// ConcatV2 (values, axis) and Concat (concat_dim, values).
 class ConcatV2Op : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  explicit ConcatV2Op(OpKernelConstruction* ctx)
+      : OpKernel(ctx), axis_first_(type_string() == "Concat") {}
   void Compute(OpKernelContext* ctx) override {
     const int num = ctx->num_inputs() - 1;
-    const Tensor& axis_t = ctx->input(num);
+    const int first = axis_first_ ? 1 : 0;
+    const Tensor& axis_t = ctx->input(axis_first_ ? 0 : num);
     OP_REQUIRES(ctx, axis_t.dims() == 0,
                 absl::InvalidArgumentError(absl::StrCat(
                     "axis tensor should be a scalar integer, but got shape ",
                     axis_t.shape().DebugString())));
     const int64_t concat_dim = IntScalar(axis_t);
-    const TensorShape& shape0 = ctx->input(0).shape();
+    const TensorShape& shape0 = ctx->input(first).shape();
     const int rank = shape0.dims();
     const int64_t axis = concat_dim < 0 ? concat_dim + rank : concat_dim;
     OP_REQUIRES(ctx, 0 <= axis && axis < rank,
@@ -145,7 +149,7 @@ class ConcatV2Op : public OpKernel {
     int64_t out_axis_size = 0;
     int nonempty = 0, last_nonempty = -1;
     for (int i = 0; i < num; ++i) {
-      const Tensor& t = ctx->input(i);
+      const Tensor& t = ctx->input(first + i);
       OP_REQUIRES(ctx, t.dims() == rank,
                   absl::InvalidArgumentError(absl::StrCat(
                       "ConcatOp : Ranks of all input tensors should match: "
@@ -166,7 +170,7 @@ class ConcatV2Op : public OpKernel {
       inputs.push_back(&t);
       if (t.NumElements() > 0) {
         ++nonempty;
-        last_nonempty = i;
+        last_nonempty = first + i;
       }
     }
     TensorShape out_shape = shape0;
@@ -181,6 +185,9 @@ class ConcatV2Op : public OpKernel {
     if (out->NumElements() == 0) return;
     ConcatRows(ctx, inputs, DimProduct(shape0, 0, a), out);
   }
+
+ private:
+  const bool axis_first_;
 };
 
 class SplitOp : public OpKernel {
@@ -236,6 +243,74 @@ class SplitOp : public OpKernel {
   }
 };
 
+// SplitV: pieces of the sizes size_splits gives along split_dim (one size
+// may be -1: what the others leave).
+class SplitVOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& sizes_t = ctx->input(1);
+    const Tensor& split_dim_t = ctx->input(2);
+    const int num_split = ctx->num_outputs();
+    OP_REQUIRES(ctx, split_dim_t.NumElements() == 1,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "split_dim_tensor must have exactly one element.")));
+    const int64_t split_dim_orig = IntScalar(split_dim_t);
+    const int rank = input.dims();
+    const int64_t split_dim = split_dim_orig < 0 ? split_dim_orig + rank : split_dim_orig;
+    OP_REQUIRES(ctx, 0 <= split_dim && split_dim < rank,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "-input rank(-", rank, ") <= split_dim < input rank (", rank,
+                    "), but got ", split_dim_orig)));
+    OP_REQUIRES(ctx, sizes_t.dims() == 1 && sizes_t.NumElements() == num_split,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "size of the split_tensor must be 1-D and have the same elements "
+                    "as outputs got ", sizes_t.dims(), " -D and ", sizes_t.NumElements(),
+                    " elements")));
+    const int a = static_cast<int>(split_dim);
+    const int64_t dim = input.dim_size(a);
+    std::vector<int64_t> sizes = sizes_t.dtype() == DT_INT8 ? std::vector<int64_t>()
+                                                             : IntValues(sizes_t);
+    if (sizes_t.dtype() == DT_INT8) {
+      for (int64_t i = 0; i < num_split; ++i) sizes.push_back(sizes_t.flat<int8_t>()[i]);
+    }
+    int64_t known = 0;
+    int unknown = -1;
+    for (int i = 0; i < num_split; ++i) {
+      if (sizes[i] == -1) {
+        OP_REQUIRES(ctx, unknown < 0,
+                    absl::InvalidArgumentError(
+                        "There can only be one -1 in the input."));
+        unknown = i;
+      } else {
+        OP_REQUIRES(ctx, sizes[i] >= 0,
+                    absl::InvalidArgumentError(absl::StrCat(
+                        "Split size at index ", i, " must be >= 0. Got: ", sizes[i])));
+        known += sizes[i];
+      }
+    }
+    OP_REQUIRES(ctx, (unknown < 0 && known == dim) || (unknown >= 0 && known <= dim),
+                absl::InvalidArgumentError(absl::StrCat(
+                    "Determined shape must either match input shape along split_dim "
+                    "exactly if fully specified, or be less than the size of the input "
+                    "along split_dim if not fully specified.  Got: ", known)));
+    if (unknown >= 0) sizes[unknown] = dim - known;
+    if (num_split == 1) {
+      ctx->set_output(0, input);
+      return;
+    }
+    std::vector<Tensor*> outs(num_split);
+    for (int i = 0; i < num_split; ++i) {
+      TensorShape piece = input.shape();
+      piece.set_dim(a, sizes[i]);
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(i, piece, &outs[i]));
+    }
+    if (input.NumElements() == 0) return;
+    SplitRows(ctx, input, DimProduct(input.shape(), 0, a), outs);
+  }
+};
+
 REGISTER_KERNEL(KernelDefBuilder("Pack").Device(kDeviceCpu)
                     .TypeConstraint("T", AllTensorTypes()),
                 PackOp);
@@ -246,6 +321,12 @@ REGISTER_KERNEL(KernelDefBuilder("ConcatV2").Device(kDeviceCpu)
                     .TypeConstraint("T", AllTensorTypes())
                     .TypeConstraint("Tidx", {DT_INT32, DT_INT64}),
                 ConcatV2Op);
+REGISTER_KERNEL(KernelDefBuilder("Concat").Device(kDeviceCpu)
+                    .TypeConstraint("T", AllTensorTypes()),
+                ConcatV2Op);
+REGISTER_KERNEL(KernelDefBuilder("SplitV").Device(kDeviceCpu)
+                    .TypeConstraint("T", AllTensorTypes()),
+                SplitVOp);
 REGISTER_KERNEL(KernelDefBuilder("Split").Device(kDeviceCpu)
                     .TypeConstraint("T", AllTensorTypes()),
                 SplitOp);

@@ -1,5 +1,6 @@
-// Small CPU kernels that make or check indices and shapes: Unique (first
-// occurrence order; -0 equals 0, every NaN is distinct), InvertPermutation,
+// Small CPU kernels that make or check indices and shapes: Unique and
+// UniqueWithCounts (first occurrence order; -0 equals 0, every NaN is
+// distinct), InvertPermutation,
 // BroadcastArgs, Bucketize, LinSpace and EnsureShape (the input, after a
 // run-time check against the `shape` attr). Semantics and messages follow
 // TensorFlow's unique_op.cc, transpose_op.cc (InvertPermutation),
@@ -110,6 +111,18 @@ class UniqueOp : public OpKernel {
       std::copy(idx.begin(), idx.end(), idx_out->flat<int32_t>().begin());
     } else {
       std::copy(idx.begin(), idx.end(), idx_out->flat<int64_t>().begin());
+    }
+    if (ctx->num_outputs() < 3) return;
+    // UniqueWithCounts: how often each unique value occurs.
+    std::vector<int64_t> counts(first.size(), 0);
+    for (int64_t u : idx) ++counts[static_cast<size_t>(u)];
+    Tensor* count_out = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(
+                            2, TensorShape({static_cast<int64_t>(counts.size())}), &count_out));
+    if (count_out->dtype() == DT_INT32) {
+      std::copy(counts.begin(), counts.end(), count_out->flat<int32_t>().begin());
+    } else {
+      std::copy(counts.begin(), counts.end(), count_out->flat<int64_t>().begin());
     }
   }
 };
@@ -277,13 +290,20 @@ class EnsureShapeOp : public OpKernel {
   PartialShape expected_;
 };
 
+// The dtypes Unique and UniqueWithCounts take.
+std::vector<DataType> UniqueTypes() {
+  return {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16, DT_INT8, DT_UINT8, DT_INT16,
+          DT_UINT16, DT_INT32, DT_UINT32, DT_INT64, DT_UINT64, DT_BOOL, DT_STRING};
+}
+
 REGISTER_KERNEL(KernelDefBuilder("Unique")
                     .Device(kDeviceCpu)
-                    .TypeConstraint("T",
-                                    {DT_FLOAT, DT_DOUBLE, DT_HALF, DT_BFLOAT16,
-                                     DT_INT8, DT_UINT8, DT_INT16, DT_UINT16,
-                                     DT_INT32, DT_UINT32, DT_INT64, DT_UINT64,
-                                     DT_BOOL, DT_STRING})
+                    .TypeConstraint("T", UniqueTypes())
+                    .TypeConstraint("out_idx", {DT_INT32, DT_INT64}),
+                UniqueOp);
+REGISTER_KERNEL(KernelDefBuilder("UniqueWithCounts")
+                    .Device(kDeviceCpu)
+                    .TypeConstraint("T", UniqueTypes())
                     .TypeConstraint("out_idx", {DT_INT32, DT_INT64}),
                 UniqueOp);
 REGISTER_KERNEL(KernelDefBuilder("InvertPermutation")

@@ -258,10 +258,14 @@ class MatrixDiagPartOp : public DiagOpBase {
                 absl::InvalidArgumentError(
                     absl::StrCat("input must be at least 2-dim, but has shape ",
                                  input.shape().DebugString())));
+    // MatrixDiagPart (1 input): the main diagonal, k = 0.
     int64_t lower = 0, upper = 0;
-    OP_REQUIRES_OK(ctx, ReadDiagRange(ctx->input(1), &lower, &upper));
-    const Tensor& padding = ctx->input(2);
-    OP_REQUIRES_OK(ctx, CheckScalar(padding, "padding_value"));
+    const Tensor* padding = nullptr;
+    if (ctx->num_inputs() == 3) {
+      OP_REQUIRES_OK(ctx, ReadDiagRange(ctx->input(1), &lower, &upper));
+      padding = &ctx->input(2);
+      OP_REQUIRES_OK(ctx, CheckScalar(*padding, "padding_value"));
+    }
     const int rank = input.dims();
     const int64_t rows = input.dim_size(rank - 2);
     const int64_t cols = input.dim_size(rank - 1);
@@ -288,7 +292,7 @@ class MatrixDiagPartOp : public DiagOpBase {
     const DiagAlignment align = align_;
     VisitCopyType(input.dtype(), [&](auto zero) {
       using P = decltype(zero);
-      const P pad = DataAs<P>(padding)[0];
+      const P pad = padding != nullptr ? DataAs<P>(*padding)[0] : P();
       const P* in = DataAs<P>(input);
       P* out = MutableDataAs<P>(output);
       ParallelForRange(
@@ -325,6 +329,10 @@ REGISTER_KERNEL(KernelDefBuilder("MatrixDiagV3")
                     .Device(kDeviceCpu)
                     .TypeConstraint("T", AllTensorTypes()),
                 MatrixDiagOp);
+REGISTER_KERNEL(KernelDefBuilder("MatrixDiagPart")
+                    .Device(kDeviceCpu)
+                    .TypeConstraint("T", AllTensorTypes()),
+                MatrixDiagPartOp);
 REGISTER_KERNEL(KernelDefBuilder("MatrixDiagPartV3")
                     .Device(kDeviceCpu)
                     .TypeConstraint("T", AllTensorTypes()),

@@ -1,10 +1,12 @@
 // CPU kernels that address elements by N-d coordinates: GatherNd (slices
 // at coordinates, every dtype, copied as bytes), ScatterNd (updates summed
-// into zeros at coordinates; float, double, int32, int64, half, bfloat16)
+// into zeros at coordinates; float, double, int32, int64, half, bfloat16),
+// TensorScatterUpdate/Add/Sub/Max/Min (the same into a copy of `tensor`)
 // and Where (the coordinates of the non-zero elements, as int64). Every
 // coordinate is checked first; a bad one is InvalidArgument naming it.
 // Semantics follow TensorFlow's gather_nd_op.cc, scatter_nd_op.cc and
 // where_op.cc.
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -162,7 +164,12 @@ class GatherNdOp : public OpKernel {
   BadIndices policy_ = BadIndices::kError;
 };
 
-template <typename T>
+// How ScatterNd and the TensorScatter ops combine an update with the
+// output: ScatterNd starts from zeros and adds; TensorScatter* start from
+// `tensor`.
+enum class Scatter { kNd, kUpdate, kAdd, kSub, kMax, kMin };
+
+template <typename T, Scatter M>
 class ScatterNdOp : public OpKernel {
  public:
   explicit ScatterNdOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
@@ -171,15 +178,19 @@ class ScatterNdOp : public OpKernel {
     if (policy.ok()) policy_ = *policy;
   }
   void Compute(OpKernelContext* ctx) override {
-    const Tensor& indices = ctx->input(0);
-    const Tensor& updates = ctx->input(1);
-    const Tensor& shape_t = ctx->input(2);
-    OP_REQUIRES(ctx, shape_t.dims() == 1,
-                absl::InvalidArgumentError(
-                    absl::StrCat("shape must be a vector, but has shape ",
-                                 shape_t.shape().DebugString())));
-    absl::StatusOr<TensorShape> shape = ShapeFromDims(IntValues(shape_t));
-    OP_REQUIRES_OK(ctx, shape.status());
+    constexpr bool kNd = M == Scatter::kNd;
+    const Tensor& indices = ctx->input(kNd ? 0 : 1);
+    const Tensor& updates = ctx->input(kNd ? 1 : 2);
+    absl::StatusOr<TensorShape> shape = ctx->input(0).shape();
+    if (kNd) {
+      const Tensor& shape_t = ctx->input(2);
+      OP_REQUIRES(ctx, shape_t.dims() == 1,
+                  absl::InvalidArgumentError(
+                      absl::StrCat("shape must be a vector, but has shape ",
+                                   shape_t.shape().DebugString())));
+      shape = ShapeFromDims(IntValues(shape_t));
+      OP_REQUIRES_OK(ctx, shape.status());
+    }
     OP_REQUIRES(ctx, indices.dims() >= 1,
                 absl::InvalidArgumentError(absl::StrCat(
                     "indices must be at least a vector, but has shape ",
@@ -212,17 +223,30 @@ class ScatterNdOp : public OpKernel {
     Tensor* output = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *shape, &output));
     T* out = output->flat<T>().data();
-    std::fill(out, out + output->NumElements(), T(0));
+    if (kNd) {
+      std::fill(out, out + output->NumElements(), T(0));
+    } else {
+      const T* in = ctx->input(0).flat<T>().data();
+      std::copy(in, in + output->NumElements(), out);
+    }
     if (updates.NumElements() == 0) return;
     const int64_t slice =
         DimProduct(*shape, static_cast<int>(n), shape->dims());
     const T* up = updates.flat<T>().data();
-    // Sequential: duplicate coordinates add into the same slice.
+    // Sequential: duplicate coordinates combine into the same slice in order.
     for (size_t r = 0; r < offsets->size(); ++r) {
       if ((*offsets)[r] < 0) continue;  // ignored bad coordinates
       T* dst = out + (*offsets)[r] * slice;
       const T* src = up + static_cast<int64_t>(r) * slice;
-      for (int64_t i = 0; i < slice; ++i) dst[i] += src[i];
+      for (int64_t i = 0; i < slice; ++i) {
+        switch (M) {
+          case Scatter::kUpdate: dst[i] = src[i]; break;
+          case Scatter::kSub: dst[i] -= src[i]; break;
+          case Scatter::kMax: dst[i] = std::max(dst[i], src[i]); break;
+          case Scatter::kMin: dst[i] = std::min(dst[i], src[i]); break;
+          default: dst[i] += src[i]; break;
+        }
+      }
     }
   }
 
@@ -269,13 +293,20 @@ REGISTER_KERNEL(KernelDefBuilder("GatherNd")
                     .TypeConstraint("Tindices", {DT_INT16, DT_INT32, DT_INT64}),
                 GatherNdOp);
 
-#define GR_REGISTER_SCATTER_ND(T)                                      \
+#define GR_REGISTER_SCATTER_OP(NAME, T, M)                             \
   REGISTER_KERNEL(                                                     \
-      KernelDefBuilder("ScatterNd")                                    \
+      KernelDefBuilder(NAME)                                           \
           .Device(kDeviceCpu)                                          \
           .TypeConstraint<T>("T")                                      \
           .TypeConstraint("Tindices", {DT_INT16, DT_INT32, DT_INT64}), \
-      ScatterNdOp<T>)
+      ScatterNdOp<T, M>)
+#define GR_REGISTER_SCATTER_ND(T)                                      \
+  GR_REGISTER_SCATTER_OP("ScatterNd", T, Scatter::kNd);                \
+  GR_REGISTER_SCATTER_OP("TensorScatterUpdate", T, Scatter::kUpdate);  \
+  GR_REGISTER_SCATTER_OP("TensorScatterAdd", T, Scatter::kAdd);        \
+  GR_REGISTER_SCATTER_OP("TensorScatterSub", T, Scatter::kSub);        \
+  GR_REGISTER_SCATTER_OP("TensorScatterMax", T, Scatter::kMax);        \
+  GR_REGISTER_SCATTER_OP("TensorScatterMin", T, Scatter::kMin)
 GR_REGISTER_SCATTER_ND(float);
 GR_REGISTER_SCATTER_ND(double);
 GR_REGISTER_SCATTER_ND(int32_t);
@@ -283,6 +314,7 @@ GR_REGISTER_SCATTER_ND(int64_t);
 GR_REGISTER_SCATTER_ND(half);
 GR_REGISTER_SCATTER_ND(bfloat16);
 #undef GR_REGISTER_SCATTER_ND
+#undef GR_REGISTER_SCATTER_OP
 
 REGISTER_KERNEL(KernelDefBuilder("Where")
                     .Device(kDeviceCpu)

@@ -105,8 +105,13 @@ class BatchMatMulV2Op : public OpKernel {
   bool adj_y_ = false;
 };
 
+// BatchMatMul (v1) takes equal batch dims, which broadcast trivially.
 #define GR_REGISTER_BATCH_MATMUL(T)                    \
   REGISTER_KERNEL(KernelDefBuilder("BatchMatMulV2")    \
+                      .Device(kDeviceCpu)              \
+                      .TypeConstraint<T>("T"),         \
+                  BatchMatMulV2Op<T>);                 \
+  REGISTER_KERNEL(KernelDefBuilder("BatchMatMul")      \
                       .Device(kDeviceCpu)              \
                       .TypeConstraint<T>("T"),         \
                   BatchMatMulV2Op<T>)

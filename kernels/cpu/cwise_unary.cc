@@ -1,5 +1,8 @@
 // Element-wise unary ops on CPU: Neg, Abs, Square, Sqrt, Rsqrt, Exp, Log,
 // Tanh, Sigmoid and LogicalNot, with TensorFlow's (Eigen's) functors.
+#include <cmath>
+#include <limits>
+
 #include "kernels/cpu/cwise_common.h"
 
 namespace graphrun {
@@ -8,6 +11,43 @@ namespace {
 
 namespace ei = Eigen::internal;
 
+// Eigen's vectorized float sqrt (a reciprocal square root estimate and a
+// Newton step) gives NaN for +inf, also under the 16-bit floats' packets,
+// which compute in float; TensorFlow gives inf. Same values otherwise. The
+// 16-bit floats go an element at a time.
+template <typename T>
+struct SqrtViaFloat {
+  T operator()(const T& x) const { return static_cast<T>(std::sqrt(static_cast<float>(x))); }
+};
+struct SqrtFloat {
+  float operator()(const float& x) const { return ei::scalar_sqrt_op<float>()(x); }
+  template <typename Packet>
+  Packet packetOp(const Packet& x) const {
+    const Packet inf = ei::pset1<Packet>(std::numeric_limits<float>::infinity());
+    return ei::pselect(ei::pcmp_eq(x, inf), inf, ei::psqrt(x));
+  }
+};
+
+}  // namespace
+}  // namespace cwise
+}  // namespace graphrun
+
+namespace Eigen {
+namespace internal {
+template <>
+struct functor_traits<graphrun::cwise::SqrtFloat> {
+  enum {
+    Cost = functor_traits<scalar_sqrt_op<float>>::Cost + NumTraits<float>::AddCost,
+    PacketAccess = functor_traits<scalar_sqrt_op<float>>::PacketAccess
+  };
+};
+}  // namespace internal
+}  // namespace Eigen
+
+namespace graphrun {
+namespace cwise {
+namespace {
+
 #define GR_REGISTER_SIGNED(T)                                         \
   GR_CWISE_REGISTER("Neg", T, UnaryOp<T, ei::scalar_opposite_op<T>>); \
   GR_CWISE_REGISTER("Abs", T, UnaryOp<T, ei::scalar_abs_op<T>>);      \
@@ -15,7 +55,6 @@ namespace ei = Eigen::internal;
 
 #define GR_REGISTER_FLOAT(T)                                             \
   GR_REGISTER_SIGNED(T);                                                 \
-  GR_CWISE_REGISTER("Sqrt", T, UnaryOp<T, ei::scalar_sqrt_op<T>>);       \
   GR_CWISE_REGISTER("Rsqrt", T, UnaryOp<T, ei::scalar_rsqrt_op<T>>);     \
   GR_CWISE_REGISTER("Exp", T, UnaryOp<T, ei::scalar_exp_op<T>>);         \
   GR_CWISE_REGISTER("Log", T, UnaryOp<T, ei::scalar_log_op<T>>);         \
@@ -26,6 +65,10 @@ GR_REGISTER_FLOAT(float);
 GR_REGISTER_FLOAT(double);
 GR_REGISTER_FLOAT(half);
 GR_REGISTER_FLOAT(bfloat16);
+GR_CWISE_REGISTER("Sqrt", float, UnaryOp<float, SqrtFloat>);
+GR_CWISE_REGISTER("Sqrt", double, UnaryOp<double, ei::scalar_sqrt_op<double>>);
+GR_CWISE_REGISTER("Sqrt", half, UnaryOp<half, SqrtViaFloat<half>>);
+GR_CWISE_REGISTER("Sqrt", bfloat16, UnaryOp<bfloat16, SqrtViaFloat<bfloat16>>);
 GR_REGISTER_SIGNED(int8_t);
 GR_REGISTER_SIGNED(int16_t);
 GR_REGISTER_SIGNED(int32_t);

@@ -1,8 +1,8 @@
 // Gradient helpers on CPU, as TensorFlow's kernels: BiasAddGrad (bias_op.cc:
 // the sum over all but the channel dim, in float for half and bfloat16),
 // BroadcastGradientArgs (bcast_ops.cc, the axes BCast reduces each operand's
-// gradient over), ShapeN (shape_ops.cc) and UnsortedSegmentSum
-// (segment_reduction_ops_impl.h: rows added in order, negative ids dropped).
+// gradient over) and ShapeN (shape_ops.cc). UnsortedSegmentSum is in
+// segment_ops.cc.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -187,60 +187,6 @@ class ShapeNOp : public OpKernel {
   }
 };
 
-// An int32 or int64 tensor's element `i`.
-int64_t IntAt(const Tensor& t, int64_t i) {
-  return t.dtype() == DT_INT32 ? int64_t{t.flat<int32_t>()[i]} : t.flat<int64_t>()[i];
-}
-
-template <typename T>
-class UnsortedSegmentSumOp : public OpKernel {
- public:
-  explicit UnsortedSegmentSumOp(OpKernelConstruction* ctx) : OpKernel(ctx) {}
-
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& data = ctx->input(0);
-    const Tensor& ids = ctx->input(1);
-    const Tensor& num = ctx->input(2);
-    OP_REQUIRES(ctx, num.dims() == 0,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "num_segments should be a scalar, not shape ", num.shape().DebugString())));
-    bool prefix = ids.dims() <= data.dims();
-    for (int d = 0; prefix && d < ids.dims(); ++d) {
-      prefix = ids.dim_size(d) == data.dim_size(d);
-    }
-    OP_REQUIRES(ctx, prefix,
-                absl::InvalidArgumentError(absl::StrCat(
-                    "data.shape = ", data.shape().DebugString(),
-                    " does not start with segment_ids.shape = ", ids.shape().DebugString())));
-    const int64_t segments = IntAt(num, 0);
-    OP_REQUIRES(ctx, segments >= 0,
-                absl::InvalidArgumentError(
-                    absl::StrCat("Input num_segments == ", segments, " must not be negative.")));
-    std::vector<int64_t> dims = {segments};
-    for (int d = ids.dims(); d < data.dims(); ++d) dims.push_back(data.dim_size(d));
-    absl::StatusOr<TensorShape> shape = TensorShape::FromDims(dims);
-    OP_REQUIRES_OK(ctx, shape.status());
-    Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *shape, &out));
-    T* o = out->flat<T>().data();
-    std::fill(o, o + out->NumElements(), static_cast<T>(0));
-    const int64_t rows = ids.NumElements();
-    if (rows == 0) return;
-    const int64_t inner = data.NumElements() / rows;
-    const T* x = data.flat<T>().data();
-    for (int64_t i = 0; i < rows; ++i) {
-      const int64_t j = IntAt(ids, i);
-      if (j < 0) continue;
-      OP_REQUIRES(ctx, j < segments,
-                  absl::InvalidArgumentError(absl::StrCat("segment_ids[", i, "] = ", j,
-                                                          " is out of range [0, ", segments, ")")));
-      T* dst = o + j * inner;
-      const T* src = x + i * inner;
-      for (int64_t k = 0; k < inner; ++k) dst[k] += src[k];
-    }
-  }
-};
-
 #define REGISTER_BIAS_GRAD(T)                                                                \
   REGISTER_KERNEL(KernelDefBuilder("BiasAddGrad").Device(kDeviceCpu).TypeConstraint<T>("T"), \
                   BiasAddGradOp<T>)
@@ -263,21 +209,6 @@ REGISTER_KERNEL(KernelDefBuilder("ShapeN").Device(kDeviceCpu).TypeConstraint<int
                 ShapeNOp<int32_t>);
 REGISTER_KERNEL(KernelDefBuilder("ShapeN").Device(kDeviceCpu).TypeConstraint<int64_t>("out_type"),
                 ShapeNOp<int64_t>);
-
-#define REGISTER_SEGMENT_SUM(T)                                              \
-  REGISTER_KERNEL(KernelDefBuilder("UnsortedSegmentSum")                     \
-                      .Device(kDeviceCpu)                                    \
-                      .TypeConstraint<T>("T")                                \
-                      .TypeConstraint("Tindices", {DT_INT32, DT_INT64})      \
-                      .TypeConstraint("Tnumsegments", {DT_INT32, DT_INT64}), \
-                  UnsortedSegmentSumOp<T>)
-REGISTER_SEGMENT_SUM(float);
-REGISTER_SEGMENT_SUM(double);
-REGISTER_SEGMENT_SUM(half);
-REGISTER_SEGMENT_SUM(bfloat16);
-REGISTER_SEGMENT_SUM(int32_t);
-REGISTER_SEGMENT_SUM(int64_t);
-#undef REGISTER_SEGMENT_SUM
 
 }  // namespace
 }  // namespace graphrun
