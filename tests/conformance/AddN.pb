@@ -1,16 +1,16 @@
 
 6
-c0/inputs_0Placeholder*
-shape:*
-dtype0
+c0/inputs_0Placeholder*
+dtype0*
+shape:
 Y
 c0/feed_inputs_0Const*
 dtype0*1
 value(B&"ê¶¿r¤=¿Y$²?¡€®¿¾¿Àì§¿
 6
-c0/inputs_1Placeholder*
-shape:*
-dtype0
+c0/inputs_1Placeholder*
+dtype0*
+shape:
 Y
 c0/feed_inputs_1Const*
 dtype0*1

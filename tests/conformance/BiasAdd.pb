@@ -1,16 +1,16 @@
 
 3
-c0/valuePlaceholder*
-shape:*
-dtype0
+c0/valuePlaceholder*
+dtype0*
+shape:
 ¢
 c0/feed_valueConst*
 dtype0*}
 valuetBr"`$Ïº¿~ã¿-÷Ï¿u{ë>¯*Ş>ëèì¿è9­?µo¾Yr>-[Ú¿&‹·?w×¿™÷“¿±¾¼>ë@ß?î¿—s4?Î¾ÄİŸ?9ˆ+? ?] º?
 2
-c0/biasPlaceholder*
-shape:*
-dtype0
+c0/biasPlaceholder*
+dtype0*
+shape:
 I
 c0/feed_biasConst*
 dtype0*%

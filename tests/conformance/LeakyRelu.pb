@@ -8,9 +8,9 @@ Y
 dtype0*1
 value(B&"ê¶¿r¤=¿Y$²?¡€®¿¾¿Àì§¿
 8
-c0/op	LeakyReluc0/features*
-alpha%š™™>*
-T0
+c0/op	LeakyReluc0/features*
+T0*
+alpha%š™™>
 Q
 c0/want0Const*
 dtype0*1

@@ -1,8 +1,8 @@
 
 6
-c0/values_0Placeholder*
-shape:*
-dtype0
+c0/values_0Placeholder*
+dtype0*
+shape:
 Y
 c0/feed_values_0Const*
 dtype0*1

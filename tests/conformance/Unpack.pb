@@ -1,19 +1,19 @@
 
 3
-c0/valuePlaceholder*
-shape:*
-dtype0
+c0/valuePlaceholder*
+dtype0*
+shape:
 ¢
 c0/feed_valueConst*
 dtype0*}
 valuetBr"`|ó¿%«¿>´à¿LÎL?ÊM?ø-h¾ìÃ?Çµ¿R«œ¿)ä>Aýå=ÑpÁ¿¤NÐ?ç‡ù>ùÝ>ï¿ƒÙ>DcÛ¿PK¿ ”?
 *Ê>Q/Õ=¯Ðä¿	§6¿
 9
-c0/opUnpackc0/value*	
-num*
+c0/opUnpackc0/value*
 T0*
 
-axis
+axis*	
+num
 Y
 c0/want0Const*
 dtype0*9
