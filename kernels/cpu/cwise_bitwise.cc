@@ -2,13 +2,12 @@
 // the shifts broadcast; a shift amount is clamped to [0, bits - 1] (a left
 // shift works on the unsigned bits, a right shift of a signed value is
 // arithmetic); Invert is ~x; PopulationCount counts set bits (uint8). Also
-// Asinh/Acosh/Atanh (Eigen's functors, TensorFlow's too), CheckNumerics
+// Asinh/Acosh/Atanh (Eigen's functors, TensorFlow's too) and CheckNumerics
 // (InvalidArgument "<message> : Tensor had NaN values", "Inf values" or
-// "Inf and NaN values") and ComplexAbs.
+// "Inf and NaN values").
 #include <bitset>
 #include <climits>
 #include <cmath>
-#include <complex>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
@@ -126,21 +125,6 @@ REGISTER_KERNEL(KernelDefBuilder("CheckNumerics").Device(kDeviceCpu).TypeConstra
 REGISTER_KERNEL(
     KernelDefBuilder("CheckNumerics").Device(kDeviceCpu).TypeConstraint<bfloat16>("T"),
     CheckNumericsOp<bfloat16>);
-
-template <typename R>
-struct Magnitude {
-  R operator()(const std::complex<R>& z) const { return std::abs(z); }
-};
-REGISTER_KERNEL(KernelDefBuilder("ComplexAbs")
-                    .Device(kDeviceCpu)
-                    .TypeConstraint<complex64>("T")
-                    .TypeConstraint<float>("Tout"),
-                UnaryOp<complex64, Magnitude<float>, float>);
-REGISTER_KERNEL(KernelDefBuilder("ComplexAbs")
-                    .Device(kDeviceCpu)
-                    .TypeConstraint<complex128>("T")
-                    .TypeConstraint<double>("Tout"),
-                UnaryOp<complex128, Magnitude<double>, double>);
 
 }  // namespace
 }  // namespace cwise
