@@ -21,6 +21,31 @@
 namespace graphrun {
 namespace {
 
+// Graphs that embed their input pipeline (a tf.data iterator, a queue, a
+// reader): graphrun runs the model, not the pipeline. The hint names what
+// to cut: this node, whose outputs become the graph's inputs.
+std::string InputPipelineHint(const NodeDef& def) {
+  static const absl::flat_hash_set<std::string>* const kPipelineOps =
+      new absl::flat_hash_set<std::string>({
+          "IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional", "IteratorV2",
+          "Iterator", "AnonymousIterator", "AnonymousIteratorV2", "AnonymousIteratorV3",
+          "OneShotIterator", "MakeIterator", "MultiDeviceIterator",
+          "MultiDeviceIteratorGetNextFromShard", "FIFOQueue", "FIFOQueueV2",
+          "PaddingFIFOQueue", "PaddingFIFOQueueV2", "RandomShuffleQueue",
+          "RandomShuffleQueueV2", "PriorityQueue", "PriorityQueueV2", "QueueDequeue",
+          "QueueDequeueV2", "QueueDequeueMany", "QueueDequeueManyV2", "QueueDequeueUpTo",
+          "QueueDequeueUpToV2", "QueueEnqueue", "QueueEnqueueV2", "QueueEnqueueMany",
+          "QueueEnqueueManyV2", "QueueClose", "QueueCloseV2", "QueueSize", "QueueSizeV2",
+          "ReaderReadV2", "ReaderReadUpToV2", "TFRecordReaderV2", "TextLineReaderV2",
+          "WholeFileReaderV2", "FixedLengthRecordReaderV2"});
+  if (!kPipelineOps->contains(def.op())) return "";
+  return absl::StrCat(
+      ". It belongs to an input pipeline (tf.data iterator, queue or reader), which graphrun "
+      "does not run: cut the graph at '", def.name(),
+      "' (replace it with Placeholders of its outputs' dtypes and shapes, or export the "
+      "model without its input pipeline) and feed what it would produce");
+}
+
 constexpr int kMaxOutputIndex = 1 << 20;
 
 bool IsNameStartChar(char c) { return absl::ascii_isalnum(c) || c == '.'; }
@@ -194,7 +219,7 @@ absl::StatusOr<std::unique_ptr<Graph>> ImportGraphDef(
     if (op_def == nullptr && !options.allow_unknown_ops) {
       return NodeError(def, absl::StrCat(
           "Op type not registered '", def.op(),
-          "': graphrun has no definition of this op", missing_ops));
+          "': graphrun has no definition of this op", InputPipelineHint(def), missing_ops));
     }
     GR_RETURN_IF_ERROR(CheckTensorAttrs(def, options.max_constant_bytes));
     bool seen_control = false;

@@ -227,6 +227,15 @@ TEST(ImportTest, ParseTensorId) {
   EXPECT_EQ(TensorId({"x", kControlSlot}).ToString(), "^x");
 }
 
+TEST(ImportErrorsTest, InputPipelineNamesWhatToCut) {
+  ExpectError(R"pb(node { name: "it" op: "IteratorV2" }
+                   node { name: "batch" op: "IteratorGetNext" input: "it" })pb",
+              "node 'it' (IteratorV2): Op type not registered 'IteratorV2': graphrun has no "
+              "definition of this op. It belongs to an input pipeline (tf.data iterator, "
+              "queue or reader), which graphrun does not run: cut the graph at 'it'");
+  ExpectError(R"pb(node { name: "q" op: "FIFOQueueV2" })pb", "cut the graph at 'q'");
+}
+
 TEST(ImportErrorsTest, UnknownOp) {
   ExpectError(R"pb(node { name: "n" op: "NoSuchOp" })pb",
               "node 'n' (NoSuchOp): Op type not registered 'NoSuchOp'");

@@ -88,7 +88,8 @@ class PartialShape {
 
   bool unknown_rank() const { return unknown_rank_; }
   int rank() const { return unknown_rank_ ? -1 : static_cast<int>(dims_.size()); }
-  int64_t dim(int i) const { return dims_[i]; }
+  // Dim i; -1 (unknown) for every i when the rank is unknown.
+  int64_t dim(int i) const { return unknown_rank_ ? -1 : dims_[i]; }
   const std::vector<int64_t>& dims() const { return dims_; }
   bool IsFullyDefined() const;
   // Product of dims, or -1 if anything is unknown.

@@ -63,14 +63,19 @@ REGISTER_OP("ConcatOffset")
       return absl::OkStatus();
     });
 
-// merged[indices[m][i, ...], ...] = data[m][i, ...], later inputs winning.
-REGISTER_OP("DynamicStitch")
-    .Input("indices: N * int32")
-    .Input("data: N * T")
-    .Output("merged: T")
-    .Attr("N : int >= 1")
-    .Attr("T : type")
-    .SetShapeFn(shape_fns::UnknownShape);
+// merged[indices[m][i, ...], ...] = data[m][i, ...], later inputs winning;
+// ParallelDynamicStitch is the same op for indices that do not overlap.
+#define GR_STITCH_OP(NAME)                \
+  REGISTER_OP(NAME)                       \
+      .Input("indices: N * int32")        \
+      .Input("data: N * T")               \
+      .Output("merged: T")                \
+      .Attr("N : int >= 1")               \
+      .Attr("T : type")                   \
+      .SetShapeFn(shape_fns::UnknownShape)
+GR_STITCH_OP("DynamicStitch");
+GR_STITCH_OP("ParallelDynamicStitch");
+#undef GR_STITCH_OP
 
 // A zero tensor of `shape` with dy written where StridedSlice(shape, begin,
 // end, strides) would have read it.

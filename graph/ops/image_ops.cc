@@ -142,4 +142,65 @@ REGISTER_OP("NonMaxSuppressionV5")
     .Attr("pad_to_max_output_size: bool = false")
     .SetShapeFn(NonMaxSuppressionShapeFor("NonMaxSuppressionV5", 4));
 
+REGISTER_OP("NonMaxSuppressionV2")
+    .Input("boxes: T")
+    .Input("scores: T")
+    .Input("max_output_size: int32")
+    .Input("iou_threshold: T_threshold")
+    .Output("selected_indices: int32")
+    .Attr("T: {half, float} = DT_FLOAT")
+    .Attr("T_threshold: {half, float} = DT_FLOAT")
+    .SetShapeFn(NonMaxSuppressionShapeFor("NonMaxSuppressionV2", 2));
+
+// Outputs [batch, detections, 4], [batch, detections] twice and [batch];
+// detections is max_total_size (or fewer with pad_per_class).
+REGISTER_OP("CombinedNonMaxSuppression")
+    .Input("boxes: float")
+    .Input("scores: float")
+    .Input("max_output_size_per_class: int32")
+    .Input("max_total_size: int32")
+    .Input("iou_threshold: float")
+    .Input("score_threshold: float")
+    .Output("nmsed_boxes: float")
+    .Output("nmsed_scores: float")
+    .Output("nmsed_classes: float")
+    .Output("valid_detections: int32")
+    .Attr("pad_per_class: bool = false")
+    .Attr("clip_boxes: bool = true")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      const PartialShape& boxes = c->input(0);
+      const int64_t batch = boxes.unknown_rank() || boxes.rank() < 1 ? -1 : boxes.dim(0);
+      int64_t total = -1;
+      bool pad = false;
+      GR_RETURN_IF_ERROR(c->GetAttr("pad_per_class", &pad));
+      if (pad || !c->ConstantScalar(3, &total)) total = -1;
+      c->set_output(0, PartialShape({batch, total, 4}));
+      c->set_output(1, PartialShape({batch, total}));
+      c->set_output(2, PartialShape({batch, total}));
+      c->set_output(3, PartialShape({batch}));
+      return absl::OkStatus();
+    });
+
+// [num_boxes, crop_height, crop_width, depth] float crops of the images.
+REGISTER_OP("CropAndResize")
+    .Input("image: T")
+    .Input("boxes: float")
+    .Input("box_ind: int32")
+    .Input("crop_size: int32")
+    .Output("crops: float")
+    .Attr("T: {uint8, uint16, int8, int16, int32, int64, half, bfloat16, float, double}")
+    .Attr("method: string = 'bilinear'")
+    .Attr("extrapolation_value: float = 0")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      const PartialShape& image = c->input(0);
+      const PartialShape& boxes = c->input(1);
+      std::optional<std::vector<int64_t>> size = op_shapes::ConstantInts(*c, 3);
+      const bool known = size.has_value() && size->size() == 2;
+      c->set_output(0, PartialShape({boxes.unknown_rank() || boxes.rank() < 1 ? -1 : boxes.dim(0),
+                                     known ? (*size)[0] : -1, known ? (*size)[1] : -1,
+                                     image.unknown_rank() || image.rank() != 4 ? -1
+                                                                             : image.dim(3)}));
+      return absl::OkStatus();
+    });
+
 }  // namespace graphrun

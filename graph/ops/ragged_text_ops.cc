@@ -24,11 +24,11 @@ REGISTER_OP("RaggedBincount")
     .Attr("binary_output: bool = false")
     .Output("output: T")
     .SetShapeFn([](InferenceContext* c) -> absl::Status {
-      GR_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, "splits").status());
+      GR_ASSIGN_OR_RETURN(PartialShape splits_shape, c->WithRank(c->input(0), 1, "splits"));
       GR_RETURN_IF_ERROR(c->WithRank(c->input(2), 0, "size").status());
       int64_t size = -1;
       if (!c->ConstantScalar(2, &size)) size = -1;
-      const int64_t splits = c->input(0).dim(0);
+      const int64_t splits = splits_shape.dim(0);
       c->set_output(0, PartialShape({splits < 0 ? -1 : splits - 1, size}));
       return absl::OkStatus();
     });
@@ -49,9 +49,9 @@ REGISTER_OP("StringNGrams")
     .Attr("Tsplits: {int32, int64} = DT_INT64")
     .SetShapeFn([](InferenceContext* c) -> absl::Status {
       GR_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, "data").status());
-      GR_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, "data_splits").status());
+      GR_ASSIGN_OR_RETURN(PartialShape splits, c->WithRank(c->input(1), 1, "data_splits"));
       c->set_output(0, PartialShape({-1}));
-      c->set_output(1, PartialShape({c->input(1).dim(0)}));
+      c->set_output(1, PartialShape({splits.dim(0)}));
       return absl::OkStatus();
     });
 
@@ -86,8 +86,8 @@ REGISTER_OP("UnicodeEncode")
     .Output("output: string")
     .SetShapeFn([](InferenceContext* c) -> absl::Status {
       GR_RETURN_IF_ERROR(c->WithRank(c->input(0), 1, "input_values").status());
-      GR_RETURN_IF_ERROR(c->WithRank(c->input(1), 1, "input_splits").status());
-      const int64_t splits = c->input(1).dim(0);
+      GR_ASSIGN_OR_RETURN(PartialShape splits_shape, c->WithRank(c->input(1), 1, "input_splits"));
+      const int64_t splits = splits_shape.dim(0);
       c->set_output(0, PartialShape({splits < 0 ? -1 : splits - 1}));
       return absl::OkStatus();
     });

@@ -1,6 +1,6 @@
 // The string and ragged ops a Keras TextVectorization layer's graph runs
 // (TensorFlow's core/ops/string_ops.cc, ragged_conversion_ops.cc,
-// math_ops.cc): StringLower, StaticRegexReplace, StringSplitV2,
+// math_ops.cc): StringLower, StringUpper, StaticRegexReplace, StringSplitV2,
 // RaggedTensorToTensor and DenseBincount. Names, inputs, outputs, attrs and
 // defaults are TensorFlow's.
 #include <string>
@@ -14,6 +14,12 @@
 namespace graphrun {
 
 REGISTER_OP("StringLower")
+    .Input("input: string")
+    .Output("output: string")
+    .Attr("encoding: string = ''")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("StringUpper")
     .Input("input: string")
     .Output("output: string")
     .Attr("encoding: string = ''")

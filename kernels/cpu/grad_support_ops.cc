@@ -237,13 +237,23 @@ class DynamicStitchOp : public OpKernel {
                       "DynamicStitch: data[", m, "] must have shape ", want.DebugString(),
                       " (indices[", m, "].shape + the element shape), not ",
                       ctx->input(n + m).shape().DebugString())));
-      OP_REQUIRES(ctx, ctx->input(n + m).dtype() != DT_STRING,
-                  absl::UnimplementedError("DynamicStitch of strings"));
     }
     TensorShape shape({rows});
     for (int d = 0; d < element.dims(); ++d) shape.AddDim(element.dim_size(d));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
+    if (out->dtype() == DT_STRING) {  // rows no index names stay empty strings
+      std::string* o = out->flat<std::string>().data();
+      for (int m = 0; m < n; ++m) {
+        const Tensor& idx = ctx->input(m);
+        const std::string* src = ctx->input(n + m).flat<std::string>().data();
+        for (int64_t i = 0; i < idx.NumElements(); ++i) {
+          std::copy(src + i * width, src + (i + 1) * width,
+                    o + idx.flat<int32_t>()[i] * width);
+        }
+      }
+      return;
+    }
     const size_t row_bytes = static_cast<size_t>(width) * DataTypeSize(out->dtype());
     if (row_bytes > 0) std::memset(out->raw_data(), 0, out->TotalBytes());
     for (int m = 0; m < n; ++m) {
@@ -311,6 +321,7 @@ class StridedSliceGradOp : public OpKernel {
 };
 
 REGISTER_KERNEL(KernelDefBuilder("DynamicStitch").Device(kDeviceCpu), DynamicStitchOp);
+REGISTER_KERNEL(KernelDefBuilder("ParallelDynamicStitch").Device(kDeviceCpu), DynamicStitchOp);
 REGISTER_KERNEL(KernelDefBuilder("StridedSliceGrad").Device(kDeviceCpu), StridedSliceGradOp);
 REGISTER_KERNEL(KernelDefBuilder("StackV2").Device(kDeviceCpu), StackOp);
 REGISTER_KERNEL(KernelDefBuilder("StackPushV2").Device(kDeviceCpu), StackPushOp);

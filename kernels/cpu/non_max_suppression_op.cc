@@ -1,4 +1,4 @@
-// NonMaxSuppressionV3/V4/V5 on CPU, TensorFlow's greedy selection: boxes
+// NonMaxSuppressionV2/V3/V4/V5 on CPU, TensorFlow's greedy selection: boxes
 // scoring above score_threshold are taken best first (ties by lower
 // index); a candidate is compared with the boxes selected since it was last
 // examined, newest first, and dropped when its IoU with one passes
@@ -6,9 +6,11 @@
 // exp(-0.5 * iou^2 / sigma) and re-queues the candidate while it stays
 // above score_threshold (Soft-NMS, Gaussian). Boxes are [y1, x1, y2, x2]
 // in either corner order. Arithmetic in float for half and float inputs.
+// CombinedNonMaxSuppression runs it per class and merges the classes.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <queue>
 #include <string>
 #include <vector>
@@ -151,7 +153,9 @@ class NonMaxSuppressionOp : public OpKernel {
     OP_REQUIRES_OK(ctx, iou.status());
     OP_REQUIRES(ctx, *iou >= 0 && *iou <= 1,
                 absl::InvalidArgumentError("iou_threshold must be in [0, 1]"));
-    auto score_threshold = ScalarInput(ctx->input(4), "score_threshold");
+    // NonMaxSuppressionV2 has no score threshold.
+    absl::StatusOr<float> score_threshold = -std::numeric_limits<float>::infinity();
+    if (num_inputs() > 4) score_threshold = ScalarInput(ctx->input(4), "score_threshold");
     OP_REQUIRES_OK(ctx, score_threshold.status());
     float sigma = 0;
     const bool v5 = num_inputs() == 6;
@@ -199,6 +203,131 @@ class NonMaxSuppressionOp : public OpKernel {
   bool pad_ = false;
 };
 
+// CombinedNonMaxSuppression, as TensorFlow's: per image and class, greedy
+// NMS over the boxes scoring above score_threshold (highest first, up to
+// max_output_size_per_class); then the image's selections of every class,
+// best first, up to max_total_size (or, with pad_per_class, to
+// min(max_total_size, per-class size x classes)); boxes clipped to [0, 1]
+// when clip_boxes; zeros after the valid detections.
+class CombinedNonMaxSuppressionOp : public OpKernel {
+ public:
+  explicit CombinedNonMaxSuppressionOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("pad_per_class", &pad_per_class_));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("clip_boxes", &clip_boxes_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& boxes = ctx->input(0);
+    const Tensor& scores = ctx->input(1);
+    OP_REQUIRES(ctx, boxes.dims() == 4,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "boxes must be 4-D", boxes.shape().DebugString())));
+    OP_REQUIRES(ctx, scores.dims() == 3,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "scores must be 3-D", scores.shape().DebugString())));
+    const int64_t batch = boxes.dim_size(0), num_boxes = boxes.dim_size(1);
+    const int64_t q = boxes.dim_size(2), classes = scores.dim_size(2);
+    OP_REQUIRES(ctx, boxes.dim_size(3) == 4,
+                absl::InvalidArgumentError("boxes must have 4 columns"));
+    OP_REQUIRES(ctx, scores.dim_size(0) == batch && scores.dim_size(1) == num_boxes,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "scores has incompatible shape ", scores.shape().DebugString())));
+    OP_REQUIRES(ctx, q == 1 || q == classes,
+                absl::InvalidArgumentError(
+                    "third dimension of boxes must be either 1 or num classes"));
+    for (int i : {2, 3}) {
+      OP_REQUIRES(ctx, ctx->input(i).dims() == 0,
+                  absl::InvalidArgumentError(absl::StrCat(
+                      i == 2 ? "max_size_per_class" : "max_total_size",
+                      " must be 0-D, got shape ", ctx->input(i).shape().DebugString())));
+    }
+    absl::StatusOr<float> iou = ScalarInput(ctx->input(4), "iou_threshold");
+    OP_REQUIRES_OK(ctx, iou.status());
+    absl::StatusOr<float> threshold = ScalarInput(ctx->input(5), "score_threshold");
+    OP_REQUIRES_OK(ctx, threshold.status());
+    const int64_t per_class = ctx->input(2).flat<int32_t>()[0];
+    const int64_t total = ctx->input(3).flat<int32_t>()[0];
+    OP_REQUIRES(ctx, per_class > 0,
+                absl::InvalidArgumentError("max_size_per_class must be > 0"));
+    OP_REQUIRES(ctx, total > 0, absl::InvalidArgumentError("max_total_size must be > 0"));
+    OP_REQUIRES(ctx, *iou >= 0 && *iou <= 1,
+                absl::InvalidArgumentError("iou_threshold must be in [0, 1]"));
+    const int64_t size_per_class = std::min(per_class, num_boxes);
+    const int64_t detections =
+        pad_per_class_ ? std::min(total, per_class * classes) : total;
+    Tensor *out_boxes = nullptr, *out_scores = nullptr, *out_classes = nullptr,
+           *out_valid = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({batch, detections, 4}), &out_boxes));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({batch, detections}), &out_scores));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(2, TensorShape({batch, detections}), &out_classes));
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(3, TensorShape({batch}), &out_valid));
+    const std::vector<float> all_boxes = ToFloats(boxes);
+    const std::vector<float> all_scores = ToFloats(scores);
+    float* ob = out_boxes->flat<float>().data();
+    float* os = out_scores->flat<float>().data();
+    float* oc = out_classes->flat<float>().data();
+    std::fill_n(ob, batch * detections * 4, 0.0f);
+    std::fill_n(os, batch * detections, 0.0f);
+    std::fill_n(oc, batch * detections, 0.0f);
+    struct Chosen {
+      float score;
+      int64_t box, cls;
+    };
+    for (int64_t b = 0; b < batch; ++b) {
+      const float* bx = all_boxes.data() + b * num_boxes * q * 4;
+      const float* sc = all_scores.data() + b * num_boxes * classes;
+      std::vector<Chosen> chosen;
+      for (int64_t c = 0; c < classes; ++c) {
+        const int64_t k = q > 1 ? c : 0;
+        std::vector<std::pair<float, int64_t>> candidates;
+        for (int64_t i = 0; i < num_boxes; ++i) {
+          if (sc[i * classes + c] > *threshold) candidates.emplace_back(sc[i * classes + c], i);
+        }
+        std::stable_sort(candidates.begin(), candidates.end(),
+                         [](const auto& x, const auto& y) { return x.first > y.first; });
+        std::vector<int64_t> selected;
+        for (const auto& [score, i] : candidates) {
+          if (static_cast<int64_t>(selected.size()) >= size_per_class) break;
+          bool keep = true;
+          for (auto j = selected.rbegin(); keep && j != selected.rend(); ++j) {
+            keep = Iou(bx, i * q + k, *j * q + k) <= *iou;
+          }
+          if (!keep) continue;
+          selected.push_back(i);
+          chosen.push_back({score, i, c});
+        }
+      }
+      std::stable_sort(chosen.begin(), chosen.end(),
+                       [](const Chosen& x, const Chosen& y) { return x.score > y.score; });
+      int64_t valid = 0;
+      for (const Chosen& ch : chosen) {
+        if (valid >= detections) break;
+        if (!(ch.score > 0)) continue;
+        const float* box = bx + (ch.box * q + (q > 1 ? ch.cls : 0)) * 4;
+        for (int j = 0; j < 4; ++j) {
+          const float v = box[j];
+          ob[(b * detections + valid) * 4 + j] = clip_boxes_ ? std::min(std::max(v, 0.0f), 1.0f) : v;
+        }
+        os[b * detections + valid] = ch.score;
+        oc[b * detections + valid] = static_cast<float>(ch.cls);
+        ++valid;
+      }
+      out_valid->flat<int32_t>()[b] = static_cast<int32_t>(valid);
+    }
+  }
+
+ private:
+  bool pad_per_class_ = false;
+  bool clip_boxes_ = true;
+};
+
+REGISTER_KERNEL(KernelDefBuilder("CombinedNonMaxSuppression").Device(kDeviceCpu),
+                CombinedNonMaxSuppressionOp);
+REGISTER_KERNEL(KernelDefBuilder("NonMaxSuppressionV2")
+                    .Device(kDeviceCpu)
+                    .TypeConstraint("T", {DT_FLOAT, DT_HALF})
+                    .TypeConstraint("T_threshold", {DT_FLOAT, DT_HALF}),
+                NonMaxSuppressionOp);
 REGISTER_KERNEL(KernelDefBuilder("NonMaxSuppressionV3")
                     .Device(kDeviceCpu)
                     .TypeConstraint("T", {DT_FLOAT, DT_HALF})

@@ -223,7 +223,8 @@ class UnicodeDecodeOp : public OpKernel {
                           "Invalid formatting on input string ", s, " at byte ", at)));
           if (errors_ == OnError::kReplace) chars.push_back(replacement_);
         } else if (replace_control_ && cp < 0x20) {
-          chars.push_back(replacement_);
+          // As TensorFlow: replaced, except that errors='ignore' drops it.
+          if (errors_ != OnError::kIgnore) chars.push_back(replacement_);
         } else {
           chars.push_back(cp);
         }

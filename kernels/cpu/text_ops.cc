@@ -2,8 +2,8 @@
 // (graph/ops/text_ops.cc), with TensorFlow's semantics and messages
 // (core/kernels/string_lower_op.cc, regex_replace_op.cc,
 // string_split_op.cc, ragged_tensor_to_tensor_op.cc, bincount_op.cc):
-//   StringLower          ASCII letters lowered (encoding ""; "utf-8" needs
-//                        Unicode case mapping and is refused).
+//   StringLower/Upper    ASCII letters (encoding ""), or ICU's Unicode case
+//                        mapping (encoding "utf-8").
 //   StaticRegexReplace   RE2 pattern, rewrite with \1..\9, all matches or
 //                        the first.
 //   StringSplitV2        Python's str.split per element: on `sep`, or on
@@ -26,19 +26,25 @@
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "re2/re2.h"
+#include "unicode/locid.h"
+#include "unicode/unistr.h"
 
 namespace graphrun {
 namespace {
 
-class StringLowerOp : public OpKernel {
+// StringLower and StringUpper: ASCII letters only with encoding '', the
+// Unicode case mapping (ICU's, root locale, as TensorFlow's ICU call) with
+// 'utf-8'.
+template <bool kUpper>
+class StringCaseOp : public OpKernel {
  public:
-  explicit StringLowerOp(OpKernelConstruction* c) : OpKernel(c) {
+  explicit StringCaseOp(OpKernelConstruction* c) : OpKernel(c) {
     std::string encoding;
     OP_REQUIRES_OK(c, c->GetAttr("encoding", &encoding));
-    OP_REQUIRES(c, encoding.empty(),
-                absl::UnimplementedError(absl::StrCat(
-                    "StringLower with encoding '", encoding,
-                    "' (Unicode case mapping) is not supported; encoding '' lowers ASCII")));
+    OP_REQUIRES(c, encoding.empty() || encoding == "utf-8",
+                absl::InvalidArgumentError(absl::StrCat(
+                    "only utf-8 or '' (no encoding) is supported, received ", encoding)));
+    unicode_ = !encoding.empty();
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
@@ -46,8 +52,25 @@ class StringLowerOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, in.shape(), &out));
     auto i = in.flat<std::string>();
     auto o = out->flat<std::string>();
-    for (size_t k = 0; k < i.size(); ++k) o[k] = absl::AsciiStrToLower(i[k]);
+    for (size_t k = 0; k < i.size(); ++k) {
+      if (!unicode_) {
+        o[k] = kUpper ? absl::AsciiStrToUpper(i[k]) : absl::AsciiStrToLower(i[k]);
+        continue;
+      }
+      icu::UnicodeString us = icu::UnicodeString::fromUTF8(icu::StringPiece(i[k].data(),
+                                                                            i[k].size()));
+      if (kUpper) {
+        us.toUpper(icu::Locale::getRoot());
+      } else {
+        us.toLower(icu::Locale::getRoot());
+      }
+      o[k].clear();
+      us.toUTF8String(o[k]);
+    }
   }
+
+ private:
+  bool unicode_ = false;
 };
 
 class StaticRegexReplaceOp : public OpKernel {
@@ -303,7 +326,8 @@ class DenseBincountOp : public OpKernel {
   bool binary_ = false;
 };
 
-REGISTER_KERNEL(KernelDefBuilder("StringLower").Device(kDeviceCpu), StringLowerOp);
+REGISTER_KERNEL(KernelDefBuilder("StringLower").Device(kDeviceCpu), StringCaseOp<false>);
+REGISTER_KERNEL(KernelDefBuilder("StringUpper").Device(kDeviceCpu), StringCaseOp<true>);
 REGISTER_KERNEL(KernelDefBuilder("StaticRegexReplace").Device(kDeviceCpu), StaticRegexReplaceOp);
 REGISTER_KERNEL(KernelDefBuilder("StringSplitV2").Device(kDeviceCpu), StringSplitV2Op);
 REGISTER_KERNEL(KernelDefBuilder("RaggedTensorToTensor").Device(kDeviceCpu),

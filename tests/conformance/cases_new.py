@@ -32,3 +32,47 @@ for op in ("Real", "Imag", "Angle"):
     case(op, ("input", CPX[0]))
     case(op, ("input", CPX[0].astype(np.complex128)), Tout=tf.float64)
 case("Conj", ("input", CPX[0]))
+
+# --- Stitching ---
+case("ParallelDynamicStitch", ("indices", [np.array([0, 2], i32), np.array([1, 3], i32)]),
+     ("data", [np.array([[1, 2], [5, 6]], f32), np.array([[3, 4], [7, 8]], f32)]))
+case("ParallelDynamicStitch", ("indices", [np.array([1], i32), np.array([0], i32)]),
+     ("data", [np.array([b"b"], object), np.array([b"a"], object)]))
+
+# --- Detection heads ---
+IMG = rand([2, 5, 6, 3], f32, 0, 1)
+BOXES = np.array([[0.1, 0.2, 0.8, 0.9], [0.5, 0.5, 0.2, 0.1], [-0.2, 0.0, 0.6, 1.3]], f32)
+for method in ("bilinear", "nearest"):
+    case("CropAndResize", ("image", IMG), ("boxes", BOXES), ("box_ind", np.array([0, 1, 1], i32)),
+         ("crop_size", np.array([4, 3], i32)), method=method, extrapolation_value=-1.0)
+case("CropAndResize", ("image", (IMG * 255).astype(np.uint8)), ("boxes", BOXES[:1]),
+     ("box_ind", np.array([1], i32)), ("crop_size", np.array([1, 1], i32)))
+case("CropAndResize", ("image", IMG), ("boxes", BOXES[:1]), ("box_ind", np.array([2], i32)),
+     ("crop_size", np.array([2, 2], i32)))
+NMS_BOXES = np.array([[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, -0.1, 1, 0.9], [0, 10, 1, 11],
+                      [0, 10.1, 1, 11.1], [0, 100, 1, 101]], f32)
+NMS_SCORES = np.array([0.9, 0.75, 0.6, 0.95, 0.5, 0.3], f32)
+case("NonMaxSuppressionV2", ("boxes", NMS_BOXES), ("scores", NMS_SCORES),
+     ("max_output_size", np.array(3, i32)), ("iou_threshold", np.array(0.5, f32)))
+CB = (rand([2, 6, 1, 4], f32, 0, 1)).astype(f32)
+CB[..., 2:] = CB[..., :2] + 0.3
+CS = rand([2, 6, 3], f32, 0, 1)
+case("CombinedNonMaxSuppression", ("boxes", CB), ("scores", CS),
+     ("max_output_size_per_class", np.array(2, i32)), ("max_total_size", np.array(5, i32)),
+     ("iou_threshold", np.array(0.5, f32)), ("score_threshold", np.array(0.2, f32)))
+case("CombinedNonMaxSuppression", ("boxes", CB), ("scores", CS),
+     ("max_output_size_per_class", np.array(3, i32)), ("max_total_size", np.array(20, i32)),
+     ("iou_threshold", np.array(0.3, f32)), ("score_threshold", np.array(0.1, f32)),
+     pad_per_class=True, clip_boxes=False)
+CBQ = np.concatenate([CB, CB[..., ::-1] * 1.1], axis=2)[:, :, :2]
+CBQ = np.concatenate([CBQ, CB], axis=2)
+case("CombinedNonMaxSuppression", ("boxes", CBQ), ("scores", CS),
+     ("max_output_size_per_class", np.array(4, i32)), ("max_total_size", np.array(6, i32)),
+     ("iou_threshold", np.array(0.5, f32)), ("score_threshold", np.array(0.0, f32)))
+
+# --- Case mapping ---
+WORDS = np.array(["HeLLo".encode(), "CAFÉ ÖL straße".encode(), "ΣΊΣΥΦΟΣ".encode(), b""], object)
+for op in ("StringUpper", "StringLower"):
+    case(op, ("input", WORDS))
+    case(op, ("input", WORDS), encoding="utf-8")
+    case(op, ("input", WORDS), encoding="latin1")

@@ -35,6 +35,7 @@ _PKG_CONFIG_TARGETS = {
     "protobuf": ["protobuf"],
     "re2": ["re2"],
     "fftw3": ["fftw3f", "fftw3"],
+    "icu": ["icu-uc"],
     "grpc": ["grpc++", "protobuf"],
     "gtest": ["gtest"],
     "gtest_main": ["gtest_main"],
