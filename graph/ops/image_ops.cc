@@ -203,4 +203,37 @@ REGISTER_OP("CropAndResize")
       return absl::OkStatus();
     });
 
+// [batch, out_rows, out_cols, ksize_rows * ksize_cols * depth]: each output
+// pixel's patch, rows then columns then channels.
+REGISTER_OP("ExtractImagePatches")
+    .Input("images: T")
+    .Output("patches: T")
+    .Attr("ksizes: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("rates: list(int) >= 4")
+    .Attr("T: {bfloat16, half, float, double, int8, int16, int32, int64, uint8, uint16, uint32, "
+          "uint64, complex64, complex128, bool}")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      GR_ASSIGN_OR_RETURN(PartialShape in, InputWithRank(*c, "ExtractImagePatches", 0, 4));
+      std::vector<int64_t> k, s, r;
+      std::string padding_name;
+      GR_RETURN_IF_ERROR(c->GetAttr("ksizes", &k));
+      GR_RETURN_IF_ERROR(c->GetAttr("strides", &s));
+      GR_RETURN_IF_ERROR(c->GetAttr("rates", &r));
+      GR_RETURN_IF_ERROR(c->GetAttr("padding", &padding_name));
+      if (k.size() != 4 || s.size() != 4 || r.size() != 4) {
+        return ShapeError(*c, "ExtractImagePatches", "ksizes, strides and rates take 4 values");
+      }
+      GR_ASSIGN_OR_RETURN(op_shapes::Padding padding, op_shapes::ParsePadding(padding_name));
+      std::vector<int64_t> dims = {in.dim(0), -1, -1, -1};
+      for (int d = 1; d <= 2; ++d) {
+        GR_ASSIGN_OR_RETURN(dims[d], op_shapes::WindowedOutputSize(in.dim(d), k[d], r[d], s[d],
+                                                                   padding, 0, 0));
+      }
+      if (in.dim(3) >= 0) dims[3] = k[1] * k[2] * in.dim(3);
+      c->set_output(0, PartialShape(std::move(dims)));
+      return absl::OkStatus();
+    });
+
 }  // namespace graphrun

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -171,7 +172,11 @@ bool IsFloat(const NodeDef& node) {
 }
 
 bool CpuOrUnpinned(const std::string& device) {
-  return device.empty() || absl::StrContains(device, "CPU");
+  // "/job:worker/task:0" (a replica_device_setter pin) names a task, not a
+  // device type: as unpinned as "".
+  const std::string d = absl::AsciiStrToLower(device);
+  if (absl::StrContains(d, "gpu")) return false;
+  return absl::StrContains(d, "cpu") || !absl::StrContains(d, "device:");
 }
 
 }  // namespace optimize

@@ -76,8 +76,9 @@ bool IsControlFlowOrPlumbing(absl::string_view op);
 const AttrValue* FindAttr(const NodeDef& node, absl::string_view name);
 // The node's "T" is float32.
 bool IsFloat(const NodeDef& node);
-// Nodes meant for the CPU, or not pinned (the placer then picks the CPU
-// for the fused CPU kernels the passes make).
+// Nodes meant for the CPU, or not pinned to a device type (none, or only a
+// job and task: the placer then picks the CPU for the fused CPU kernels the
+// passes make).
 bool CpuOrUnpinned(const std::string& device);
 
 }  // namespace optimize

@@ -76,3 +76,36 @@ for op in ("StringUpper", "StringLower"):
     case(op, ("input", WORDS))
     case(op, ("input", WORDS), encoding="utf-8")
     case(op, ("input", WORDS), encoding="latin1")
+
+# --- Fake quantization ---
+FQ = np.concatenate([rand([40], f32, -8, 8), np.array([0.0, -6.0, 6.0, 0.05, -0.05], f32)])
+case("FakeQuantWithMinMaxArgs", ("inputs", FQ))
+case("FakeQuantWithMinMaxArgs", ("inputs", FQ), min=-1.3, max=2.7, num_bits=4, narrow_range=True)
+case("FakeQuantWithMinMaxArgs", ("inputs", FQ), min=0.5, max=3.0)
+case("FakeQuantWithMinMaxVars", ("inputs", FQ), ("min", np.array(-2.5, f32)), ("max", np.array(1.0, f32)))
+case("FakeQuantWithMinMaxVars", ("inputs", FQ), ("min", np.array(-0.3, f32)), ("max", np.array(5.1, f32)),
+     num_bits=6, narrow_range=True)
+case("FakeQuantWithMinMaxVarsPerChannel", ("inputs", FQ[:44].reshape(11, 4)),
+     ("min", np.array([-1.0, -2.0, 0.0, -6.0], f32)), ("max", np.array([1.0, 0.5, 4.0, 6.0], f32)))
+case("FakeQuantWithMinMaxVarsPerChannel", ("inputs", FQ[:44].reshape(11, 4)),
+     ("min", np.array([-1.0, -2.0], f32)), ("max", np.array([1.0, 0.5], f32)))
+
+# --- Linear algebra ---
+SQ = rand([2, 3, 3]) + 3 * np.eye(3, dtype=f32)
+case("MatrixInverse", ("input", SQ))
+case("MatrixInverse", ("input", SQ.astype(f64)), adjoint=True)
+case("MatrixInverse", ("input", np.ones([2, 2], f32)))
+case("MatrixInverse", ("input", rand([2, 3])))
+case("MatrixDeterminant", ("input", SQ))
+case("MatrixDeterminant", ("input", rand([4, 4], f64)))
+case("MatrixDeterminant", ("input", np.array([[0.0, 1.0], [1.0, 0.0]], f32)))
+case("LogMatrixDeterminant", ("input", rand([3, 4, 4], f64)))
+
+# --- Image patches ---
+PIMG = rand([2, 5, 6, 2])
+case("ExtractImagePatches", ("images", PIMG), ksizes=[1, 2, 3, 1], strides=[1, 1, 2, 1],
+     rates=[1, 1, 1, 1], padding="VALID")
+case("ExtractImagePatches", ("images", PIMG), ksizes=[1, 3, 2, 1], strides=[1, 2, 2, 1],
+     rates=[1, 2, 1, 1], padding="SAME")
+case("ExtractImagePatches", ("images", np.arange(2 * 4 * 4, dtype=i32).reshape(2, 4, 4, 1)),
+     ksizes=[1, 2, 2, 1], strides=[1, 2, 2, 1], rates=[1, 1, 1, 1], padding="VALID")
