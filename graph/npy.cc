@@ -1,5 +1,6 @@
 #include "graph/npy.h"
 
+#include <complex>
 #include <cstring>
 #include <vector>
 
@@ -124,6 +125,54 @@ std::string NpyDescr(DataType dtype) {
   }
 }
 
+namespace {
+
+// `col` holds its elements in Fortran (column-major) order, as NumPy saves
+// a transposed or np.asfortranarray array: the same tensor in row-major
+// order.
+template <typename T>
+void ColumnToRowMajor(const T* src, const TensorShape& shape, T* dst) {
+  const int rank = shape.dims();
+  std::vector<int64_t> stride(rank, 1);  // column-major strides
+  for (int d = 1; d < rank; ++d) stride[d] = stride[d - 1] * shape.dim_size(d - 1);
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0, n = shape.num_elements(); i < n; ++i) {
+    int64_t offset = 0;
+    for (int d = 0; d < rank; ++d) offset += index[d] * stride[d];
+    dst[i] = src[offset];
+    for (int d = rank - 1; d >= 0; --d) {  // next row-major index
+      if (++index[d] < shape.dim_size(d)) break;
+      index[d] = 0;
+    }
+  }
+}
+
+Tensor FromFortranOrder(const Tensor& col) {
+  if (col.dims() < 2) return col;
+  Tensor row(col.dtype(), col.shape());
+  if (col.dtype() == DT_STRING) {
+    ColumnToRowMajor(col.flat<std::string>().data(), col.shape(), row.flat<std::string>().data());
+    return row;
+  }
+  const auto* src = static_cast<const char*>(col.raw_data());
+  auto* dst = static_cast<char*>(row.raw_data());
+  switch (DataTypeSize(col.dtype())) {
+    case 1: ColumnToRowMajor(reinterpret_cast<const uint8_t*>(src), col.shape(),
+                             reinterpret_cast<uint8_t*>(dst)); break;
+    case 2: ColumnToRowMajor(reinterpret_cast<const uint16_t*>(src), col.shape(),
+                             reinterpret_cast<uint16_t*>(dst)); break;
+    case 4: ColumnToRowMajor(reinterpret_cast<const uint32_t*>(src), col.shape(),
+                             reinterpret_cast<uint32_t*>(dst)); break;
+    case 8: ColumnToRowMajor(reinterpret_cast<const uint64_t*>(src), col.shape(),
+                             reinterpret_cast<uint64_t*>(dst)); break;
+    default: ColumnToRowMajor(reinterpret_cast<const std::complex<double>*>(src), col.shape(),
+                              reinterpret_cast<std::complex<double>*>(dst)); break;
+  }
+  return row;
+}
+
+}  // namespace
+
 absl::StatusOr<Tensor> ParseNpy(absl::string_view data, absl::string_view what) {
   if (data.size() < kMagicLen + 4 || data.substr(0, kMagicLen) != absl::string_view(kMagic, kMagicLen)) {
     return absl::InvalidArgumentError(
@@ -164,12 +213,8 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data, absl::string_view what) 
   GR_ASSIGN_OR_RETURN(Descr descr, ParseDescr(dv.substr(1, end - 1), what));
 
   GR_ASSIGN_OR_RETURN(absl::string_view fv, DictValue(header, "fortran_order", what));
-  if (absl::StartsWith(fv, "True")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": Fortran-order arrays are not supported; save with "
-              "np.save(path, np.ascontiguousarray(a))"));
-  }
-  if (!absl::StartsWith(fv, "False")) {
+  const bool fortran = absl::StartsWith(fv, "True");
+  if (!fortran && !absl::StartsWith(fv, "False")) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": bad fortran_order"));
   }
   GR_ASSIGN_OR_RETURN(absl::string_view sv, DictValue(header, "shape", what));
@@ -230,7 +275,7 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data, absl::string_view what) 
         out[i] = std::move(s);
       }
     }
-    return t;
+    return fortran ? FromFortranOrder(t) : t;
   }
   auto* dst = static_cast<char*>(t.raw_data());
   std::memcpy(dst, body.data(), t.TotalBytes());
@@ -243,7 +288,7 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view data, absl::string_view what) 
   if (descr.dtype == DT_BOOL) {
     for (int64_t i = 0; i < n; ++i) dst[i] = dst[i] != 0;
   }
-  return t;
+  return fortran ? FromFortranOrder(t) : t;
 }
 
 absl::StatusOr<Tensor> ReadNpyFile(const std::string& path) {

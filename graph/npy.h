@@ -1,11 +1,13 @@
 // NumPy .npy files <-> Tensors (format versions 1.0, 2.0 and 3.0).
 //
 // Reads little- and big-endian bool, int8..int64, uint8..uint64, float16/32/64,
-// complex64/128 and fixed-width bytes ('S') / unicode ('U') arrays in C order.
+// complex64/128 and fixed-width bytes ('S') / unicode ('U') arrays, in C or
+// Fortran order (a Fortran-order array, as NumPy saves a transposed one,
+// comes back row-major).
 // 'S' and 'U' arrays become DT_STRING tensors: 'S' elements as their bytes,
 // 'U' elements (UTF-32) as UTF-8; as NumPy does, trailing NULs are padding
-// and dropped, NULs inside an element kept. Fortran-order arrays, object
-// ('O', pickled) arrays and other dtypes are clear InvalidArgument errors,
+// and dropped, NULs inside an element kept. Object ('O', pickled) arrays
+// and other dtypes are clear InvalidArgument errors,
 // as are truncated or corrupt files. Writes are atomic (temporary file, then
 // rename). Stateless; thread-safe.
 #ifndef GRAPHRUN_GRAPH_NPY_H_

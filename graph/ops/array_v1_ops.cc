@@ -1,7 +1,7 @@
 // Array ops of TensorFlow 1 era graphs and their relatives (TensorFlow's
 // core/ops/array_ops.cc, math_ops.cc): Concat (the axis first), SplitV,
-// BatchMatMul (equal batch dims), MatrixDiagPart (the main diagonal) and
-// ReverseSequence. Names, inputs, outputs, attrs and defaults are
+// BatchMatMul (equal batch dims), MatrixDiagPart (the main diagonal),
+// MatrixDiagV2 and MatrixDiagPartV2, and ReverseSequence. Names, inputs, outputs, attrs and defaults are
 // TensorFlow's.
 #include <algorithm>
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
+#include "graph/ops/array_shapes.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/shape_inference.h"
 #include "graph/status_macros.h"
@@ -156,6 +157,26 @@ REGISTER_OP("MatrixDiagPart")
     .Output("diagonal: T")
     .Attr("T: type")
     .SetShapeFn(MatrixDiagPartShape);
+
+// MatrixDiagV3 and MatrixDiagPartV3 before their `align` attr: every
+// diagonal packed to the left (LEFT_LEFT).
+REGISTER_OP("MatrixDiagV2")
+    .Input("diagonal: T")
+    .Input("k: int32")
+    .Input("num_rows: int32")
+    .Input("num_cols: int32")
+    .Input("padding_value: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .SetShapeFn(array_shapes::MatrixDiagV3Shape);
+
+REGISTER_OP("MatrixDiagPartV2")
+    .Input("input: T")
+    .Input("k: int32")
+    .Input("padding_value: T")
+    .Output("diagonal: T")
+    .Attr("T: type")
+    .SetShapeFn(array_shapes::MatrixDiagPartV3Shape);
 
 REGISTER_OP("ReverseSequence")
     .Input("input: T")

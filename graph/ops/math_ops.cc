@@ -148,6 +148,23 @@ REGISTER_OP("BatchMatMulV2")
     .Attr("grad_y: bool = false")
     .SetShapeFn(BatchMatMulV2Shape);
 
+// BatchMatMulV2 with the operand and output types apart (graphrun's kernels
+// take them equal).
+REGISTER_OP("BatchMatMulV3")
+    .Input("x: Ta")
+    .Input("y: Tb")
+    .Output("output: Tout")
+    .Attr("Ta: {bfloat16, half, float, double, uint8, int8, int16, int32, int64, complex64, "
+          "complex128}")
+    .Attr("Tb: {bfloat16, half, float, double, uint8, int8, int16, int32, int64, complex64, "
+          "complex128}")
+    .Attr("Tout: {bfloat16, half, float, double, int16, int32, int64, complex64, complex128}")
+    .Attr("adj_x: bool = false")
+    .Attr("adj_y: bool = false")
+    .Attr("grad_x: bool = false")
+    .Attr("grad_y: bool = false")
+    .SetShapeFn(BatchMatMulV2Shape);
+
 // --- Reductions. ---
 
 // The reductions: `input` reduced over `reduction_indices`, TensorFlow's

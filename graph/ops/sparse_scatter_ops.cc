@@ -1,7 +1,8 @@
 // Scatter, partition and sparse-to-dense ops (TensorFlow's
 // core/ops/array_ops.cc, data_flow_ops.cc, sparse_ops.cc, math_ops.cc):
 // TensorScatterUpdate/Add/Sub/Max/Min, DynamicPartition, SparseToDense,
-// UniqueWithCounts and Bincount; and the string conversions StringToNumber
+// UniqueWithCounts, Bincount, SparseReshape and SparseFillEmptyRows; and the
+// string conversions StringToNumber
 // and AsString (string_ops.cc, parsing_ops.cc). Names, inputs, outputs, attrs
 // and defaults are TensorFlow's.
 #include <cstdint>
@@ -107,6 +108,41 @@ REGISTER_OP("Bincount")
     .Output("bins: T")
     .Attr("T: {int32, int64, float, double}")
     .SetShapeFn(BincountShape);
+
+// SparseReshape: indices [N, rank] and shape [rank] to indices
+// [N, new rank] and the new shape (-1 filled in).
+REGISTER_OP("SparseReshape")
+    .Input("input_indices: int64")
+    .Input("input_shape: int64")
+    .Input("new_shape: int64")
+    .Output("output_indices: int64")
+    .Output("output_shape: int64")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      const PartialShape& idx = c->input(0);
+      const PartialShape& target = c->input(2);
+      c->set_output(0, PartialShape({idx.dim(0), target.dim(0)}));
+      c->set_output(1, PartialShape({target.dim(0)}));
+      return absl::OkStatus();
+    });
+
+REGISTER_OP("SparseFillEmptyRows")
+    .Input("indices: int64")
+    .Input("values: T")
+    .Input("dense_shape: int64")
+    .Input("default_value: T")
+    .Output("output_indices: int64")
+    .Output("output_values: T")
+    .Output("empty_row_indicator: bool")
+    .Output("reverse_index_map: int64")
+    .Attr("T: type")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      const PartialShape& idx = c->input(0);
+      c->set_output(0, PartialShape({-1, idx.dim(1)}));
+      c->set_output(1, PartialShape({-1}));
+      c->set_output(2, PartialShape({-1}));
+      c->set_output(3, PartialShape({idx.dim(0)}));
+      return absl::OkStatus();
+    });
 
 REGISTER_OP("StringToNumber")
     .Input("string_tensor: string")

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/array_movement.h"
@@ -100,7 +101,12 @@ struct DiagAlignment {
 
 absl::StatusOr<DiagAlignment> ReadAlignment(OpKernelConstruction* ctx) {
   DiagAlignment a;
-  if (ctx->attrs().Find("align") == nullptr) return a;  // MatrixDiag
+  if (ctx->attrs().Find("align") == nullptr) {
+    // MatrixDiag: the main diagonal only. The V2 ops (V3 before `align`)
+    // pack every diagonal to the left.
+    if (absl::EndsWith(ctx->def().op(), "V2")) a = {true, true};
+    return a;
+  }
   std::string align;
   absl::Status s = ctx->GetAttr("align", &align);
   if (!s.ok()) return s;
@@ -329,6 +335,14 @@ REGISTER_KERNEL(KernelDefBuilder("MatrixDiagV3")
                     .Device(kDeviceCpu)
                     .TypeConstraint("T", AllTensorTypes()),
                 MatrixDiagOp);
+REGISTER_KERNEL(KernelDefBuilder("MatrixDiagV2")
+                    .Device(kDeviceCpu)
+                    .TypeConstraint("T", AllTensorTypes()),
+                MatrixDiagOp);
+REGISTER_KERNEL(KernelDefBuilder("MatrixDiagPartV2")
+                    .Device(kDeviceCpu)
+                    .TypeConstraint("T", AllTensorTypes()),
+                MatrixDiagPartOp);
 REGISTER_KERNEL(KernelDefBuilder("MatrixDiagPart")
                     .Device(kDeviceCpu)
                     .TypeConstraint("T", AllTensorTypes()),

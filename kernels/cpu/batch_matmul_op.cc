@@ -105,7 +105,8 @@ class BatchMatMulV2Op : public OpKernel {
   bool adj_y_ = false;
 };
 
-// BatchMatMul (v1) takes equal batch dims, which broadcast trivially.
+// BatchMatMul (v1) takes equal batch dims, which broadcast trivially;
+// BatchMatMulV3 with Ta = Tb = Tout is BatchMatMulV2.
 #define GR_REGISTER_BATCH_MATMUL(T)                    \
   REGISTER_KERNEL(KernelDefBuilder("BatchMatMulV2")    \
                       .Device(kDeviceCpu)              \
@@ -114,6 +115,12 @@ class BatchMatMulV2Op : public OpKernel {
   REGISTER_KERNEL(KernelDefBuilder("BatchMatMul")      \
                       .Device(kDeviceCpu)              \
                       .TypeConstraint<T>("T"),         \
+                  BatchMatMulV2Op<T>);                 \
+  REGISTER_KERNEL(KernelDefBuilder("BatchMatMulV3")    \
+                      .Device(kDeviceCpu)              \
+                      .TypeConstraint<T>("Ta")         \
+                      .TypeConstraint<T>("Tb")         \
+                      .TypeConstraint<T>("Tout"),      \
                   BatchMatMulV2Op<T>)
 GR_REGISTER_BATCH_MATMUL(float);
 GR_REGISTER_BATCH_MATMUL(double);

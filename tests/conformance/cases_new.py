@@ -109,3 +109,31 @@ case("ExtractImagePatches", ("images", PIMG), ksizes=[1, 3, 2, 1], strides=[1, 2
      rates=[1, 2, 1, 1], padding="SAME")
 case("ExtractImagePatches", ("images", np.arange(2 * 4 * 4, dtype=i32).reshape(2, 4, 4, 1)),
      ksizes=[1, 2, 2, 1], strides=[1, 2, 2, 1], rates=[1, 1, 1, 1], padding="VALID")
+
+# --- Diagonals, v2 ---
+DG = rand([2, 3, 4])
+case("MatrixDiagPartV2", ("input", DG), ("k", np.array([-1, 1], i32)), ("padding_value", np.array(9.0, f32)))
+case("MatrixDiagPartV2", ("input", DG), ("k", np.array(1, i32)), ("padding_value", np.array(0.0, f32)))
+case("MatrixDiagV2", ("diagonal", rand([2, 3])), ("k", np.array([0, 1], i32)), ("num_rows", np.array(-1, i32)),
+     ("num_cols", np.array(-1, i32)), ("padding_value", np.array(0.0, f32)))
+case("MatrixDiagV2", ("diagonal", rand([3])), ("k", np.array(-1, i32)), ("num_rows", np.array(4, i32)),
+     ("num_cols", np.array(5, i32)), ("padding_value", np.array(7.0, f32)))
+case("BatchMatMulV3", ("x", rand([2, 1, 3, 4])), ("y", rand([3, 4, 2])), Tout=tf.float32)
+case("BatchMatMulV3", ("x", rand([2, 4, 3], f64)), ("y", rand([2, 4, 5], f64)), Tout=tf.float64, adj_x=True)
+
+# --- Sparse tensors ---
+SPI = np.array([[0, 1], [0, 3], [2, 0], [3, 2]], i64)
+case("SparseReshape", ("input_indices", SPI), ("input_shape", np.array([4, 5], i64)),
+     ("new_shape", np.array([2, -1], i64)))
+case("SparseReshape", ("input_indices", SPI), ("input_shape", np.array([4, 5], i64)),
+     ("new_shape", np.array([5, 2, 2], i64)))
+case("SparseReshape", ("input_indices", SPI), ("input_shape", np.array([4, 5], i64)),
+     ("new_shape", np.array([3, -1], i64)))
+case("SparseFillEmptyRows", ("indices", SPI), ("values", np.array([1.0, 2.0, 3.0, 4.0], f32)),
+     ("dense_shape", np.array([6, 5], i64)), ("default_value", np.array(-1.0, f32)))
+case("SparseFillEmptyRows", ("indices", SPI[:0]), ("values", np.zeros([0], i64)),
+     ("dense_shape", np.array([3, 2], i64)), ("default_value", np.array(7, i64)))
+case("SparseFillEmptyRows", ("indices", SPI), ("values", np.array([b"a", b"b", b"c", b"d"], object)),
+     ("dense_shape", np.array([4, 5], i64)), ("default_value", np.array(b"", object)))
+case("SparseFillEmptyRows", ("indices", SPI), ("values", np.array([1, 2, 3, 4], i32)),
+     ("dense_shape", np.array([3, 5], i64)), ("default_value", np.array(0, i32)))
