@@ -236,4 +236,26 @@ REGISTER_OP("ExtractImagePatches")
       return absl::OkStatus();
     });
 
+// Colour adjustments of images [..., channels] (3 for saturation and hue).
+REGISTER_OP("AdjustContrastv2")
+    .Input("images: T")
+    .Input("contrast_factor: float")
+    .Output("output: T")
+    .Attr("T: {half, float} = DT_FLOAT")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("AdjustSaturation")
+    .Input("images: T")
+    .Input("scale: float")
+    .Output("output: T")
+    .Attr("T: {half, float} = DT_FLOAT")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("AdjustHue")
+    .Input("images: T")
+    .Input("delta: float")
+    .Output("output: T")
+    .Attr("T: {half, float} = DT_FLOAT")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
 }  // namespace graphrun

@@ -137,3 +137,14 @@ case("SparseFillEmptyRows", ("indices", SPI), ("values", np.array([b"a", b"b", b
      ("dense_shape", np.array([4, 5], i64)), ("default_value", np.array(b"", object)))
 case("SparseFillEmptyRows", ("indices", SPI), ("values", np.array([1, 2, 3, 4], i32)),
      ("dense_shape", np.array([3, 5], i64)), ("default_value", np.array(0, i32)))
+
+# --- Colour ---
+RGB = rand([2, 3, 4, 3], f32, 0, 1)
+RGB[0, 0, 0] = [0.5, 0.5, 0.5]
+case("AdjustContrastv2", ("images", RGB), ("contrast_factor", np.array(1.7, f32)))
+case("AdjustContrastv2", ("images", RGB[0]), ("contrast_factor", np.array(-0.5, f32)))
+for scale in (0.3, 2.5):
+    case("AdjustSaturation", ("images", RGB), ("scale", np.array(scale, f32)))
+for delta in (0.2, -0.7):
+    case("AdjustHue", ("images", RGB), ("delta", np.array(delta, f32)))
+case("AdjustHue", ("images", RGB[..., :2]), ("delta", np.array(0.1, f32)))
