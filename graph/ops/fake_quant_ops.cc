@@ -17,22 +17,18 @@ REGISTER_OP("FakeQuantWithMinMaxArgs")
     .Attr("narrow_range: bool = false")
     .SetShapeFn(shape_fns::UnchangedShape);
 
-REGISTER_OP("FakeQuantWithMinMaxVars")
-    .Input("inputs: float")
-    .Input("min: float")
-    .Input("max: float")
-    .Output("outputs: float")
-    .Attr("num_bits: int = 8")
-    .Attr("narrow_range: bool = false")
-    .SetShapeFn(shape_fns::UnchangedShape);
-
-REGISTER_OP("FakeQuantWithMinMaxVarsPerChannel")
-    .Input("inputs: float")
-    .Input("min: float")
-    .Input("max: float")
-    .Output("outputs: float")
-    .Attr("num_bits: int = 8")
-    .Attr("narrow_range: bool = false")
-    .SetShapeFn(shape_fns::UnchangedShape);
+// Vars: min and max scalars; PerChannel: vectors over the last dim.
+#define GR_FAKE_QUANT_VARS(NAME)                \
+  REGISTER_OP(NAME)                             \
+      .Input("inputs: float")                   \
+      .Input("min: float")                      \
+      .Input("max: float")                      \
+      .Output("outputs: float")                 \
+      .Attr("num_bits: int = 8")                \
+      .Attr("narrow_range: bool = false")       \
+      .SetShapeFn(shape_fns::UnchangedShape)
+GR_FAKE_QUANT_VARS("FakeQuantWithMinMaxVars");
+GR_FAKE_QUANT_VARS("FakeQuantWithMinMaxVarsPerChannel");
+#undef GR_FAKE_QUANT_VARS
 
 }  // namespace graphrun

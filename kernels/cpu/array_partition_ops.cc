@@ -41,7 +41,7 @@ class DynamicPartitionOp : public OpKernel {
     for (int64_t i = 0; i < n; ++i) {
       OP_REQUIRES(ctx, p[i] >= 0 && p[i] < num,
                   absl::InvalidArgumentError(absl::StrCat(
-                      "partitions", parts.dims() > 1 ? "" : "", "[", i, "] = ", p[i],
+                      "partitions[", i, "] = ", p[i],
                       " is not in [0, ", num, ")")));
       ++counts[p[i]];
     }

@@ -30,6 +30,14 @@ std::mutex& PlannerMutex() {
   return *mu;
 }
 
+// Elements of one transform of dims n[0..rank), and of its half spectrum.
+int Product(int rank, const int* n) {
+  int p = 1;
+  for (int i = 0; i < rank; ++i) p *= n[i];
+  return p;
+}
+int HalfProduct(int rank, const int* n) { return Product(rank - 1, n) * (n[rank - 1] / 2 + 1); }
+
 // FFTW's single- and double-precision interfaces behind one name.
 template <typename R>
 struct Fftw;
@@ -52,33 +60,25 @@ struct Fftw<float> {
   }
   static void Execute(Plan p) { fftwf_execute(p); }
   static void Destroy(Plan p) { fftwf_destroy_plan(p); }
-  static int Product(int rank, const int* n) {
-    int p = 1;
-    for (int i = 0; i < rank; ++i) p *= n[i];
-    return p;
-  }
-  static int HalfProduct(int rank, const int* n) {
-    return Product(rank - 1, n) * (n[rank - 1] / 2 + 1);
-  }
 };
 template <>
 struct Fftw<double> {
   using Plan = fftw_plan;
   using Complex = fftw_complex;
   static Plan C2C(int rank, const int* n, int howmany, Complex* in, Complex* out, int sign) {
-    const int dist = Fftw<float>::Product(rank, n);
+    const int dist = Product(rank, n);
     return fftw_plan_many_dft(rank, n, howmany, in, nullptr, 1, dist, out, nullptr, 1, dist,
                               sign, FFTW_ESTIMATE);
   }
   static Plan R2C(int rank, const int* n, int howmany, double* in, Complex* out) {
     return fftw_plan_many_dft_r2c(rank, n, howmany, in, nullptr, 1,
-                                  Fftw<float>::Product(rank, n), out, nullptr, 1,
-                                  Fftw<float>::HalfProduct(rank, n), FFTW_ESTIMATE);
+                                  Product(rank, n), out, nullptr, 1,
+                                  HalfProduct(rank, n), FFTW_ESTIMATE);
   }
   static Plan C2R(int rank, const int* n, int howmany, Complex* in, double* out) {
     return fftw_plan_many_dft_c2r(rank, n, howmany, in, nullptr, 1,
-                                  Fftw<float>::HalfProduct(rank, n), out, nullptr, 1,
-                                  Fftw<float>::Product(rank, n), FFTW_ESTIMATE);
+                                  HalfProduct(rank, n), out, nullptr, 1,
+                                  Product(rank, n), FFTW_ESTIMATE);
   }
   static void Execute(Plan p) { fftw_execute(p); }
   static void Destroy(Plan p) { fftw_destroy_plan(p); }

@@ -277,24 +277,18 @@ class CombinedNonMaxSuppressionOp : public OpKernel {
       const float* bx = all_boxes.data() + b * num_boxes * q * 4;
       const float* sc = all_scores.data() + b * num_boxes * classes;
       std::vector<Chosen> chosen;
+      // Each class's boxes and scores, selected greedily as the single-class ops.
+      std::vector<float> class_boxes(num_boxes * 4), class_scores(num_boxes);
       for (int64_t c = 0; c < classes; ++c) {
         const int64_t k = q > 1 ? c : 0;
-        std::vector<std::pair<float, int64_t>> candidates;
         for (int64_t i = 0; i < num_boxes; ++i) {
-          if (sc[i * classes + c] > *threshold) candidates.emplace_back(sc[i * classes + c], i);
+          std::copy_n(bx + (i * q + k) * 4, 4, class_boxes.data() + i * 4);
+          class_scores[i] = sc[i * classes + c];
         }
-        std::stable_sort(candidates.begin(), candidates.end(),
-                         [](const auto& x, const auto& y) { return x.first > y.first; });
-        std::vector<int64_t> selected;
-        for (const auto& [score, i] : candidates) {
-          if (static_cast<int64_t>(selected.size()) >= size_per_class) break;
-          bool keep = true;
-          for (auto j = selected.rbegin(); keep && j != selected.rend(); ++j) {
-            keep = Iou(bx, i * q + k, *j * q + k) <= *iou;
-          }
-          if (!keep) continue;
-          selected.push_back(i);
-          chosen.push_back({score, i, c});
+        const Selection sel =
+            Select(class_boxes, class_scores, size_per_class, *iou, *threshold, 0.0f);
+        for (size_t j = 0; j < sel.indices.size(); ++j) {
+          chosen.push_back({sel.scores[j], sel.indices[j], c});
         }
       }
       std::stable_sort(chosen.begin(), chosen.end(),

@@ -16,15 +16,15 @@
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/array_movement.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 
 namespace graphrun {
 namespace {
 
-int64_t IntAt(const Tensor& t, int64_t i) {
-  return t.dtype() == DT_INT32 ? int64_t{t.flat<int32_t>()[i]} : t.flat<int64_t>()[i];
-}
+using array_kernels::IntScalar;
+using array_kernels::IntValues;
 
 template <typename T>
 using Acc = std::conditional_t<std::is_same_v<T, half> || std::is_same_v<T, bfloat16>, float, T>;
@@ -96,15 +96,15 @@ class SortedSegmentOp : public OpKernel {
     OP_REQUIRES(ctx, n == data.dim_size(0),
                 absl::InvalidArgumentError(
                     "segment_ids should be the same size as dimension 0 of input."));
+    const std::vector<int64_t> id = IntValues(ids);
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t id = IntAt(ids, i);
-      OP_REQUIRES(ctx, id >= 0,
+      OP_REQUIRES(ctx, id[i] >= 0,
                   absl::InvalidArgumentError(absl::StrCat("segment ids must be >= 0, but ",
-                                                          "segment_ids[", i, "] = ", id)));
-      OP_REQUIRES(ctx, i == 0 || id >= IntAt(ids, i - 1),
+                                                          "segment_ids[", i, "] = ", id[i])));
+      OP_REQUIRES(ctx, i == 0 || id[i] >= id[i - 1],
                   absl::InvalidArgumentError("segment ids are not increasing"));
     }
-    const int64_t rows = n == 0 ? 0 : IntAt(ids, n - 1) + 1;
+    const int64_t rows = n == 0 ? 0 : id[n - 1] + 1;
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, AllocateSegments(ctx, data, 1, rows, &out));
     const int64_t inner = n == 0 ? 0 : data.NumElements() / n;
@@ -112,7 +112,7 @@ class SortedSegmentOp : public OpKernel {
     std::vector<int64_t> count(rows, 0);
     const T* x = data.flat<T>().data();
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t s = IntAt(ids, i);
+      const int64_t s = id[i];
       ++count[s];
       for (int64_t k = 0; k < inner; ++k) {
         Combine(R, &acc[s * inner + k], static_cast<Acc<T>>(x[i * inner + k]));
@@ -144,7 +144,7 @@ class UnsortedSegmentOp : public OpKernel {
                 absl::InvalidArgumentError(absl::StrCat(
                     "data.shape = ", data.shape().DebugString(),
                     " does not start with segment_ids.shape = ", ids.shape().DebugString())));
-    const int64_t rows = IntAt(num, 0);
+    const int64_t rows = IntScalar(num);
     OP_REQUIRES(ctx, rows >= 0,
                 absl::InvalidArgumentError(
                     absl::StrCat("Input num_segments == ", rows, " must not be negative.")));
@@ -155,8 +155,9 @@ class UnsortedSegmentOp : public OpKernel {
     std::vector<Acc<T>> acc(rows * inner, Identity<Acc<T>>(R));
     std::vector<int64_t> count(rows, 1);  // empty segments keep the identity
     const T* x = data.flat<T>().data();
+    const std::vector<int64_t> id = IntValues(ids);
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t s = IntAt(ids, i);
+      const int64_t s = id[i];
       if (s < 0) continue;
       OP_REQUIRES(ctx, s < rows,
                   absl::InvalidArgumentError(absl::StrCat("segment_ids[", i, "] = ", s,
@@ -188,26 +189,28 @@ class SparseSegmentOp : public OpKernel {
     const int64_t n = indices.NumElements();
     OP_REQUIRES(ctx, n == ids.NumElements(),
                 absl::InvalidArgumentError("segment_ids and indices should have same size."));
-    int64_t rows = n == 0 ? 0 : IntAt(ids, n - 1) + 1;
+    const std::vector<int64_t> id = IntValues(ids);
+    const std::vector<int64_t> index = IntValues(indices);
+    int64_t rows = n == 0 ? 0 : id[n - 1] + 1;
     if (with_num) {
       const Tensor& num = ctx->input(3);
       OP_REQUIRES(ctx, num.dims() == 0,
                   absl::InvalidArgumentError("num_segments should be a scalar"));
-      rows = IntAt(num, 0);
+      rows = IntScalar(num);
       OP_REQUIRES(ctx, rows >= 0,
                   absl::InvalidArgumentError("num_segments must be non-negative"));
     }
     const int64_t data_rows = data.dim_size(0);
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t s = IntAt(ids, i);
+      const int64_t s = id[i];
       OP_REQUIRES(ctx, s >= 0, absl::InvalidArgumentError("segment ids must be >= 0"));
-      OP_REQUIRES(ctx, i == 0 || s >= IntAt(ids, i - 1),
+      OP_REQUIRES(ctx, i == 0 || s >= id[i - 1],
                   absl::InvalidArgumentError("segment ids are not increasing"));
       OP_REQUIRES(ctx, s < rows,
                   absl::InvalidArgumentError(
                       absl::StrCat("segment ids must be < num_segments, but segment_ids[", i,
                                    "] = ", s, " and num_segments = ", rows)));
-      const int64_t j = IntAt(indices, i);
+      const int64_t j = index[i];
       OP_REQUIRES(ctx, j >= 0 && j < data_rows,
                   absl::InvalidArgumentError(absl::StrCat("Bad: indices[", i, "] == ", j,
                                                           " out of range [0, ", data_rows,
@@ -220,8 +223,8 @@ class SparseSegmentOp : public OpKernel {
     std::vector<int64_t> count(rows, 0);
     const T* x = data.flat<T>().data();
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t s = IntAt(ids, i);
-      const int64_t j = IntAt(indices, i);
+      const int64_t s = id[i];
+      const int64_t j = index[i];
       ++count[s];
       for (int64_t k = 0; k < inner; ++k) {
         acc[s * inner + k] += static_cast<Acc<T>>(x[j * inner + k]);
