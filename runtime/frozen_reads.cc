@@ -19,7 +19,8 @@ bool OnlyReads(const std::string& op) {
       "VarHandleOp", "ReadVariableOp", "VarIsInitializedOp", "VariableV2", "Variable",
       "IsVariableInitialized", "HashTableV2", "HashTable", "LookupTableFindV2",
       "LookupTableSizeV2", "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
-      "RandomUniformInt", "RandomShuffle", "Placeholder", "PlaceholderV2",
+      "RandomUniformInt", "RandomShuffle", "Multinomial", "SampleDistortedBoundingBox",
+      "SampleDistortedBoundingBoxV2", "Placeholder", "PlaceholderV2",
       "PlaceholderWithDefault", "_Arg", "_Retval", "NoOp", "Print", "PrintV2",
       "Assert", "CheckNumerics", "ResourceGather"};
   return ops->contains(op);

@@ -1,7 +1,8 @@
 // Array ops of TensorFlow 1 era graphs and their relatives (TensorFlow's
 // core/ops/array_ops.cc, math_ops.cc): Concat (the axis first), SplitV,
 // BatchMatMul (equal batch dims), MatrixDiagPart (the main diagonal),
-// MatrixDiagV2 and MatrixDiagPartV2, and ReverseSequence. Names, inputs, outputs, attrs and defaults are
+// MatrixDiagV2 and MatrixDiagPartV2, the MatrixSetDiag family, and
+// ReverseSequence. Names, inputs, outputs, attrs and defaults are
 // TensorFlow's.
 #include <algorithm>
 #include <cstdint>
@@ -177,6 +178,32 @@ REGISTER_OP("MatrixDiagPartV2")
     .Output("diagonal: T")
     .Attr("T: type")
     .SetShapeFn(array_shapes::MatrixDiagPartV3Shape);
+
+// MatrixSetDiag (the main diagonal), MatrixSetDiagV2 (LEFT_LEFT) and
+// MatrixSetDiagV3: the input's shape.
+REGISTER_OP("MatrixSetDiag")
+    .Input("input: T")
+    .Input("diagonal: T")
+    .Output("output: T")
+    .Attr("T: type")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("MatrixSetDiagV2")
+    .Input("input: T")
+    .Input("diagonal: T")
+    .Input("k: int32")
+    .Output("output: T")
+    .Attr("T: type")
+    .SetShapeFn(shape_fns::UnchangedShape);
+
+REGISTER_OP("MatrixSetDiagV3")
+    .Input("input: T")
+    .Input("diagonal: T")
+    .Input("k: int32")
+    .Output("output: T")
+    .Attr("T: type")
+    .Attr("align: {'LEFT_RIGHT', 'RIGHT_LEFT', 'LEFT_LEFT', 'RIGHT_RIGHT'} = 'RIGHT_LEFT'")
+    .SetShapeFn(shape_fns::UnchangedShape);
 
 REGISTER_OP("ReverseSequence")
     .Input("input: T")

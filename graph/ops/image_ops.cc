@@ -1,6 +1,6 @@
-// Image ops: ResizeBilinear, ResizeNearestNeighbor and
-// NonMaxSuppressionV3/V4/V5. Names, inputs, outputs and attrs are
-// TensorFlow's (core/ops/image_ops.cc).
+// Image ops: ResizeBilinear, ResizeNearestNeighbor, ResizeBicubic,
+// ResizeArea and NonMaxSuppressionV3/V4/V5. Names, inputs, outputs and
+// attrs are TensorFlow's (core/ops/image_ops.cc).
 #include <optional>
 #include <string>
 #include <utility>
@@ -103,6 +103,23 @@ REGISTER_OP("ResizeNearestNeighbor")
     .Attr("align_corners: bool = false")
     .Attr("half_pixel_centers: bool = false")
     .SetShapeFn(ResizeShapeFor("ResizeNearestNeighbor"));
+
+REGISTER_OP("ResizeBicubic")
+    .Input("images: T")
+    .Input("size: int32")
+    .Output("resized_images: float")
+    .Attr(kResizeTypes)
+    .Attr("align_corners: bool = false")
+    .Attr("half_pixel_centers: bool = false")
+    .SetShapeFn(ResizeShapeFor("ResizeBicubic"));
+
+REGISTER_OP("ResizeArea")
+    .Input("images: T")
+    .Input("size: int32")
+    .Output("resized_images: float")
+    .Attr(kResizeTypes)
+    .Attr("align_corners: bool = false")
+    .SetShapeFn(ResizeShapeFor("ResizeArea"));
 
 REGISTER_OP("NonMaxSuppressionV3")
     .Input("boxes: T")

@@ -1,10 +1,12 @@
 // Convolution and pooling ops: Conv2D, _FusedConv2D, DepthwiseConv2dNative,
 // _FusedDepthwiseConv2dNative,
-// Conv3D, Conv2DBackpropInput, MaxPool, AvgPool, MaxPool3D and AvgPool3D.
+// Conv3D, Conv2DBackpropInput, Conv3DBackpropInputV2, MaxPool (V2, with
+// argmax), AvgPool, MaxPool3D and AvgPool3D.
 // Names, inputs, outputs and attrs are TensorFlow's (core/ops/nn_ops.cc);
 // the shape functions follow its common_shape_fns (same output sizes,
 // InvalidArgument for inconsistent inputs; the importer adds the node's
 // name).
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -173,18 +175,32 @@ absl::Status Conv2DBackpropInputShape(InferenceContext* c) {
 // depth windows are normally 1).
 ShapeFn PoolShapeFor(std::string op) {
   return [op = std::move(op)](InferenceContext* c) -> absl::Status {
-    std::string data_format;
-    GR_RETURN_IF_ERROR(c->GetAttr("data_format", &data_format));
+    std::string data_format = "NHWC";
+    if (c->attrs().Find("data_format") != nullptr) {
+      GR_RETURN_IF_ERROR(c->GetAttr("data_format", &data_format));
+    }
     if (data_format == "NCHW_VECT_C") {
       c->set_output(0, op_shapes::UnknownDims(5));
       return absl::OkStatus();
     }
     GR_ASSIGN_OR_RETURN(PartialShape in, InputWithRank(*c, op, 0, 4));
     std::vector<int64_t> ksize, strides, pads;
-    GR_RETURN_IF_ERROR(ReadWindowAttr(*c, op, "ksize", 4, &ksize));
-    GR_RETURN_IF_ERROR(ReadWindowAttr(*c, op, "strides", 4, &strides));
     Padding padding;
     GR_RETURN_IF_ERROR(ReadPadding(*c, 4, &padding, &pads));
+    if (c->attrs().Find("ksize") != nullptr) {
+      GR_RETURN_IF_ERROR(ReadWindowAttr(*c, op, "ksize", 4, &ksize));
+      GR_RETURN_IF_ERROR(ReadWindowAttr(*c, op, "strides", 4, &strides));
+    } else {
+      // MaxPoolV2: the window is known when its inputs are constants.
+      std::optional<std::vector<int64_t>> k = op_shapes::ConstantInts(*c, 1);
+      std::optional<std::vector<int64_t>> st = op_shapes::ConstantInts(*c, 2);
+      if (!k.has_value() || !st.has_value() || k->size() != 4 || st->size() != 4) {
+        c->set_output(0, op_shapes::UnknownDims(4));
+        return absl::OkStatus();
+      }
+      ksize = *k;
+      strides = *st;
+    }
     std::vector<int64_t> dims(4, -1);
     for (int d = 0; d < 4; ++d) {
       GR_ASSIGN_OR_RETURN(
@@ -192,7 +208,8 @@ ShapeFn PoolShapeFor(std::string op) {
                                                  strides[d], padding,
                                                  pads[2 * d], pads[2 * d + 1]));
     }
-    c->set_output(0, PartialShape(std::move(dims)));
+    // MaxPoolWithArgmax: the argmax has the output's shape.
+    for (int i = 0; i < c->num_outputs(); ++i) c->set_output(i, PartialShape(dims));
     return absl::OkStatus();
   };
 }
@@ -324,6 +341,28 @@ REGISTER_OP("Conv2DBackpropInput")
     .Attr("dilations: list(int) = [1, 1, 1, 1]")
     .SetShapeFn(Conv2DBackpropInputShape);
 
+// The gradient of Conv3D for its input: input_sizes' shape (5 values).
+REGISTER_OP("Conv3DBackpropInputV2")
+    .Input("input_sizes: Tshape")
+    .Input("filter: T")
+    .Input("out_backprop: T")
+    .Output("output: T")
+    .Attr("T: {half, bfloat16, float, double}")
+    .Attr("strides: list(int) >= 5")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NDHWC', 'NCDHW'} = 'NDHWC'")
+    .Attr("dilations: list(int) = [1, 1, 1, 1, 1]")
+    .Attr("Tshape: {int32, int64} = DT_INT32")
+    .SetShapeFn([](InferenceContext* c) -> absl::Status {
+      std::optional<std::vector<int64_t>> sizes = op_shapes::ConstantInts(*c, 0);
+      if (sizes.has_value() && sizes->size() != 5) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Conv3DBackpropInputV2: input_sizes must have 5 elements, got ", sizes->size()));
+      }
+      c->set_output(0, sizes.has_value() ? PartialShape(*sizes) : op_shapes::UnknownDims(5));
+      return absl::OkStatus();
+    });
+
 REGISTER_OP("MaxPool")
     .Attr("T: {half, bfloat16, float, double, int32, int64, uint8, int16, "
           "int8, uint16, qint8} = DT_FLOAT")
@@ -335,6 +374,33 @@ REGISTER_OP("MaxPool")
     .Input("input: T")
     .Output("output: T")
     .SetShapeFn(PoolShapeFor("MaxPool"));
+
+REGISTER_OP("MaxPoolV2")
+    .Attr("T: {half, bfloat16, float, double, int32, int64, uint8, int16, "
+          "int8, uint16, qint8} = DT_FLOAT")
+    .Input("input: T")
+    .Input("ksize: int32")
+    .Input("strides: int32")
+    .Output("output: T")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+    .SetShapeFn(PoolShapeFor("MaxPoolV2"));
+
+// NHWC max pooling that also returns where each maximum was: the flat
+// index (y * width + x) * channels + c, plus the batch offset with
+// include_batch_in_index.
+REGISTER_OP("MaxPoolWithArgmax")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("Targmax: {int32, int64} = DT_INT64")
+    .Attr("padding: {'SAME', 'VALID'}")
+    .Attr("include_batch_in_index: bool = false")
+    .Input("input: T")
+    .Output("output: T")
+    .Output("argmax: Targmax")
+    .Attr("T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, "
+          "uint32, uint64}")
+    .SetShapeFn(PoolShapeFor("MaxPoolWithArgmax"));
 
 REGISTER_OP("AvgPool")
     .Input("value: T")

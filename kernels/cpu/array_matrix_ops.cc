@@ -1,7 +1,8 @@
 // CPU kernels on the innermost two dims seen as a batch of matrices:
 // MatrixBandPart (zero outside a band), MatrixDiag (vectors to diagonal
 // matrices), MatrixDiagV3 (diagonals k[0]..k[1] to matrices, with a
-// padding value and an alignment) and MatrixDiagPartV3 (the reverse).
+// padding value and an alignment), MatrixDiagPartV3 (the reverse) and
+// MatrixSetDiagV3 (diagonals written into a copy of the matrices).
 // Elements move as same-size unsigned integers (strings as strings), so
 // each kernel is one instantiation per element size. Semantics follow
 // TensorFlow's matrix_band_part_op.cc and matrix_diag_op.cc.
@@ -11,6 +12,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/array_movement.h"
 #include "kernels/kernel_registry.h"
@@ -322,6 +324,79 @@ class MatrixDiagPartOp : public DiagOpBase {
   }
 };
 
+// MatrixSetDiag (k = 0) and MatrixSetDiagV2/V3: the input with diagonals
+// lower..upper replaced by `diagonal`, laid out as MatrixDiagPartV3 returns
+// them ([..., max_len], or [..., num_diags, max_len] for a band).
+class MatrixSetDiagOp : public DiagOpBase {
+ public:
+  using DiagOpBase::DiagOpBase;
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& input = ctx->input(0);
+    const Tensor& diag = ctx->input(1);
+    OP_REQUIRES(ctx, input.dims() >= 2,
+                absl::InvalidArgumentError(
+                    absl::StrCat("input must be at least 2-dim, received shape: ",
+                                 input.shape().DebugString())));
+    OP_REQUIRES(ctx, diag.dims() >= 1,
+                absl::InvalidArgumentError(
+                    absl::StrCat("diagonal must be at least 1-dim, received shape: ",
+                                 diag.shape().DebugString())));
+    int64_t lower = 0, upper = 0;
+    if (ctx->num_inputs() == 3) {
+      OP_REQUIRES_OK(ctx, ReadDiagRange(ctx->input(2), &lower, &upper));
+    }
+    const int rank = input.dims();
+    const int64_t rows = input.dim_size(rank - 2);
+    const int64_t cols = input.dim_size(rank - 1);
+    OP_REQUIRES(ctx, (-rows < lower && lower < cols) || lower == 0,
+                absl::InvalidArgumentError(
+                    absl::StrCat("lower_diag_index is out of bound: ", lower,
+                                 ". It must be between ", -rows, " and ", cols)));
+    OP_REQUIRES(ctx, (-rows < upper && upper < cols) || upper == 0,
+                absl::InvalidArgumentError(
+                    absl::StrCat("upper_diag_index is out of bound: ", upper,
+                                 " It must be between ", -rows, " and ", cols)));
+    const int64_t num_diags = upper - lower + 1;
+    const int64_t max_len = std::min(rows + std::min<int64_t>(upper, 0),
+                                     cols - std::max<int64_t>(lower, 0));
+    std::vector<int64_t> want(input.shape().dim_sizes().begin(),
+                              input.shape().dim_sizes().end() - 2);
+    if (lower != upper) want.push_back(num_diags);
+    want.push_back(max_len);
+    OP_REQUIRES(ctx, diag.shape().dim_sizes() == want,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "diagonal must have shape [", absl::StrJoin(want, ","),
+                    "] for an input of shape ", input.shape().DebugString(), " and k = [",
+                    lower, ", ", upper, "], but has shape ", diag.shape().DebugString())));
+    Tensor* output = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, input.shape(), &output));
+    if (output->NumElements() == 0) return;
+    const bool in_place = output->raw_data() == input.raw_data();
+    const int64_t matrices = output->NumElements() / (rows * cols);
+    const DiagAlignment align = align_;
+    VisitCopyType(input.dtype(), [&](auto zero) {
+      using P = decltype(zero);
+      const P* in = DataAs<P>(input);
+      const P* d_in = DataAs<P>(diag);
+      P* out = MutableDataAs<P>(output);
+      ParallelForRange(ctx, matrices, rows * cols * 2, [&](int64_t b, int64_t e) {
+        for (int64_t m = b; m < e; ++m) {
+          P* matrix = out + m * rows * cols;
+          if (!in_place) std::copy(in + m * rows * cols, in + (m + 1) * rows * cols, matrix);
+          for (int64_t d = lower; d <= upper; ++d) {
+            const P* src = d_in + (m * num_diags + (upper - d)) * max_len +
+                           align.Offset(d, rows, cols, max_len);
+            const int64_t len = DiagAlignment::DiagLength(d, rows, cols);
+            const int64_t r0 = std::max<int64_t>(-d, 0), c0 = std::max<int64_t>(d, 0);
+            for (int64_t t = 0; t < len; ++t) matrix[(r0 + t) * cols + c0 + t] = src[t];
+          }
+        }
+      });
+    });
+  }
+};
+
 REGISTER_KERNEL(KernelDefBuilder("MatrixBandPart")
                     .Device(kDeviceCpu)
                     .TypeConstraint("T", AllTensorTypes())
@@ -351,6 +426,19 @@ REGISTER_KERNEL(KernelDefBuilder("MatrixDiagPartV3")
                     .Device(kDeviceCpu)
                     .TypeConstraint("T", AllTensorTypes()),
                 MatrixDiagPartOp);
+
+REGISTER_KERNEL(KernelDefBuilder("MatrixSetDiag")
+                    .Device(kDeviceCpu)
+                    .TypeConstraint("T", AllTensorTypes()),
+                MatrixSetDiagOp);
+REGISTER_KERNEL(KernelDefBuilder("MatrixSetDiagV2")
+                    .Device(kDeviceCpu)
+                    .TypeConstraint("T", AllTensorTypes()),
+                MatrixSetDiagOp);
+REGISTER_KERNEL(KernelDefBuilder("MatrixSetDiagV3")
+                    .Device(kDeviceCpu)
+                    .TypeConstraint("T", AllTensorTypes()),
+                MatrixSetDiagOp);
 
 }  // namespace
 }  // namespace array_kernels

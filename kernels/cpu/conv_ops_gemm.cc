@@ -1,4 +1,4 @@
-// Conv3D and Conv2DBackpropInput on CPU, both as GEMMs (gemm.h) around a
+// Conv3D, Conv2DBackpropInput and Conv3DBackpropInputV2 on CPU, as GEMMs (gemm.h) around a
 // patch matrix, over up to three spatial dims (a 2-D convolution has a
 // depth of 1).
 //
@@ -460,20 +460,23 @@ class Conv3DOp : public OpKernel {
   bool channels_first_ = false;
 };
 
-template <typename T>
-class Conv2DBackpropInputOp : public OpKernel {
+// Conv2DBackpropInput (kRank 4) and Conv3DBackpropInputV2 (kRank 5).
+template <typename T, int kRank>
+class ConvBackpropInputOp : public OpKernel {
  public:
-  explicit Conv2DBackpropInputOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
+  explicit ConvBackpropInputOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     std::string data_format;
     OP_REQUIRES_OK(ctx, ctx->GetAttr("data_format", &data_format));
-    OP_REQUIRES(ctx, data_format == "NHWC" || data_format == "NCHW",
+    const char* last = kRank == 4 ? "NHWC" : "NDHWC";
+    const char* first = kRank == 4 ? "NCHW" : "NCDHW";
+    OP_REQUIRES(ctx, data_format == last || data_format == first,
                 absl::InvalidArgumentError(absl::StrCat(
-                    "attr 'data_format' is '", data_format,
-                    "': Conv2DBackpropInput supports NHWC and NCHW")));
-    channels_first_ = data_format == "NCHW";
-    OP_REQUIRES_OK(ctx, ReadWindowAttrs(ctx, 4, channels_first_ ? 1 : 3,
-                                        &attrs_));
-    if (std::is_same_v<T, float> && !channels_first_ && cpu::OneDnnConvBackpropFromEnv()) {
+                    "attr 'data_format' is '", data_format, "': ", def().op(),
+                    " supports ", last, " and ", first)));
+    channels_first_ = data_format == first;
+    OP_REQUIRES_OK(ctx, ReadWindowAttrs(ctx, kRank, channels_first_ ? 1 : kRank - 1, &attrs_));
+    if (kRank == 4 && std::is_same_v<T, float> && !channels_first_ &&
+        cpu::OneDnnConvBackpropFromEnv()) {
       onednn_ = std::make_unique<cpu::OneDnnConv2DBackpropInput>();
     }
   }
@@ -483,25 +486,24 @@ class Conv2DBackpropInputOp : public OpKernel {
     const Tensor& sizes = ctx->input(0);
     const Tensor& filter = ctx->input(1);
     const Tensor& grad = ctx->input(2);
+    const std::string& op = def().op();
     OP_REQUIRES(ctx, sizes.dims() == 1,
                 absl::InvalidArgumentError(absl::StrCat(
-                    "Conv2DBackpropInput: input_sizes input must be 1-dim, "
-                    "not ",
-                    sizes.dims())));
-    OP_REQUIRES(ctx, filter.dims() == 4,
+                    op, ": input_sizes input must be 1-dim, not ", sizes.dims())));
+    OP_REQUIRES(ctx, filter.dims() == kRank,
                 absl::InvalidArgumentError(absl::StrCat(
-                    "filter must be 4-dimensional: ",
-                    filter.shape().DebugString())));
-    OP_REQUIRES(ctx, grad.dims() == 4,
+                    "filter must be ", kRank, "-dimensional: ", filter.shape().DebugString())));
+    OP_REQUIRES(ctx, grad.dims() == kRank,
                 absl::InvalidArgumentError(absl::StrCat(
-                    "out_backprop must be 4-dimensional: ",
+                    "out_backprop must be ", kRank, "-dimensional: ",
                     grad.shape().DebugString())));
-    const int c = channels_first_ ? 1 : 3, h = channels_first_ ? 2 : 1;
+    const int c = channels_first_ ? 1 : kRank - 1, h = channels_first_ ? 2 : 1;
     std::vector<int64_t> in_dims;
     for (int64_t i = 0; i < sizes.NumElements(); ++i) {
-      in_dims.push_back(sizes.flat<int32_t>()[i]);
+      in_dims.push_back(sizes.dtype() == DT_INT64 ? sizes.flat<int64_t>()[i]
+                                                  : sizes.flat<int32_t>()[i]);
     }
-    if (in_dims.size() == 2) {
+    if (kRank == 4 && in_dims.size() == 2) {
       // Only the spatial dims: batch and depth from the other inputs.
       std::vector<int64_t> full(4);
       full[0] = grad.dim_size(0);
@@ -510,26 +512,25 @@ class Conv2DBackpropInputOp : public OpKernel {
       full[h + 1] = in_dims[1];
       in_dims = full;
     }
-    OP_REQUIRES(ctx, in_dims.size() == 4,
+    OP_REQUIRES(ctx, static_cast<int>(in_dims.size()) == kRank,
                 absl::InvalidArgumentError(absl::StrCat(
-                    "Conv2DBackpropInput: input_sizes must have 4 or 2 "
-                    "elements, got ",
-                    in_dims.size())));
+                    op, ": input_sizes must have ", kRank, kRank == 4 ? " or 2" : "",
+                    " elements, got ", in_dims.size())));
     auto in_shape = TensorShape::FromDims(in_dims);
     OP_REQUIRES_OK(ctx, in_shape.status());
     ConvGeometry g;
     g.batch = in_dims[0];
     g.in_depth = in_dims[c];
-    g.out_depth = filter.dim_size(3);
+    g.out_depth = filter.dim_size(kRank - 1);
     OP_REQUIRES(ctx, g.batch == grad.dim_size(0),
                 absl::InvalidArgumentError(absl::StrCat(
                     "input and out_backprop must have the same batch size, "
                     "input batch: ",
                     g.batch, " outbackprop batch: ", grad.dim_size(0))));
-    OP_REQUIRES(ctx, g.in_depth == filter.dim_size(2),
+    OP_REQUIRES(ctx, g.in_depth == filter.dim_size(kRank - 2),
                 absl::InvalidArgumentError(absl::StrCat(
                     "input and filter must have the same depth: ", g.in_depth,
-                    " vs ", filter.dim_size(2),
+                    " vs ", filter.dim_size(kRank - 2),
                     " (grouped convolutions are not supported on CPU)")));
     OP_REQUIRES(ctx, g.out_depth == grad.dim_size(c),
                 absl::InvalidArgumentError(absl::StrCat(
@@ -539,12 +540,11 @@ class Conv2DBackpropInputOp : public OpKernel {
     OP_REQUIRES_OK(ctx, FillSpatial(attrs_, in_dims,
                                     filter.shape().dim_sizes(),
                                     channels_first_, &g));
-    for (int i = 0; i < 2; ++i) {
-      const SpatialDim& d = g.dims[1 + i];
+    for (int i = 0; i < kRank - 2; ++i) {
+      const SpatialDim& d = g.dims[5 - kRank + i];
       OP_REQUIRES(ctx, d.window.out == grad.dim_size(h + i),
                   absl::InvalidArgumentError(absl::StrCat(
-                      "Conv2DBackpropInput: Size of out_backprop doesn't "
-                      "match computed: actual = ",
+                      op, ": Size of out_backprop doesn't match computed: actual = ",
                       grad.dim_size(h + i), ", computed = ", d.window.out,
                       " spatial_dim: ", h + i, " input: ", d.in,
                       " filter: ", d.filter, " output: ", grad.dim_size(h + i),
@@ -576,8 +576,8 @@ class Conv2DBackpropInputOp : public OpKernel {
     } else if (!OnOneDnn(ctx, g, *f, *grad_last, result)) {
       OP_REQUIRES_OK(ctx, BackpropInput<C>(ctx, g, *grad_last, *f, result));
     }
-    const std::vector<int64_t> last = {g.batch, g.dims[1].in, g.dims[2].in,
-                                       g.in_depth};
+    std::vector<int64_t> last = {g.batch, g.dims[1].in, g.dims[2].in, g.in_depth};
+    if (kRank == 5) last.insert(last.begin() + 1, g.dims[0].in);
     Store<T>(ctx, result, last, channels_first_, output);
   }
 
@@ -618,7 +618,11 @@ class Conv2DBackpropInputOp : public OpKernel {
   REGISTER_KERNEL(KernelDefBuilder("Conv2DBackpropInput")                  \
                       .Device(kDeviceCpu)                                  \
                       .TypeConstraint<T>("T"),                             \
-                  Conv2DBackpropInputOp<T>)
+                  ConvBackpropInputOp<T, 4>);                              \
+  REGISTER_KERNEL(KernelDefBuilder("Conv3DBackpropInputV2")                \
+                      .Device(kDeviceCpu)                                  \
+                      .TypeConstraint<T>("T"),                             \
+                  ConvBackpropInputOp<T, 5>)
 GR_REGISTER_GEMM_CONVS(float);
 GR_REGISTER_GEMM_CONVS(double);
 GR_REGISTER_GEMM_CONVS(half);

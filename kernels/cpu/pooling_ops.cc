@@ -1,4 +1,5 @@
-// MaxPool and AvgPool on CPU, as TensorFlow's MaxPoolingOp / AvgPoolingOp.
+// MaxPool (and MaxPoolV2, its window as inputs) and AvgPool on CPU, as
+// TensorFlow's MaxPoolingOp / AvgPoolingOp.
 // MaxPool walks each output pixel's window and takes the element-wise
 // maximum of the input's depth vectors (padding skipped), as TensorFlow's
 // CPU kernel does; AvgPool on float and double sums them and divides by the
@@ -228,20 +229,12 @@ class PoolingOp : public OpKernel {
                     "Default ", Name(), " only supports NHWC on device type ",
                     kDeviceCpu)));
     nchw_ = data_format == "NCHW";
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("ksize", &ksize_));
-    OP_REQUIRES(ctx, ksize_.size() == 4,
-                absl::InvalidArgumentError("Sliding window ksize field must "
-                                           "specify 4 dimensions"));
-    for (size_t i = 0; i < ksize_.size(); ++i) {
-      OP_REQUIRES(ctx, ksize_[i] > 0,
-                  absl::InvalidArgumentError(absl::StrCat(
-                      "Sliding window ksize for dimension ", i,
-                      " was zero.")));
+    // MaxPoolV2 takes ksize and strides as inputs, checked at each step.
+    if (ctx->attrs().Find("ksize") != nullptr) {
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("ksize", &ksize_));
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("strides", &strides_));
+      OP_REQUIRES_OK(ctx, CheckWindow(ksize_, strides_));
     }
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("strides", &strides_));
-    OP_REQUIRES(ctx, strides_.size() == 4,
-                absl::InvalidArgumentError("Sliding window stride field must "
-                                           "specify 4 dimensions"));
     OP_REQUIRES_OK(ctx, ctx->GetAttr("padding", &padding));
     auto parsed = op_shapes::ParsePadding(padding);
     OP_REQUIRES_OK(ctx, parsed.status());
@@ -252,15 +245,18 @@ class PoolingOp : public OpKernel {
     }
     const int c = nchw_ ? 1 : 3;
     OP_REQUIRES_OK(ctx, cpu::CheckExplicitPaddings(padding_, explicit_paddings_, c));
-    OP_REQUIRES(ctx, ksize_[0] == 1 && strides_[0] == 1,
-                absl::UnimplementedError(
-                    "Pooling is not yet supported on the batch dimension."));
   }
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
+    std::vector<int64_t> ksize = ksize_, strides = strides_;
+    if (ctx->num_inputs() == 3) {
+      OP_REQUIRES_OK(ctx, WindowInput(ctx->input(1), "ksize", &ksize));
+      OP_REQUIRES_OK(ctx, WindowInput(ctx->input(2), "strides", &strides));
+      OP_REQUIRES_OK(ctx, CheckWindow(ksize, strides));
+    }
     PoolDims d;
-    OP_REQUIRES_OK(ctx, ComputeDims(input, &d));
+    OP_REQUIRES_OK(ctx, ComputeDims(input, ksize, strides, &d));
     const int64_t out_h = d.depth_window > 1 ? d.rows : d.out_rows.out;
     const int64_t out_w = d.depth_window > 1 ? d.cols : d.out_cols.out;
     auto shape = TensorShape::FromDims(
@@ -326,8 +322,42 @@ class PoolingOp : public OpKernel {
     return kKind == PoolKind::kMax ? "MaxPoolingOp" : "AvgPoolingOp";
   }
 
+  static absl::Status CheckWindow(const std::vector<int64_t>& ksize,
+                                  const std::vector<int64_t>& strides) {
+    if (ksize.size() != 4) {
+      return absl::InvalidArgumentError(
+          "Sliding window ksize field must specify 4 dimensions");
+    }
+    for (size_t i = 0; i < ksize.size(); ++i) {
+      if (ksize[i] <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Sliding window ksize for dimension ", i, " was zero."));
+      }
+    }
+    if (strides.size() != 4) {
+      return absl::InvalidArgumentError(
+          "Sliding window stride field must specify 4 dimensions");
+    }
+    if (ksize[0] != 1 || strides[0] != 1) {
+      return absl::UnimplementedError("Pooling is not yet supported on the batch dimension.");
+    }
+    return absl::OkStatus();
+  }
+
+  // MaxPoolV2's ksize or strides input: 4 int32 values.
+  static absl::Status WindowInput(const Tensor& t, const char* name,
+                                  std::vector<int64_t>* values) {
+    if (t.dims() != 1 || t.NumElements() != 4) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, " must be a vector of 4 values, but has shape ", t.shape().DebugString()));
+    }
+    values->assign(t.flat<int32_t>().data(), t.flat<int32_t>().data() + 4);
+    return absl::OkStatus();
+  }
+
   // TensorFlow's PoolParameters and the ops' Compute checks.
-  absl::Status ComputeDims(const Tensor& input, PoolDims* d) const {
+  absl::Status ComputeDims(const Tensor& input, const std::vector<int64_t>& ksize,
+                           const std::vector<int64_t>& strides, PoolDims* d) const {
     if (input.dims() != 4) {
       return absl::InvalidArgumentError("tensor_in must be 4-dimensional");
     }
@@ -336,12 +366,12 @@ class PoolingOp : public OpKernel {
     d->rows = input.dim_size(h);
     d->cols = input.dim_size(w);
     d->depth = input.dim_size(c);
-    d->window_rows = ksize_[h];
-    d->window_cols = ksize_[w];
-    d->depth_window = ksize_[c];
-    d->stride_rows = strides_[h];
-    d->stride_cols = strides_[w];
-    const int64_t depth_stride = strides_[c];
+    d->window_rows = ksize[h];
+    d->window_cols = ksize[w];
+    d->depth_window = ksize[c];
+    d->stride_rows = strides[h];
+    d->stride_cols = strides[w];
+    const int64_t depth_stride = strides[c];
     if (d->depth_window != 1 && (d->window_rows != 1 || d->window_cols != 1)) {
       return absl::UnimplementedError(
           "MaxPooling supports exactly one of pooling across depth or "
@@ -407,6 +437,16 @@ GR_REGISTER_POOL("MaxPool", uint8_t, PoolKind::kMax);
 GR_REGISTER_POOL("MaxPool", int16_t, PoolKind::kMax);
 GR_REGISTER_POOL("MaxPool", int8_t, PoolKind::kMax);
 GR_REGISTER_POOL("MaxPool", uint16_t, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPoolV2", float, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPoolV2", double, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPoolV2", half, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPoolV2", bfloat16, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPoolV2", int32_t, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPoolV2", int64_t, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPoolV2", uint8_t, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPoolV2", int16_t, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPoolV2", int8_t, PoolKind::kMax);
+GR_REGISTER_POOL("MaxPoolV2", uint16_t, PoolKind::kMax);
 GR_REGISTER_POOL("AvgPool", float, PoolKind::kAvg);
 GR_REGISTER_POOL("AvgPool", double, PoolKind::kAvg);
 GR_REGISTER_POOL("AvgPool", half, PoolKind::kAvg);

@@ -21,6 +21,7 @@
 #include "graph/tensor.h"
 #include "kernels/cpu/array_movement.h"
 #include "kernels/cpu/philox.h"
+#include "kernels/cpu/node_generator.h"
 #include "kernels/cpu/random_distributions.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
@@ -32,77 +33,8 @@ namespace {
 
 using random::Philox4x32;
 
-// TensorFlow's GuardedPhiloxRandom: a generator handed out in reserved
-// stretches. Thread-safe. One per node and session: it lives in the
-// device's ResourceMgr, so every plan that runs the node (other fetches,
-// other feeds) carries on one stream, as TensorFlow's one kernel per node
-// does.
-class GuardedPhilox : public ResourceBase {
- public:
-  GuardedPhilox(int64_t seed, int64_t seed2) : gen_(Seeded(seed, seed2)) {}
-  std::string DebugString() const override { return "random generator"; }
-
-  // The generator where it stands; it then moves on by `blocks`.
-  Philox4x32 Reserve(uint64_t blocks) {
-    absl::MutexLock lock(&mu_);
-    Philox4x32 reserved = gen_;
-    gen_.Skip(blocks);
-    return reserved;
-  }
-
- private:
-  static Philox4x32 Seeded(int64_t seed, int64_t seed2) {
-    if (seed == 0 && seed2 == 0) {
-      std::random_device os;
-      auto word64 = [&os] { return (static_cast<uint64_t>(os()) << 32) | os(); };
-      const uint64_t s = word64();
-      return Philox4x32(s, word64());
-    }
-    return Philox4x32(static_cast<uint64_t>(seed), static_cast<uint64_t>(seed2));
-  }
-
-  absl::Mutex mu_;
-  Philox4x32 gen_ ABSL_GUARDED_BY(mu_);
-};
-
-// The node's generator: the session's (in the device's ResourceMgr, keyed by
-// the node's name), made with the node's seeds on first use; the kernel's
-// own where the device keeps no state.
-class NodeGenerator {
- public:
-  NodeGenerator(OpKernelConstruction* ctx, const std::string& node)
-      : node_(node), seed_(Attr(ctx, "seed")), seed2_(Attr(ctx, "seed2")) {}
-
-  absl::StatusOr<GuardedPhilox*> Get(OpKernelContext* ctx) {
-    absl::MutexLock lock(&mu_);
-    if (gen_ == nullptr) {
-      ResourceMgr* mgr = ctx->device()->resource_manager();
-      if (mgr == nullptr) {
-        gen_ = std::make_shared<GuardedPhilox>(seed_, seed2_);
-      } else {
-        absl::StatusOr<std::shared_ptr<GuardedPhilox>> made = mgr->LookupOrCreate<GuardedPhilox>(
-            "graphrun_random", node_, [this]() -> absl::StatusOr<std::shared_ptr<GuardedPhilox>> {
-              return std::make_shared<GuardedPhilox>(seed_, seed2_);
-            });
-        if (!made.ok()) return made.status();
-        gen_ = *std::move(made);
-      }
-    }
-    return gen_.get();
-  }
-
- private:
-  static int64_t Attr(OpKernelConstruction* ctx, const char* name) {
-    int64_t value = 0;
-    ctx->SetStatus(ctx->GetAttr(name, &value));
-    return value;
-  }
-
-  const std::string node_;
-  const int64_t seed_, seed2_;
-  absl::Mutex mu_;
-  std::shared_ptr<GuardedPhilox> gen_ ABSL_GUARDED_BY(mu_);
-};
+using random::GuardedPhilox;
+using random::NodeGenerator;
 
 // Fills `out` with `dist`'s groups from `gen`, sharded over the pool.
 template <typename Dist, typename T>

@@ -1,5 +1,5 @@
 // ResizeBilinear and ResizeNearestNeighbor on CPU, with TensorFlow's
-// coordinate rules (image_resizer_state.h): scale = in / out, or
+// coordinate rules (resize_common.h): scale = in / out, or
 // (in - 1) / (out - 1) with align_corners; an output pixel y samples input
 // coordinate y * scale, or (y + 0.5) * scale - 0.5 with half_pixel_centers
 // (nearest neighbour: (y + 0.5) * scale, then floor). Bilinear reads the
@@ -9,87 +9,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <vector>
 
-#include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "graph/tensor.h"
-#include "kernels/eigen.h"
+#include "kernels/cpu/resize_common.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 
 namespace graphrun {
 namespace {
 
-constexpr double kParallelElements = 32 * 1024;
-
-struct ResizeGeometry {
-  int64_t batch = 0, in_height = 0, in_width = 0, channels = 0;
-  int64_t out_height = 0, out_width = 0;
-  float height_scale = 0, width_scale = 0;
-};
-
-float ResizeScale(int64_t in, int64_t out, bool align_corners) {
-  return (align_corners && out > 1)
-             ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
-             : static_cast<float>(in) / static_cast<float>(out);
-}
-
-// TensorFlow's ImageResizerState::ValidateAndCalculateOutputSize.
-absl::Status ComputeGeometry(const Tensor& input, const Tensor& size,
-                             bool align_corners, ResizeGeometry* g) {
-  if (input.dims() != 4) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "input must be 4-dimensional", input.shape().DebugString()));
-  }
-  if (size.dims() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "shape_t must be 1-dimensional", size.shape().DebugString()));
-  }
-  if (size.NumElements() != 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "shape_t must have two elements", size.shape().DebugString()));
-  }
-  g->batch = input.dim_size(0);
-  g->in_height = input.dim_size(1);
-  g->in_width = input.dim_size(2);
-  g->channels = input.dim_size(3);
-  g->out_height = size.flat<int32_t>()[0];
-  g->out_width = size.flat<int32_t>()[1];
-  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
-  if (g->in_height > kIntMax || g->in_width > kIntMax) {
-    return absl::InvalidArgumentError(
-        "input sizes must be between 0 and max int32");
-  }
-  if (g->out_height <= 0 || g->out_width <= 0) {
-    return absl::InvalidArgumentError("output dimensions must be positive");
-  }
-  if (g->channels <= 0) {
-    return absl::InvalidArgumentError(
-        "image must have at least one channel");
-  }
-  if (g->in_height <= 0 || g->in_width <= 0) {
-    return absl::InvalidArgumentError("input image must be of non-zero size");
-  }
-  g->height_scale = ResizeScale(g->in_height, g->out_height, align_corners);
-  g->width_scale = ResizeScale(g->in_width, g->out_width, align_corners);
-  return absl::OkStatus();
-}
-
-// Runs fn(first_row, last_row) over the batch * out_height output rows.
-template <typename Fn>
-void ForEachRow(OpKernelContext* ctx, const ResizeGeometry& g, Fn fn) {
-  const int64_t rows = g.batch * g.out_height;
-  const double per_row = static_cast<double>(g.out_width) * g.channels;
-  if (per_row * rows > kParallelElements) {
-    ctx->eigen_cpu_device().parallelFor(
-        rows, Eigen::TensorOpCost(4 * per_row * 4, per_row * 4, 8 * per_row),
-        [&](Eigen::Index begin, Eigen::Index end) { fn(begin, end); });
-  } else {
-    fn(0, rows);
-  }
-}
+using resize::ForEachRow;
+using resize::ResizeGeometry;
+using resize::ResizeOpBase;
 
 // One output coordinate's two input neighbours and the weight of the upper.
 struct Lerp {
@@ -112,47 +44,6 @@ std::vector<Lerp> LerpTable(int64_t out_size, int64_t in_size, float scale,
   }
   return table;
 }
-
-class ResizeOpBase : public OpKernel {
- public:
-  explicit ResizeOpBase(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("align_corners", &align_corners_));
-    OP_REQUIRES_OK(ctx,
-                   ctx->GetAttr("half_pixel_centers", &half_pixel_centers_));
-    OP_REQUIRES(ctx, !(align_corners_ && half_pixel_centers_),
-                absl::InvalidArgumentError(
-                    "If half_pixel_centers is True, align_corners must be "
-                    "False."));
-  }
-
- protected:
-  // Validates the inputs and allocates the output; nullptr when there is
-  // nothing to compute (or on error, set on ctx).
-  Tensor* Prepare(OpKernelContext* ctx, ResizeGeometry* g) {
-    absl::Status s =
-        ComputeGeometry(ctx->input(0), ctx->input(1), align_corners_, g);
-    if (!s.ok()) {
-      ctx->SetStatus(s);
-      return nullptr;
-    }
-    auto shape = TensorShape::FromDims(
-        {g->batch, g->out_height, g->out_width, g->channels});
-    if (!shape.ok()) {
-      ctx->SetStatus(shape.status());
-      return nullptr;
-    }
-    Tensor* out = nullptr;
-    s = ctx->allocate_output(0, *shape, &out);
-    if (!s.ok()) {
-      ctx->SetStatus(s);
-      return nullptr;
-    }
-    return shape->num_elements() == 0 ? nullptr : out;
-  }
-
-  bool align_corners_ = false;
-  bool half_pixel_centers_ = false;
-};
 
 template <typename T>
 class ResizeBilinearOp : public ResizeOpBase {
@@ -255,16 +146,7 @@ class ResizeNearestNeighborOp : public ResizeOpBase {
                       .Device(kDeviceCpu)                                  \
                       .TypeConstraint<T>("T"),                             \
                   ResizeNearestNeighborOp<T>)
-GR_REGISTER_RESIZE(float);
-GR_REGISTER_RESIZE(double);
-GR_REGISTER_RESIZE(half);
-GR_REGISTER_RESIZE(bfloat16);
-GR_REGISTER_RESIZE(uint8_t);
-GR_REGISTER_RESIZE(int8_t);
-GR_REGISTER_RESIZE(uint16_t);
-GR_REGISTER_RESIZE(int16_t);
-GR_REGISTER_RESIZE(int32_t);
-GR_REGISTER_RESIZE(int64_t);
+GR_FOR_EACH_RESIZE_TYPE(GR_REGISTER_RESIZE);
 #undef GR_REGISTER_RESIZE
 
 }  // namespace

@@ -6,6 +6,9 @@
 //                        mapping (encoding "utf-8").
 //   StaticRegexReplace   RE2 pattern, rewrite with \1..\9, all matches or
 //                        the first.
+//   StringSplit          (v1) at every byte of `delimiter` (empty: into
+//                        single bytes), empty tokens dropped when
+//                        skip_empty; an empty string gives no tokens.
 //   StringSplitV2        Python's str.split per element: on `sep`, or on
 //                        runs of ASCII whitespace when `sep` is empty;
 //                        `maxsplit` splits at most, the rest one token.
@@ -145,10 +148,40 @@ std::vector<std::string> SplitV2(const std::string& s, const std::string& sep, i
   return out;
 }
 
-class StringSplitV2Op : public OpKernel {
+// TensorFlow's v1 StringSplit of one string: at every byte of `delims`,
+// or into single bytes when `delims` is empty; empty tokens dropped when
+// skip_empty. An empty string gives no tokens.
+std::vector<std::string> SplitAnyOf(const std::string& s, const std::string& delims,
+                                    bool skip_empty) {
+  std::vector<std::string> tokens;
+  if (s.empty()) return tokens;
+  if (delims.empty()) {
+    for (char c : s) tokens.emplace_back(1, c);
+    return tokens;
+  }
+  size_t start = 0;
+  while (true) {
+    const size_t hit = s.find_first_of(delims, start);
+    std::string token = s.substr(start, hit == std::string::npos ? std::string::npos : hit - start);
+    if (!skip_empty || !token.empty()) tokens.push_back(std::move(token));
+    if (hit == std::string::npos) break;
+    start = hit + 1;
+  }
+  return tokens;
+}
+
+// StringSplit (kV2 false) and StringSplitV2: a vector of strings and a
+// scalar separator in; sparse tokens out, indices [n, 2] of (row, position),
+// values [n], shape [rows, longest row].
+template <bool kV2>
+class StringSplitOp : public OpKernel {
  public:
-  explicit StringSplitV2Op(OpKernelConstruction* c) : OpKernel(c) {
-    OP_REQUIRES_OK(c, c->GetAttr("maxsplit", &maxsplit_));
+  explicit StringSplitOp(OpKernelConstruction* c) : OpKernel(c) {
+    if constexpr (kV2) {
+      OP_REQUIRES_OK(c, c->GetAttr("maxsplit", &maxsplit_));
+    } else {
+      OP_REQUIRES_OK(c, c->GetAttr("skip_empty", &skip_empty_));
+    }
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
@@ -157,12 +190,15 @@ class StringSplitV2Op : public OpKernel {
                 absl::InvalidArgumentError(absl::StrCat("input must be a vector, got shape: ",
                                                         in.shape().DebugString())));
     OP_REQUIRES(ctx, sep.dims() == 0,
-                absl::InvalidArgumentError(absl::StrCat("sep must be a scalar, got shape: ",
+                absl::InvalidArgumentError(absl::StrCat(kV2 ? "sep" : "delimiter",
+                                                        " must be a scalar, got shape: ",
                                                         sep.shape().DebugString())));
+    const std::string& separator = sep.flat<std::string>()[0];
     std::vector<std::vector<std::string>> rows;
     int64_t n = 0, longest = 0;
     for (const std::string& s : in.flat<std::string>()) {
-      rows.push_back(SplitV2(s, sep.flat<std::string>()[0], maxsplit_));
+      rows.push_back(kV2 ? SplitV2(s, separator, maxsplit_)
+                         : SplitAnyOf(s, separator, skip_empty_));
       n += static_cast<int64_t>(rows.back().size());
       longest = std::max<int64_t>(longest, static_cast<int64_t>(rows.back().size()));
     }
@@ -186,6 +222,7 @@ class StringSplitV2Op : public OpKernel {
 
  private:
   int64_t maxsplit_ = -1;
+  bool skip_empty_ = true;
 };
 
 class RaggedTensorToTensorOp : public OpKernel {
@@ -329,7 +366,8 @@ class DenseBincountOp : public OpKernel {
 REGISTER_KERNEL(KernelDefBuilder("StringLower").Device(kDeviceCpu), StringCaseOp<false>);
 REGISTER_KERNEL(KernelDefBuilder("StringUpper").Device(kDeviceCpu), StringCaseOp<true>);
 REGISTER_KERNEL(KernelDefBuilder("StaticRegexReplace").Device(kDeviceCpu), StaticRegexReplaceOp);
-REGISTER_KERNEL(KernelDefBuilder("StringSplitV2").Device(kDeviceCpu), StringSplitV2Op);
+REGISTER_KERNEL(KernelDefBuilder("StringSplit").Device(kDeviceCpu), StringSplitOp<false>);
+REGISTER_KERNEL(KernelDefBuilder("StringSplitV2").Device(kDeviceCpu), StringSplitOp<true>);
 REGISTER_KERNEL(KernelDefBuilder("RaggedTensorToTensor").Device(kDeviceCpu),
                 RaggedTensorToTensorOp);
 REGISTER_KERNEL(KernelDefBuilder("DenseBincount").Device(kDeviceCpu), DenseBincountOp);

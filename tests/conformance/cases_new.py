@@ -148,3 +148,54 @@ for scale in (0.3, 2.5):
 for delta in (0.2, -0.7):
     case("AdjustHue", ("images", RGB), ("delta", np.array(delta, f32)))
 case("AdjustHue", ("images", RGB[..., :2]), ("delta", np.array(0.1, f32)))
+
+# --- Setting diagonals ---
+MAT = rand([2, 3, 4])
+case("MatrixSetDiag", ("input", MAT), ("diagonal", rand([2, 3])))
+case("MatrixSetDiag", ("input", rand([4, 2]).astype(i32)), ("diagonal", np.array([7, 8], i32)))
+case("MatrixSetDiag", ("input", MAT), ("diagonal", rand([2, 4])))  # wrong length
+case("MatrixSetDiagV2", ("input", MAT), ("diagonal", rand([2, 2, 3])), ("k", np.array([-1, 0], i32)))
+for align in ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT"):
+    case("MatrixSetDiagV3", ("input", MAT), ("diagonal", rand([2, 3, 3])),
+         ("k", np.array([-1, 1], i32)), align=align)
+case("MatrixSetDiagV3", ("input", MAT), ("diagonal", rand([2, 2])), ("k", np.array(2, i32)))
+case("MatrixSetDiagV3", ("input", MAT), ("diagonal", rand([2, 3])), ("k", np.array(5, i32)))
+case("MatrixSetDiagV3", ("input", np.zeros([0, 3, 3], f32)), ("diagonal", np.zeros([0, 3], f32)),
+     ("k", np.array(0, i32)))
+
+# --- Pooling with the window as inputs, and with the argmax ---
+POOL_IN = rand([2, 5, 6, 3])
+for pad in ("VALID", "SAME"):
+    case("MaxPoolV2", ("input", POOL_IN), ("ksize", np.array([1, 2, 3, 1], i32)),
+         ("strides", np.array([1, 2, 2, 1], i32)), padding=pad)
+case("MaxPoolV2", ("input", (POOL_IN * 10).astype(i32)), ("ksize", np.array([1, 3, 3, 1], i32)),
+     ("strides", np.array([1, 1, 1, 1], i32)), padding="SAME")
+case("MaxPoolV2", ("input", POOL_IN), ("ksize", np.array([2, 2, 2, 1], i32)),
+     ("strides", np.array([1, 1, 1, 1], i32)), padding="VALID")  # batch window
+case("MaxPoolV2", ("input", POOL_IN), ("ksize", np.array([1, 2, 2], i32)),
+     ("strides", np.array([1, 1, 1, 1], i32)), padding="VALID")
+for pad in ("VALID", "SAME"):
+    for include_batch in (False, True):
+        case("MaxPoolWithArgmax", ("input", POOL_IN), ksize=[1, 3, 2, 1], strides=[1, 2, 2, 1],
+             padding=pad, include_batch_in_index=include_batch)
+TIES = np.ones([1, 4, 4, 2], f32)
+case("MaxPoolWithArgmax", ("input", TIES), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+case("MaxPoolWithArgmax", ("input", (POOL_IN * 10).astype(np.int64)), ksize=[1, 2, 2, 1],
+     strides=[1, 1, 1, 1], padding="VALID")
+case("MaxPoolWithArgmax", ("input", POOL_IN.astype(f64)), ksize=[1, 2, 2, 1],
+     strides=[1, 1, 1, 1], padding="SAME")
+case("MaxPoolWithArgmax", ("input", rand([5, 6, 3])), ksize=[1, 2, 2, 1], strides=[1, 1, 1, 1],
+     padding="VALID")
+
+# --- The gradient of Conv3D for its input ---
+F3 = rand([2, 2, 3, 3, 4])
+for pad, strides, grad_shape, in_shape in (("VALID", [1, 1, 1, 1, 1], [2, 3, 3, 2, 4], [2, 4, 4, 4, 3]),
+                                          ("SAME", [1, 2, 1, 2, 1], [2, 2, 4, 2, 4], [2, 4, 4, 4, 3])):
+    case("Conv3DBackpropInputV2", ("input_sizes", np.array(in_shape, i32)), ("filter", F3),
+         ("out_backprop", rand(grad_shape)), strides=strides, padding=pad)
+case("Conv3DBackpropInputV2", ("input_sizes", np.array([1, 5, 4, 4, 3], i64)), ("filter", F3),
+     ("out_backprop", rand([1, 4, 3, 2, 4])), strides=[1, 1, 1, 1, 1], padding="VALID")
+case("Conv3DBackpropInputV2", ("input_sizes", np.array([2, 4, 4, 4, 3], i32)), ("filter", F3.astype(f64)),
+     ("out_backprop", rand([2, 3, 3, 2, 4], f64)), strides=[1, 1, 1, 1, 1], padding="VALID")
+case("Conv3DBackpropInputV2", ("input_sizes", np.array([2, 4, 4, 4, 3], i32)), ("filter", F3),
+     ("out_backprop", rand([2, 3, 3, 3, 4])), strides=[1, 1, 1, 1, 1], padding="VALID")  # mismatch

@@ -43,6 +43,7 @@ _PKG_CONFIG_TARGETS = {
     "benchmark": ["benchmark"],
     "benchmark_main": [],
     "dnnl": [],
+    "farmhash": [],
 }
 
 def _pkg_config(ctx, args):
@@ -67,6 +68,9 @@ def _system_libs_impl(ctx):
             # are in /usr/include. Debian builds it on OpenMP (libgomp), whose
             # thread count the kernels set.
             libs, cflags = ["-ldnnl", "-lgomp"], []
+        elif name == "farmhash":
+            # libfarmhash-dev ships no .pc; farmhash.h is in /usr/include.
+            libs, cflags = ["-lfarmhash"], []
         else:
             libs = [f for f in _pkg_config(ctx, ["--libs"] + modules) if f]
             cflags = [f for f in _pkg_config(ctx, ["--cflags"] + modules) if f]

@@ -1,0 +1,92 @@
+// What the ragged kernels share (ragged_ops.cc, ragged_variant_ops.cc):
+// splits read as int64 and written in an int32/int64 tensor, and copies of
+// whole rows of a tensor of any dtype. Stateless; thread-safe.
+#ifndef GRAPHRUN_KERNELS_CPU_RAGGED_UTIL_H_
+#define GRAPHRUN_KERNELS_CPU_RAGGED_UTIL_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "graph/tensor.h"
+#include "graph/types.h"
+#include "graph/variant.h"
+#include "kernels/op_kernel.h"
+
+namespace graphrun {
+namespace ragged {
+
+// The elements of an int32 or int64 tensor (splits, indices), row-major.
+inline std::vector<int64_t> SplitsValues(const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.NumElements()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = t.dtype() == DT_INT32 ? t.flat<int32_t>()[i] : t.flat<int64_t>()[i];
+  }
+  return v;
+}
+
+// Copies v[begin, end) - shift into `out`, an int32 or int64 vector with
+// end - begin elements.
+inline void FillSplits(const std::vector<int64_t>& v, size_t begin, size_t end, int64_t shift,
+                       Tensor* out) {
+  for (size_t i = begin; i < end; ++i) {
+    if (out->dtype() == DT_INT32) {
+      out->flat<int32_t>()[i - begin] = static_cast<int32_t>(v[i] - shift);
+    } else {
+      out->flat<int64_t>()[i - begin] = v[i] - shift;
+    }
+  }
+}
+
+// Output `output` (int32 or int64, as the op declares it) set to `splits`.
+inline absl::Status WriteSplits(OpKernelContext* ctx, int output,
+                                const std::vector<int64_t>& splits) {
+  Tensor* out = nullptr;
+  absl::Status s =
+      ctx->allocate_output(output, TensorShape({static_cast<int64_t>(splits.size())}), &out);
+  if (!s.ok()) return s;
+  FillSplits(splits, 0, splits.size(), 0, out);
+  return absl::OkStatus();
+}
+
+// Elements in one row (outermost index) of `t`: the product of dims 1...
+inline int64_t RowElements(const Tensor& t) {
+  int64_t n = 1;
+  for (int d = 1; d < t.dims(); ++d) n *= t.dim_size(d);
+  return n;
+}
+
+// Copies rows [from, from + rows) of `src` to `dst` from row `to`; both of
+// one dtype with `row` elements per row.
+inline void CopyRows(const Tensor& src, int64_t from, int64_t rows, int64_t row, Tensor* dst,
+                     int64_t to) {
+  const int64_t n = rows * row;
+  if (n == 0) return;
+  const int64_t s = from * row, d = to * row;
+  switch (src.dtype()) {
+    case DT_STRING:
+      std::copy_n(src.flat<std::string>().begin() + s, n, dst->flat<std::string>().begin() + d);
+      return;
+    case DT_VARIANT:
+      std::copy_n(src.flat<Variant>().begin() + s, n, dst->flat<Variant>().begin() + d);
+      return;
+    case DT_RESOURCE:
+      std::copy_n(src.flat<ResourceHandle>().begin() + s, n,
+                  dst->flat<ResourceHandle>().begin() + d);
+      return;
+    default: {
+      const size_t size = static_cast<size_t>(DataTypeSize(src.dtype()));
+      std::memcpy(static_cast<char*>(dst->raw_data()) + d * size,
+                  static_cast<const char*>(src.raw_data()) + s * size, n * size);
+    }
+  }
+}
+
+}  // namespace ragged
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_KERNELS_CPU_RAGGED_UTIL_H_
