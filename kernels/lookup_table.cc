@@ -46,7 +46,9 @@ class TypedTable : public LookupTable {
     auto k = keys.flat<K>();
     auto d = default_value.flat<V>();
     auto out = values->flat<V>();
-    const bool one_default = d.size() == 1 && default_value.dims() == 0;
+    // A HashTable takes the default's first element for every missing key;
+    // a MutableHashTable, a default the keys' size key by key.
+    const bool one_default = !is_mutable() || (d.size() == 1 && default_value.dims() == 0);
     for (size_t i = 0; i < k.size(); ++i) {
       auto it = map_.find(k[i]);
       out[i] = it != map_.end() ? it->second : d[one_default ? 0 : i];

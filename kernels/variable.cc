@@ -118,6 +118,12 @@ std::string UninitializedRefMessage(const Var& var) {
   return absl::StrCat("Attempting to use uninitialized value ", var.name());
 }
 
+absl::Status CheckUpdatable(const Var& var, bool resource) {
+  if (!resource || var.initialized()) return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat("Invalid variable reference: ", UninitializedResourceMessage(var)));
+}
+
 std::string UninitializedResourceMessage(const Var& var) {
   return absl::StrCat("Error while reading resource variable ", var.name(),
                       " from Container: localhost. This could mean that the variable was "

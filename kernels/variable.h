@@ -94,6 +94,12 @@ absl::StatusOr<Var*> VarOf(const Tensor& handle, const char* what);
 std::string UninitializedRefMessage(const Var& var);
 std::string UninitializedResourceMessage(const Var& var);
 
+// Before an optimizer updates a resource variable: TensorFlow's INTERNAL
+// "Invalid variable reference" (its kernels fail taking the variables'
+// locks) when `var` was never assigned, naming it. Ref variables pass (their
+// update reports the uninitialized value itself).
+absl::Status CheckUpdatable(const Var& var, bool resource);
+
 }  // namespace graphrun
 
 #endif  // GRAPHRUN_KERNELS_VARIABLE_H_

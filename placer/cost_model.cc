@@ -23,7 +23,7 @@ std::string Key(absl::string_view a, absl::string_view b) {
 // Ops that move or make no data worth timing (aliases, metadata, feeds).
 bool IsFree(absl::string_view op) {
   static const auto* kFree = new absl::flat_hash_set<std::string>{
-      "Const",      "Placeholder", "PlaceholderWithDefault", "Identity",
+      "Const",      "Placeholder", "PlaceholderV2", "PlaceholderWithDefault", "Identity",
       "IdentityN",  "NoOp",        "StopGradient",           "Shape",
       "Size",       "Rank",        "Reshape",                "Squeeze",
       "ExpandDims", "_Arg",        "_Retval",                "_Send",

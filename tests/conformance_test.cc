@@ -7,9 +7,12 @@
 // leaves unspecified have no recorded value and are not compared. Prints a
 // per-op table: cases, cases passed, worst error (the largest
 // |got - want| / (atol + rtol |want|) of its float outputs), input dtypes.
+// A program case (a stateful op in a small graph of its own) runs its
+// recorded steps in one session, then fetches the recorded tensors.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -21,6 +24,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "graph/graph_io.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
@@ -108,9 +112,35 @@ struct Case {
   std::vector<std::pair<std::string, Tensor>> feeds;
   std::map<int, Tensor> wants;
   std::string error;  // "CODE: message" when TensorFlow refused
+  // Program cases: the targets of each run, then the tensors fetched.
+  std::map<int, std::vector<std::string>> runs;
+  std::vector<std::string> fetch;
 };
 
-absl::StatusOr<std::map<int, Case>> ReadCases(const GraphDef& g) {
+std::vector<std::string> Strings(const Tensor& t) {
+  std::vector<std::string> out;
+  for (const std::string& s : t.flat<std::string>()) out.push_back(s);
+  return out;
+}
+
+// A string Const's paths where this test runs: make_conformance.py writes
+// its scratch directory as "@TMP@" (here a directory of the op's own under
+// the test's temporary directory) and tests/conformance as "@DIR@".
+std::string ScratchDir(const std::string& op) {
+  return absl::StrCat(::testing::TempDir(), "/conformance_", op);
+}
+
+void PlacePaths(const std::string& op, NodeDef* n) {
+  if (n->op() != "Const") return;
+  auto it = n->mutable_attr()->find("value");
+  if (it == n->mutable_attr()->end() || it->second.tensor().dtype() != DT_STRING) return;
+  const std::string tmp = ScratchDir(op);
+  for (std::string& v : *it->second.mutable_tensor()->mutable_string_val()) {
+    v = absl::StrReplaceAll(v, {{"@TMP@", tmp}, {"@DIR@", "tests/conformance"}});
+  }
+}
+
+absl::StatusOr<std::map<int, Case>> ReadCases(const std::string& op, const GraphDef& g) {
   std::map<int, Case> cases;
   std::map<std::pair<int, std::string>, Tensor> feed_values;
   for (const NodeDef& n : g.node()) {
@@ -121,11 +151,15 @@ absl::StatusOr<std::map<int, Case>> ReadCases(const GraphDef& g) {
     const int i = std::stoi(n.name().substr(1, slash - 1));
     const std::string leaf = n.name().substr(slash + 1);
     Case& c = cases[i];
-    if (n.op() == "Const" &&
-        (absl::StartsWith(leaf, "feed_") || absl::StartsWith(leaf, "want") || leaf == "error")) {
+    if (n.op() == "Const" && (absl::StartsWith(leaf, "feed_") || absl::StartsWith(leaf, "want") ||
+                              absl::StartsWith(leaf, "prog_") || leaf == "error")) {
       absl::StatusOr<Tensor> t = Tensor::FromProto(n.attr().at("value").tensor());
       if (!t.ok()) return t.status();
-      if (leaf == "error") {
+      if (leaf == "prog_fetch") {
+        c.fetch = Strings(*t);
+      } else if (absl::StartsWith(leaf, "prog_run")) {
+        c.runs[std::stoi(leaf.substr(8))] = Strings(*t);
+      } else if (leaf == "error") {
         c.error = t->flat<std::string>()[0];
       } else if (absl::StartsWith(leaf, "want")) {
         c.wants[std::stoi(leaf.substr(4))] = *std::move(t);
@@ -133,10 +167,14 @@ absl::StatusOr<std::map<int, Case>> ReadCases(const GraphDef& g) {
         feed_values[{i, leaf.substr(5)}] = *std::move(t);
       }
     } else {
-      *c.graph.add_node() = n;
+      NodeDef* copy = c.graph.add_node();
+      *copy = n;
+      PlacePaths(op, copy);
     }
   }
   for (auto& [i, c] : cases) {
+    *c.graph.mutable_library() = g.library();
+    if (!c.fetch.empty()) continue;  // a program feeds nothing
     for (const NodeDef& n : c.graph.node()) {
       if (n.op() != "Placeholder") continue;
       const std::string leaf = n.name().substr(n.name().find('/') + 1);
@@ -174,9 +212,10 @@ TEST(ConformanceTest, EveryCaseMatchesTensorFlow) {
     SCOPED_TRACE(op);
     absl::StatusOr<GraphDef> g = ReadGraphDefFile(absl::StrCat(kDir, op, ".pb"));
     ASSERT_TRUE(g.ok()) << g.status();
-    absl::StatusOr<std::map<int, Case>> cases = ReadCases(*g);
+    absl::StatusOr<std::map<int, Case>> cases = ReadCases(op, *g);
     ASSERT_TRUE(cases.ok()) << cases.status();
     ASSERT_EQ(static_cast<int>(cases->size()), count) << "cases in " << op << ".pb";
+    std::filesystem::create_directories(ScratchDir(op));  // as the recording's existed
     OpRow& row = table[op];
     for (auto& [i, c] : *cases) {
       const std::string name = absl::StrCat(op, " case ", i);
@@ -184,7 +223,10 @@ TEST(ConformanceTest, EveryCaseMatchesTensorFlow) {
       ++row.cases;
       ++total;
       std::vector<std::string> fetches;
-      if (c.error.empty()) {
+      if (!c.fetch.empty()) {
+        fetches = c.fetch;
+        for (const auto& [k, t] : c.wants) row.dtypes.insert(DataTypeString(t.dtype()));
+      } else if (c.error.empty()) {
         for (const auto& [k, t] : c.wants) fetches.push_back(absl::StrCat("c", i, "/op:", k));
       } else {
         // Fetch every output the op has: refusing needs running it.
@@ -195,7 +237,12 @@ TEST(ConformanceTest, EveryCaseMatchesTensorFlow) {
       std::vector<Tensor> outs;
       absl::Status s;
       absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(c.graph);
-      s = session.ok() ? (*session)->Run(c.feeds, fetches, {}, &outs) : session.status();
+      s = session.status();
+      for (auto it = c.runs.begin(); s.ok() && it != c.runs.end(); ++it) {
+        std::vector<Tensor> none;
+        s = (*session)->Run({}, {}, it->second, &none);
+      }
+      if (s.ok()) s = (*session)->Run(c.feeds, fetches, {}, &outs);
       if (!c.error.empty()) {
         const std::string code = c.error.substr(0, c.error.find(':'));
         if (s.ok()) {

@@ -47,7 +47,9 @@ std::vector<const Node*> UnreadNodes(const Graph& g) {
     bool consumed = false;
     for (const Edge* e : node->out_edges()) consumed |= !e->IsControl();
     if (consumed || node->num_outputs() == 0) continue;
-    if (node->op() == "Const" || node->op() == "Placeholder") continue;
+    if (node->op() == "Const" || node->op() == "Placeholder" || node->op() == "PlaceholderV2") {
+      continue;
+    }
     out.push_back(node.get());
   }
   return out;
@@ -111,12 +113,13 @@ InspectReport InspectGraph(const GraphDef& graph_def,
     absl::StrAppend(&out, "\nInputs (feed these):\n");
     int inputs = 0;
     for (const auto& node : g.nodes()) {
-      if (node->op() != "Placeholder" && node->op() != "PlaceholderWithDefault") {
+      if (node->op() != "Placeholder" && node->op() != "PlaceholderV2" &&
+          node->op() != "PlaceholderWithDefault") {
         continue;
       }
       ++inputs;
       std::string dtype = DtypeOf(*node, "dtype");
-      std::string shape = node->op() == "Placeholder"
+      std::string shape = node->op() != "PlaceholderWithDefault"
                               ? ShapeOfPlaceholder(*node)
                               : (node->num_outputs() > 0
                                      ? node->output_shape(0).DebugString()

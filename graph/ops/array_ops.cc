@@ -98,6 +98,13 @@ REGISTER_OP("Placeholder")
     .Attr("shape: shape = { unknown_rank: true }")
     .SetShapeFn(PlaceholderShape);
 
+// The TF1 form (deprecated there): a placeholder whose shape attr is required.
+REGISTER_OP("PlaceholderV2")
+    .Output("output: dtype")
+    .Attr("dtype: type")
+    .Attr("shape: shape")
+    .SetShapeFn(PlaceholderShape);
+
 REGISTER_OP("PlaceholderWithDefault")
     .Input("input: dtype")
     .Output("output: dtype")

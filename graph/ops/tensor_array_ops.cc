@@ -126,6 +126,7 @@ REGISTER_OP("TensorArrayWriteV3")
     .Input("flow_in: float")
     .Output("flow_out: float")
     .Attr("T: type")
+    .SetIsStateful()
     .SetShapeFn(WriteShape);
 
 REGISTER_OP("TensorArrayReadV3")
@@ -134,6 +135,7 @@ REGISTER_OP("TensorArrayReadV3")
     .Input("flow_in: float")
     .Output("value: dtype")
     .Attr("dtype: type")
+    .SetIsStateful()
     .SetShapeFn(ReadShape);
 
 REGISTER_OP("TensorArrayGatherV3")
@@ -143,6 +145,7 @@ REGISTER_OP("TensorArrayGatherV3")
     .Output("value: dtype")
     .Attr("dtype: type")
     .Attr("element_shape: shape = { unknown_rank: true }")
+    .SetIsStateful()
     .SetShapeFn(GatherShape);
 
 REGISTER_OP("TensorArrayScatterV3")
@@ -152,6 +155,7 @@ REGISTER_OP("TensorArrayScatterV3")
     .Input("flow_in: float")
     .Output("flow_out: float")
     .Attr("T: type")
+    .SetIsStateful()
     .SetShapeFn(ScatterShape);
 
 REGISTER_OP("TensorArrayConcatV3")
@@ -161,6 +165,7 @@ REGISTER_OP("TensorArrayConcatV3")
     .Output("lengths: int64")
     .Attr("dtype: type")
     .Attr("element_shape_except0: shape = { unknown_rank: true }")
+    .SetIsStateful()
     .SetShapeFn(ConcatShape);
 
 REGISTER_OP("TensorArraySplitV3")
@@ -170,16 +175,19 @@ REGISTER_OP("TensorArraySplitV3")
     .Input("flow_in: float")
     .Output("flow_out: float")
     .Attr("T: type")
+    .SetIsStateful()
     .SetShapeFn(SplitShape);
 
 REGISTER_OP("TensorArraySizeV3")
     .Input("handle: resource")
     .Input("flow_in: float")
     .Output("size: int32")
+    .SetIsStateful()
     .SetShapeFn(SizeShape);
 
 REGISTER_OP("TensorArrayCloseV3")
     .Input("handle: resource")
+    .SetIsStateful()
     .SetShapeFn(CloseShape);
 
 }  // namespace graphrun

@@ -125,6 +125,7 @@ class ApplyOp : public OpKernel {
                   absl::InvalidArgumentError(absl::StrCat(
                       "variable ", (*var)->name(), " is ", DataTypeString((*var)->dtype()),
                       ", the update is ", DataTypeString(dtype_))));
+      OP_REQUIRES_OK(ctx, CheckUpdatable(**var, resource_));
       vars.push_back(*var);
     }
     OP_REQUIRES_OK(ctx, Nest(ctx, vars, 0, &slots, update));

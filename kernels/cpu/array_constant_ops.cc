@@ -286,6 +286,9 @@ REGISTER_KERNEL(KernelDefBuilder("Const").Device(kDeviceCpu)
 REGISTER_KERNEL(KernelDefBuilder("Placeholder").Device(kDeviceCpu)
                     .TypeConstraint("dtype", AllTensorTypes()),
                 PlaceholderOp);
+REGISTER_KERNEL(KernelDefBuilder("PlaceholderV2").Device(kDeviceCpu)
+                    .TypeConstraint("dtype", AllTensorTypes()),
+                PlaceholderOp);
 REGISTER_KERNEL(KernelDefBuilder("PlaceholderWithDefault").Device(kDeviceCpu)
                     .TypeConstraint("dtype", AllTensorTypes()),
                 ForwardInputsOp);

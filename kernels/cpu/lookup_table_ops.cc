@@ -5,7 +5,8 @@
 // (container or "localhost", shared_name, else with use_node_name_sharing
 // the node's name) on every run, so an initializer's run and a later
 // lookup's share it. With neither a shared name nor node-name sharing the
-// table is the kernel's own, as in TensorFlow.
+// table is the node's own for the session, as in TensorFlow, where one
+// kernel serves a stateful node in every run.
 #include <memory>
 #include <string>
 #include <utility>
@@ -19,6 +20,9 @@
 
 namespace graphrun {
 namespace {
+
+// The container of the tables that have no shared name, keyed by node.
+constexpr char kNodeTables[] = "graphrun_node_tables";
 
 class HashTableOp : public OpKernel {
  public:
@@ -41,7 +45,12 @@ class HashTableOp : public OpKernel {
                             value_dtype_, mutable_);
     };
     std::shared_ptr<LookupTable> table;
-    if (shared_name_.empty()) {  // private to this kernel
+    ResourceMgr* mgr = ctx->device()->resource_manager();
+    if (mgr == nullptr) {
+      // A device without state: only a private table, the kernel's own.
+      OP_REQUIRES(ctx, shared_name_.empty(),
+                  absl::FailedPreconditionError(absl::StrCat(
+                      ctx->device()->name(), " keeps no state: no lookup table can live there")));
       absl::MutexLock lock(&mu_);
       if (own_ == nullptr) {
         absl::StatusOr<std::shared_ptr<LookupTable>> made = make();
@@ -50,12 +59,11 @@ class HashTableOp : public OpKernel {
       }
       table = own_;
     } else {
-      ResourceMgr* mgr = ctx->device()->resource_manager();
-      OP_REQUIRES(ctx, mgr != nullptr,
-                  absl::FailedPreconditionError(absl::StrCat(
-                      ctx->device()->name(), " keeps no state: no lookup table can live there")));
+      // A private table is the node's for the session (every plan running
+      // the node finds it, as TensorFlow's one kernel per stateful node).
       absl::StatusOr<std::shared_ptr<LookupTable>> found =
-          mgr->LookupOrCreate<LookupTable>(container_, shared_name_, make);
+          shared_name_.empty() ? mgr->LookupOrCreate<LookupTable>(kNodeTables, name(), make)
+                               : mgr->LookupOrCreate<LookupTable>(container_, shared_name_, make);
       OP_REQUIRES_OK(ctx, found.status());
       table = *std::move(found);
     }

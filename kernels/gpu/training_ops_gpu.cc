@@ -63,6 +63,7 @@ class ApplyOp : public GpuKernel {
                   absl::InvalidArgumentError(
                       absl::StrCat("variable ", (*var)->name(), " is ",
                                    DataTypeString((*var)->dtype()), ", the update is float")));
+      OP_REQUIRES_OK(ctx, CheckUpdatable(**var, resource_));
       vars.push_back(*var);
     }
     absl::StatusOr<void*> stream = Stream(ctx);

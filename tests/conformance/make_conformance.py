@@ -15,6 +15,17 @@ A case with the attr `pre=(op, arg, attrs)` feeds its inputs to a first op
 `c<i>/pre` (of type `op`, with `attrs`) and that op's output to the op's input
 `arg`: how a variant input (RaggedTensorFromVariant's) is made. Variant
 outputs are not recorded (an op whose outputs are all variants is only run).
+
+A program case (conformance_cases.program) holds a small graph of its own
+around the op: string Consts `c<i>/prog_run<j>` name the targets of run j
+and `c<i>/prog_fetch` the tensors fetched after the runs, recorded as
+`want<k>` in that order; all runs go in one session, so state (variables,
+tables, lists) carries from one to the next. File paths in string Consts
+are written as tokens (PATH_TOKENS): "@TMP@" a scratch directory, "@DIR@"
+tests/conformance. Where TensorFlow has no CPU
+kernel for the op, build() returns a third list, tensors of an equivalent
+graph of TensorFlow's whose values are recorded instead. The GraphDef's function
+library goes with every case (functional control flow).
 """
 import os
 import sys
@@ -35,9 +46,16 @@ import cases_strings2  # noqa: E402,F401
 import cases_random2  # noqa: E402,F401
 import cases_sets_ctc  # noqa: E402,F401
 import cases_ragged2  # noqa: E402,F401
+import cases_state  # noqa: E402,F401
+import cases_optim  # noqa: E402,F401
+import cases_containers  # noqa: E402,F401
+import cases_control  # noqa: E402,F401
+import cases_files  # noqa: E402,F401
 from conformance_cases import CASES  # noqa: E402
 
-CODES = {1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 5: "NOT_FOUND",
+CODES = {1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED",
+         5: "NOT_FOUND", 6: "ALREADY_EXISTS", 7: "PERMISSION_DENIED", 10: "ABORTED",
+         14: "UNAVAILABLE", 15: "DATA_LOSS",
          8: "RESOURCE_EXHAUSTED", 9: "FAILED_PRECONDITION", 11: "OUT_OF_RANGE",
          12: "UNIMPLEMENTED", 13: "INTERNAL"}
 
@@ -68,6 +86,9 @@ def record(op, cases):
     g = tf.Graph()
     with g.as_default(), tf.compat.v1.Session() as sess:
         for i, (inputs, attrs) in enumerate(cases):
+            if callable(inputs):
+                record_program(g, sess, i, inputs)
+                continue
             with tf.name_scope(f"c{i}"):
                 kwargs, feeds = dict(attrs), {}
                 pre = kwargs.pop("pre", None)
@@ -102,14 +123,50 @@ def record(op, cases):
                 except tf.errors.OpError as e:
                     tf.constant(f"{CODES[e.error_code]}: {error_line(e.message)}", name="error")
     path = os.path.join(HERE, f"{op}.pb")
+    graph_def = g.as_graph_def()
+    tokenize_paths(graph_def)
     with open(path + ".tmp", "wb") as f:
-        f.write(g.as_graph_def().SerializeToString(deterministic=True))
+        f.write(graph_def.SerializeToString(deterministic=True))
     os.replace(path + ".tmp", path)
+
+
+# Directories that string Consts name as tokens, so that the test can put
+# them where it runs: cases_files' scratch directory and this directory.
+PATH_TOKENS = {cases_files.TMP: "@TMP@", HERE: "@DIR@"}
+
+
+def tokenize_paths(graph_def):
+    for node in graph_def.node:
+        if node.op != "Const" or node.attr["dtype"].type != tf.string.as_datatype_enum:
+            continue
+        values = node.attr["value"].tensor.string_val
+        for k, v in enumerate(values):
+            for path, token in PATH_TOKENS.items():
+                v = v.replace(path.encode(), token.encode())
+            values[k] = v
+
+
+def record_program(g, sess, i, build):
+    with tf.name_scope(f"c{i}"):
+        built = build()
+        runs, fetch = built[:2]
+        reference = built[2] if len(built) > 2 else fetch
+        for j, targets in enumerate(runs):
+            names = [(t.op if isinstance(t, tf.Tensor) else t).name for t in targets]
+            tf.constant(names, dtype=tf.string, name=f"prog_run{j}")
+        tf.constant([t.name for t in fetch], dtype=tf.string, name="prog_fetch")
+        try:
+            for targets in runs:
+                sess.run(targets)
+            for k, (t, v) in enumerate(zip(fetch, sess.run(reference))):
+                tf.constant(v, dtype=t.dtype, name=f"want{k}")
+        except tf.errors.OpError as e:
+            tf.constant(f"{CODES[e.error_code]}: {error_line(e.message)}", name="error")
 
 
 # Ops whose cases another script records (TensorFlow has no CPU kernel for
 # them): their MANIFEST lines are kept as they are.
-RECORDED_ELSEWHERE = {"CudnnRNN", "CudnnRNNV3"}  # make_cudnn_rnn_cases.py
+RECORDED_ELSEWHERE = {"CudnnRNN", "CudnnRNNV2", "CudnnRNNV3"}  # make_cudnn_rnn_cases.py
 
 
 def main(ops):

@@ -6,7 +6,7 @@ canonical params buffer.
 
 Run with TensorFlow installed (never in CI):
     python tests/conformance/make_cudnn_rnn_cases.py
-Writes tests/conformance/CudnnRNN.pb and CudnnRNNV3.pb in the format of
+Writes tests/conformance/CudnnRNN.pb, CudnnRNNV2.pb and CudnnRNNV3.pb in the format of
 make_conformance.py and their MANIFEST lines (which make_conformance.py
 keeps).
 """
@@ -158,10 +158,16 @@ def main():
     feeds.append(("sequence_lengths", np.array([4, 4], np.int32)))
     v3.append((feeds, [np.swapaxes(wants[0], 0, 1)] + wants[1:], dict(attrs, time_major=False)))
     write("CudnnRNNV3", v3)
+
+    # Drawn after the others, so that their inputs stay as they were.
+    v2 = [make_case("lstm", 2, time=3, batch=2, inp=4, units=3, layers=2),
+          make_case("gru", 1, time=4, batch=3, inp=2, units=5, layers=1),
+          make_case("rnn_tanh", 1, time=2, batch=1, inp=3, units=2, layers=1, dtype=np.float64)]
+    write("CudnnRNNV2", v2)
     manifest = os.path.join(HERE, "MANIFEST")
     with open(manifest) as f:
-        lines = [l for l in f if l.split()[0] not in ("CudnnRNN", "CudnnRNNV3")]
-    lines += [f"CudnnRNN {len(v1)}\n", f"CudnnRNNV3 {len(v3)}\n"]
+        lines = [l for l in f if l.split()[0] not in ("CudnnRNN", "CudnnRNNV2", "CudnnRNNV3")]
+    lines += [f"CudnnRNN {len(v1)}\n", f"CudnnRNNV2 {len(v2)}\n", f"CudnnRNNV3 {len(v3)}\n"]
     with open(manifest + ".tmp", "w") as f:
         f.write(lines[0] + "".join(sorted(lines[1:])))
     os.replace(manifest + ".tmp", manifest)
