@@ -395,10 +395,24 @@ void BfcAllocator::FreePlanRegion() {
 
 bool BfcAllocator::EnsurePlanRegion() {
   const size_t want = RoundUpToUnit(plan_.bytes);
-  // A region that is big enough, and not much bigger, stays.
-  if (plan_region_bytes_ >= want && plan_region_bytes_ - want <= want / 16) return true;
-  if (!planned_live_.empty()) return plan_region_bytes_ >= want;
+  if (steps_since_shrink_ >= 0) ++steps_since_shrink_;
+  const bool big_enough = plan_region_bytes_ >= want;
+  if (big_enough) {
+    // A region that is big enough stays while it is not much bigger, or
+    // has not been much bigger for shrink_after_ steps in a row.
+    if (plan_region_bytes_ - want <= want / 16) {
+      oversized_steps_ = 0;
+      return true;
+    }
+    if (++oversized_steps_ < shrink_after_) return true;
+  } else if (steps_since_shrink_ >= 0 && steps_since_shrink_ <= shrink_after_) {
+    // Grown again soon after a shrink: plans alternate between two peaks.
+    shrink_after_ = std::min<int64_t>(shrink_after_ * 2, int64_t{1} << 20);
+  }
+  if (!planned_live_.empty()) return big_enough;
   FreePlanRegion();
+  oversized_steps_ = 0;
+  steps_since_shrink_ = big_enough ? 0 : -1;
   if (want > limit_ - static_cast<size_t>(stats_.bytes_reserved)) ReleaseFreeRegions();
   if (want > limit_ - static_cast<size_t>(stats_.bytes_reserved)) return false;
   void* mem = sub_allocator_->Alloc(kUnit, want);

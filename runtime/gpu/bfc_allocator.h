@@ -14,8 +14,11 @@
 // lifetime. A step that ends with nothing left to record differently from
 // the plan it ran with gets a new plan (step_plan.h): one region of the
 // plan's size, taken at the next BeginStep, whose wholly free BFC regions
-// are then given back. The k-th allocation of a later step takes its
-// planned place when it has the planned size and that place is free (an
+// are then given back (a plan region bigger than the plan needs stays a few
+// steps, longer each time it had to grow back soon after shrinking: a step
+// whose peak alternates between two sizes keeps one region). The k-th
+// allocation of a later step takes its planned place when it has the
+// planned size and that place is free (an
 // output of the step before may still hold it; that one allocation is
 // then served as before). One of another size means the step went another
 // way: it and the rest of the step are served as before, and the step is
@@ -225,6 +228,14 @@ class BfcAllocator : public Allocator {
   // again within two steps of a release (the step still needed it).
   int64_t release_after_ ABSL_GUARDED_BY(mu_) = 2;
   int64_t steps_since_release_ ABSL_GUARDED_BY(mu_) = -1;  // -1: none yet
+  // The plan region shrinks to a smaller plan only after being too big for
+  // shrink_after_ steps in a row, doubled whenever it must grow again within
+  // that many steps of a shrink: a step whose peak alternates between two
+  // sizes (a buffer freed a little early or late) would otherwise take a new
+  // region every other step.
+  int64_t oversized_steps_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t shrink_after_ ABSL_GUARDED_BY(mu_) = 2;
+  int64_t steps_since_shrink_ ABSL_GUARDED_BY(mu_) = -1;  // -1: no shrink yet
   int64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t planned_this_step_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t planned_last_step_ ABSL_GUARDED_BY(mu_) = 0;
