@@ -75,6 +75,30 @@ TEST(SessionTest, FeedingAnInnerTensorCutsItsProducers) {
   EXPECT_TRUE(out[0].SharesBufferWith(mm));
 }
 
+// The TF1 PlaceholderV2 (older frozen graphs) is a placeholder: fed, it is
+// the fed value; unfed, it fails naming itself.
+TEST(SessionTest, PlaceholderV2IsAPlaceholder) {
+  auto def = ParseGraphDef(R"pb(
+    node { name: "x" op: "PlaceholderV2" attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "shape" value { shape { dim { size: 2 } } } } }
+    node { name: "y" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+  )pb", GraphFormat::kText);
+  ASSERT_TRUE(def.ok()) << def.status();
+  auto session = Session::Create(*def);
+  ASSERT_TRUE(session.ok()) << session.status();
+  std::vector<Tensor> out;
+  absl::Status s = (*session)->Run({{"x", Tensor::FromVector<float>({1.5f, -3})}}, {"y"}, {}, &out);
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_EQ(out[0].flat<float>()[0], -1.5f);
+  EXPECT_EQ(out[0].flat<float>()[1], 3.f);
+  s = (*session)->Run({}, {"y"}, {}, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("You must feed a value for placeholder tensor 'x' with dtype float "
+                             "and shape [2]"),
+            std::string::npos)
+      << s;
+}
+
 // TensorFlow-exported graphs order nodes after a Placeholder by control
 // edge (`^x`); feeding x satisfies them, as in TensorFlow.
 TEST(SessionTest, FedPlaceholderHandsOverItsControlEdges) {
