@@ -266,7 +266,15 @@ def _tables():
                                       values=opaque(np.array([1, 2, 3], i64)), name="import")
         return [[imp]], [raw.LookupTableSizeV2(table_handle=t, name="size")]
 
-    for build in (export_mutable, export_hash_table, export_str_keys, export_size_only):
+    def export_uninitialized():
+        # TensorFlow's code here is ABORTED.
+        t = hash_table(tf.int64, tf.string)
+        keys, values = raw.LookupTableExportV2(table_handle=t, Tkeys=tf.int64, Tvalues=tf.string,
+                                               name="export")
+        return [], [keys, values]
+
+    for build in (export_mutable, export_hash_table, export_str_keys, export_size_only,
+                  export_uninitialized):
         program("LookupTableExportV2", build)
     for build in (import_mutable, import_hash_table, import_mismatch):
         program("LookupTableImportV2", build)
