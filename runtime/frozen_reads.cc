@@ -12,8 +12,9 @@ namespace graphrun {
 namespace {
 
 // Stateful ops that change no state a later step can see: they read
-// variables or tables, draw random numbers, or stand for feeds and fetches.
-// Every other stateful op counts as a write.
+// variables or tables, draw random numbers, stand for feeds and fetches, or
+// change only the step's own TensorArrays and stacks (made anew by each
+// step). Every other stateful op counts as a write.
 bool OnlyReads(const std::string& op) {
   static const auto* ops = new absl::flat_hash_set<std::string>{
       "VarHandleOp", "ReadVariableOp", "VarIsInitializedOp", "VariableV2", "Variable",
@@ -22,7 +23,10 @@ bool OnlyReads(const std::string& op) {
       "RandomUniformInt", "RandomShuffle", "Multinomial", "SampleDistortedBoundingBox",
       "SampleDistortedBoundingBoxV2", "Placeholder", "PlaceholderV2",
       "PlaceholderWithDefault", "_Arg", "_Retval", "NoOp", "Print", "PrintV2",
-      "Assert", "CheckNumerics", "ResourceGather"};
+      "Assert", "CheckNumerics", "ResourceGather", "TensorArrayV3", "TensorArrayWriteV3",
+      "TensorArrayReadV3", "TensorArrayGatherV3", "TensorArrayScatterV3", "TensorArrayConcatV3",
+      "TensorArraySplitV3", "TensorArraySizeV3", "TensorArrayCloseV3", "StackV2", "StackPushV2",
+      "StackPopV2", "StackCloseV2"};
   return ops->contains(op);
 }
 

@@ -163,5 +163,32 @@ TEST(FrozenReadsTest, FindsWritesAndReads) {
   EXPECT_TRUE(fed.reads.empty());  // a fed read does not run
 }
 
+// A step's TensorArrays are its own (each step makes them anew): writing
+// one is no write a later step can see, so the step still freezes its reads.
+TEST(FrozenReadsTest, TensorArraysOfTheStepAreNoWrite) {
+  GraphDef def = TestGraph();
+  auto more = ParseGraphDef(R"pb(
+    node { name: 'n' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } }
+           attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } } }
+    node { name: 'i' op: 'Const' attr { key: 'dtype' value { type: DT_INT32 } }
+           attr { key: 'value' value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 } } } }
+    node { name: 'ta' op: 'TensorArrayV3' input: 'n'
+           attr { key: 'dtype' value { type: DT_FLOAT } } }
+    node { name: 'put' op: 'TensorArrayWriteV3' input: 'ta' input: 'i' input: 'y' input: 'ta:1'
+           attr { key: 'T' value { type: DT_FLOAT } } }
+    node { name: 'got' op: 'TensorArrayReadV3' input: 'ta' input: 'i' input: 'put'
+           attr { key: 'dtype' value { type: DT_FLOAT } } }
+  )pb", GraphFormat::kText);
+  ASSERT_TRUE(more.ok()) << more.status();
+  for (const NodeDef& n : more->node()) *def.add_node() = n;
+  auto g = ImportGraphDef(def);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ReadOnlyStep step = FindReadOnlyStep(**g, {"x"}, {"got:0"}, {});
+  EXPECT_FALSE(step.writes_state);
+  EXPECT_EQ(step.reads, (std::vector<std::string>{"read"}));
+  // Assigning the variable in the same step still writes.
+  EXPECT_TRUE(FindReadOnlyStep(**g, {"x"}, {"got:0"}, {"set1"}).writes_state);
+}
+
 }  // namespace
 }  // namespace graphrun
