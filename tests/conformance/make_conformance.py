@@ -22,10 +22,12 @@ and `c<i>/prog_fetch` the tensors fetched after the runs, recorded as
 `want<k>` in that order; all runs go in one session, so state (variables,
 tables, lists) carries from one to the next. File paths in string Consts
 are written as tokens (PATH_TOKENS): "@TMP@" a scratch directory, "@DIR@"
-tests/conformance. Where TensorFlow has no CPU
-kernel for the op, build() returns a third list, tensors of an equivalent
-graph of TensorFlow's whose values are recorded instead. The GraphDef's function
-library goes with every case (functional control flow).
+tests/conformance. Where TensorFlow has no CPU kernel for the op, build()
+returns a third list, tensors of an equivalent graph of TensorFlow's whose
+values are recorded instead. The GraphDef's function library goes with
+every case (functional control flow). The files come out byte for byte the
+same on every run, except for the names TensorFlow gives the functions of
+control-flow and call cases: it numbers them per process.
 """
 import os
 import sys
