@@ -12,7 +12,8 @@ namespace graphrun {
 namespace {
 
 // Stateful ops that change no state a later step can see: they read
-// variables or tables, draw random numbers, stand for feeds and fetches, or
+// variables or tables, draw random numbers (the cuDNN RNNs for their
+// dropout), stand for feeds and fetches, or
 // change only the step's own TensorArrays and stacks (made anew by each
 // step). Every other stateful op counts as a write.
 bool OnlyReads(const std::string& op) {
@@ -26,7 +27,7 @@ bool OnlyReads(const std::string& op) {
       "Assert", "CheckNumerics", "ResourceGather", "TensorArrayV3", "TensorArrayWriteV3",
       "TensorArrayReadV3", "TensorArrayGatherV3", "TensorArrayScatterV3", "TensorArrayConcatV3",
       "TensorArraySplitV3", "TensorArraySizeV3", "TensorArrayCloseV3", "StackV2", "StackPushV2",
-      "StackPopV2", "StackCloseV2"};
+      "StackPopV2", "StackCloseV2", "CudnnRNN", "CudnnRNNV2", "CudnnRNNV3"};
   return ops->contains(op);
 }
 

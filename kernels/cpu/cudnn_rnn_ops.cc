@@ -115,6 +115,16 @@ class CudnnRnnOp : public OpKernel {
     if (ctx->attrs().Find("time_major") != nullptr) {
       OP_REQUIRES_OK(ctx, ctx->GetAttr("time_major", &time_major_));
     }
+    // Dropout between layers applies only in training, which this forward
+    // pass does not do: refused rather than silently left out.
+    float dropout = 0;
+    bool is_training = false;
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("dropout", &dropout));
+    OP_REQUIRES_OK(ctx, ctx->GetAttr("is_training", &is_training));
+    OP_REQUIRES(ctx, dropout == 0 || !is_training,
+                absl::UnimplementedError(absl::StrCat(
+                    "node '", ctx->def().name(), "': CudnnRNN dropout ", dropout,
+                    " in training (is_training true) is not supported on CPU")));
   }
 
   void Compute(OpKernelContext* ctx) override {
