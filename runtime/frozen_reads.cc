@@ -13,9 +13,9 @@ namespace {
 
 // Stateful ops that change no state a later step can see: they read
 // variables or tables, draw random numbers (the cuDNN RNNs for their
-// dropout), stand for feeds and fetches, or
-// change only the step's own TensorArrays and stacks (made anew by each
-// step). Every other stateful op counts as a write.
+// dropout), stand for feeds and fetches, or change only the step's own
+// TensorArrays and stacks (made anew by each step). Every other stateful op
+// counts as a write.
 bool OnlyReads(const std::string& op) {
   static const auto* ops = new absl::flat_hash_set<std::string>{
       "VarHandleOp", "ReadVariableOp", "VarIsInitializedOp", "VariableV2", "Variable",
