@@ -18,6 +18,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "graph/control_flow.h"
+#include "graph/hash.h"
 #include "graph/import.h"
 #include "graph/status_macros.h"
 #include "kernels/variable.h"
@@ -31,34 +32,9 @@ constexpr int64_t kDeadOne = int64_t{1} << 32;
 inline int32_t PendingOf(int64_t count) { return static_cast<int32_t>(count & 0xffffffff); }
 inline int32_t DeadOf(int64_t count) { return static_cast<int32_t>(count >> 32); }
 
-// A fixed 64-bit hash (MurmurHash64A's mixing), so a frame's id is the same
-// in every partition, process and run.
-uint64_t FrameId(absl::string_view name) {
-  constexpr uint64_t kMul = 0xc6a4a7935bd1e995ULL;
-  constexpr int kShift = 47;
-  uint64_t h = 0xDECAFCAFFEULL ^ (name.size() * kMul);
-  const char* p = name.data();
-  size_t n = name.size();
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t k;
-    std::memcpy(&k, p, 8);
-    k *= kMul;
-    k ^= k >> kShift;
-    k *= kMul;
-    h ^= k;
-    h *= kMul;
-  }
-  if (n > 0) {
-    uint64_t tail = 0;
-    for (size_t i = 0; i < n; ++i) tail |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
-    h ^= tail;
-    h *= kMul;
-  }
-  h ^= h >> kShift;
-  h *= kMul;
-  h ^= h >> kShift;
-  return h;
-}
+// A frame's id: a fixed hash of its name, the same in every partition,
+// process and run.
+uint64_t FrameId(absl::string_view name) { return Hash64(name); }
 
 // absl::Mutex's deadlock detection (on in Debian's Abseil build) builds a
 // lock graph on every Lock: a measurable part of a loop iteration. The

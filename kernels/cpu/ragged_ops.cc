@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kernels/cpu/array_movement.h"
 #include "kernels/cpu/ragged_util.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -27,7 +28,7 @@ namespace {
 
 using ragged::CopyRows;
 using ragged::RowElements;
-using ragged::SplitsValues;
+using array_kernels::IntValues;
 using ragged::WriteSplits;
 
 // Rows of one range: 0 when the delta points away from the limit.
@@ -132,8 +133,8 @@ class RaggedGatherOp : public OpKernel {
     const Tensor& values = ctx->input(levels);
     const Tensor& indices_in = ctx->input(levels + 1);
     std::vector<std::vector<int64_t>> splits(levels);
-    for (int i = 0; i < levels; ++i) splits[i] = SplitsValues(ctx->input(i));
-    const std::vector<int64_t> indices = SplitsValues(indices_in);
+    for (int i = 0; i < levels; ++i) splits[i] = IntValues(ctx->input(i));
+    const std::vector<int64_t> indices = IntValues(indices_in);
     const int64_t num_params = static_cast<int64_t>(splits[0].size()) - 1;
     for (size_t i = 0; i < indices.size(); ++i) {
       OP_REQUIRES(ctx, indices[i] >= 0 && indices[i] < num_params,
@@ -226,7 +227,7 @@ class RaggedTensorToSparseOp : public OpKernel {
     OP_REQUIRES(ctx, values.dims() > 0,
                 absl::InvalidArgumentError("rt_dense_values must have rank >= 1"));
     std::vector<std::vector<int64_t>> splits(levels);
-    for (int i = 0; i < levels; ++i) splits[i] = SplitsValues(ctx->input(i));
+    for (int i = 0; i < levels; ++i) splits[i] = IntValues(ctx->input(i));
     OP_REQUIRES_OK(ctx, CheckSplits(splits, values.dim_size(0)));
 
     // parent[level][e]: the row of level `level` that element e (a row of

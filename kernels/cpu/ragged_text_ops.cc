@@ -21,12 +21,15 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "graph/utf8.h"
+#include "kernels/cpu/array_movement.h"
 #include "kernels/cpu/text_util.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 
 namespace graphrun {
 namespace {
+
+using array_kernels::IntValues;
 
 // Row splits must start at 0, never decrease and end at `values`.
 absl::Status CheckSplits(const std::vector<int64_t>& splits, int64_t values, const char* what) {
@@ -62,13 +65,13 @@ class RaggedBincountOp : public OpKernel {
     OP_REQUIRES_OK(c, c->GetAttr("binary_output", &binary_));
   }
   void Compute(OpKernelContext* ctx) override {
-    const std::vector<int64_t> splits = Int64s(ctx->input(0));
+    const std::vector<int64_t> splits = IntValues(ctx->input(0));
     const Tensor& values = ctx->input(1);
     const Tensor& weights = ctx->input(3);
     OP_REQUIRES(ctx, ctx->input(2).dims() == 0,
                 absl::InvalidArgumentError(absl::StrCat(
                     "size must be a scalar, has rank ", ctx->input(2).dims())));
-    const int64_t size = Int64s(ctx->input(2))[0];
+    const int64_t size = IntValues(ctx->input(2))[0];
     OP_REQUIRES(ctx, size >= 0,
                 absl::InvalidArgumentError(absl::StrCat("size (", size, ") must be non-negative")));
     OP_REQUIRES(ctx, weights.NumElements() == 0 || weights.shape() == values.shape(),
@@ -76,7 +79,7 @@ class RaggedBincountOp : public OpKernel {
                     "weights and values must have the same shape: weights ",
                     weights.shape().DebugString(), ", values ", values.shape().DebugString())));
     OP_REQUIRES_OK(ctx, CheckSplits(splits, values.NumElements(), "splits"));
-    const std::vector<int64_t> x = Int64s(values);
+    const std::vector<int64_t> x = IntValues(values);
     const int64_t rows = static_cast<int64_t>(splits.size()) - 1;
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({rows, size}), &out));
@@ -112,7 +115,7 @@ class StringNGramsOp : public OpKernel {
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& data = ctx->input(0);
-    const std::vector<int64_t> splits = Int64s(ctx->input(1));
+    const std::vector<int64_t> splits = IntValues(ctx->input(1));
     OP_REQUIRES_OK(ctx, CheckSplits(splits, data.NumElements(), "data_splits"));
     auto d = data.flat<std::string>();
     std::vector<std::string> grams;
@@ -269,7 +272,7 @@ class UnicodeEncodeOp : public OpKernel {
   }
   void Compute(OpKernelContext* ctx) override {
     const Tensor& values = ctx->input(0);
-    const std::vector<int64_t> splits = Int64s(ctx->input(1));
+    const std::vector<int64_t> splits = IntValues(ctx->input(1));
     OP_REQUIRES_OK(ctx, CheckSplits(splits, values.NumElements(), "input_splits"));
     auto v = values.flat<int32_t>();
     Tensor* out = nullptr;

@@ -1,6 +1,7 @@
 // What the ragged kernels share (ragged_ops.cc, ragged_variant_ops.cc):
-// splits read as int64 and written in an int32/int64 tensor, and copies of
-// whole rows of a tensor of any dtype. Stateless; thread-safe.
+// splits written in an int32/int64 tensor (they are read with
+// array_kernels::IntValues), and copies of whole rows of a tensor of any
+// dtype. Stateless; thread-safe.
 #ifndef GRAPHRUN_KERNELS_CPU_RAGGED_UTIL_H_
 #define GRAPHRUN_KERNELS_CPU_RAGGED_UTIL_H_
 
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -20,25 +22,18 @@
 namespace graphrun {
 namespace ragged {
 
-// The elements of an int32 or int64 tensor (splits, indices), row-major.
-inline std::vector<int64_t> SplitsValues(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.NumElements()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = t.dtype() == DT_INT32 ? t.flat<int32_t>()[i] : t.flat<int64_t>()[i];
-  }
-  return v;
-}
-
 // Copies v[begin, end) - shift into `out`, an int32 or int64 vector with
 // end - begin elements.
 inline void FillSplits(const std::vector<int64_t>& v, size_t begin, size_t end, int64_t shift,
                        Tensor* out) {
-  for (size_t i = begin; i < end; ++i) {
-    if (out->dtype() == DT_INT32) {
-      out->flat<int32_t>()[i - begin] = static_cast<int32_t>(v[i] - shift);
-    } else {
-      out->flat<int64_t>()[i - begin] = v[i] - shift;
-    }
+  auto fill = [&](auto* o) {
+    using T = std::remove_pointer_t<decltype(o)>;
+    for (size_t i = begin; i < end; ++i) o[i - begin] = static_cast<T>(v[i] - shift);
+  };
+  if (out->dtype() == DT_INT32) {
+    fill(out->flat<int32_t>().data());
+  } else {
+    fill(out->flat<int64_t>().data());
   }
 }
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/tensor.h"
 #include "graph/variant.h"
+#include "kernels/cpu/array_movement.h"
 #include "kernels/cpu/ragged_util.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -29,7 +30,7 @@ namespace {
 using ragged::CopyRows;
 using ragged::FillSplits;
 using ragged::RowElements;
-using ragged::SplitsValues;
+using array_kernels::IntValues;
 using ragged::WriteSplits;
 
 // One encoded ragged tensor; its tensors are never written once stored.
@@ -45,15 +46,18 @@ struct RaggedTensorVariant : VariantValue {
 };
 
 // Each level's splits: a non-empty vector from 0, non-decreasing, ending at
-// the next level's rows (the values' rows for the last level).
-absl::Status VerifySplits(const std::vector<const Tensor*>& splits, const Tensor& values) {
+// the next level's rows (the values' rows for the last level). Their values
+// go into `read`, one vector per level.
+absl::Status VerifySplits(const std::vector<const Tensor*>& splits, const Tensor& values,
+                          std::vector<std::vector<int64_t>>* read) {
+  read->assign(splits.size(), {});
   for (size_t level = 0; level < splits.size(); ++level) {
     const Tensor& t = *splits[level];
     if (t.dims() != 1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "Invalid ragged splits: ragged splits must be rank 1 but is rank ", t.dims()));
     }
-    const std::vector<int64_t> s = SplitsValues(t);
+    std::vector<int64_t>& s = (*read)[level] = IntValues(t);
     if (s.empty()) {
       return absl::InvalidArgumentError(
           "Invalid ragged splits: ragged splits must have at least one splits, but is empty");
@@ -97,7 +101,8 @@ class RaggedTensorToVariantOp : public OpKernel {
     const Tensor& values = ctx->input(levels);
     std::vector<const Tensor*> splits;
     for (int i = 0; i < levels; ++i) splits.push_back(&ctx->input(i));
-    OP_REQUIRES_OK(ctx, VerifySplits(splits, values));
+    std::vector<std::vector<int64_t>> s;
+    OP_REQUIRES_OK(ctx, VerifySplits(splits, values, &s));
     Tensor* out = nullptr;
     if (!batched_) {
       auto whole = std::make_shared<RaggedTensorVariant>();
@@ -110,8 +115,6 @@ class RaggedTensorToVariantOp : public OpKernel {
     OP_REQUIRES(ctx, levels > 0,
                 absl::InvalidArgumentError(
                     "ragged_rank=0 is not currently supported when batched_input=true."));
-    std::vector<std::vector<int64_t>> s(levels);
-    for (int i = 0; i < levels; ++i) s[i] = SplitsValues(*splits[i]);
     const int64_t rows = static_cast<int64_t>(s[0].size()) - 1;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, TensorShape({rows}), &out));
     const int64_t row = RowElements(values);
@@ -207,7 +210,7 @@ class RaggedTensorFromVariantOp : public OpKernel {
     for (int64_t level = 0; level < input_rank; ++level, ++out) {
       std::vector<int64_t> joined = {0};
       for (const RaggedTensorVariant* p : parts) {
-        const std::vector<int64_t> s = SplitsValues(p->splits[level]);
+        const std::vector<int64_t> s = IntValues(p->splits[level]);
         const int64_t shift = joined.back();
         for (size_t k = 1; k < s.size(); ++k) joined.push_back(s[k] + shift);
       }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "graph/tensor.h"
 #include "kernels/kernel_registry.h"
@@ -47,6 +48,10 @@ class ReduceJoinOp : public OpKernel {
                       absl::StrCat("Duplicate reduction dimension ", axis)));
       reduced[a] = true;
       order.push_back(a);
+    }
+    if (order.empty()) {  // nothing joined: the input itself
+      ctx->set_output(0, in);
+      return;
     }
 
     // Row-major strides of the input.
@@ -93,20 +98,11 @@ class ReduceJoinOp : public OpKernel {
         rest /= shape.dim_size(d);
       }
       for (size_t k = 0; k < offsets.size(); ++k) parts[k] = i[start + offsets[k]];
-      o[n] = Join(parts);
+      o[n] = absl::StrJoin(parts, separator_);
     }
   }
 
  private:
-  std::string Join(const std::vector<absl::string_view>& parts) const {
-    std::string s;
-    for (size_t k = 0; k < parts.size(); ++k) {
-      if (k > 0) s.append(separator_);
-      s.append(parts[k].data(), parts[k].size());
-    }
-    return s;
-  }
-
   bool keep_dims_ = false;
   std::string separator_;
 };

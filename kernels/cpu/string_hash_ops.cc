@@ -4,8 +4,7 @@
 //   StringToHashBucketFast    FarmHash Fingerprint64 (libfarmhash).
 //   StringToHashBucketStrong  SipHash-2-4 keyed by the two int64s of `key`
 //                             (k0 = key[0], k1 = key[1]).
-//   StringToHashBucket        the 64-bit MurmurHash2 variant (MurmurHash64A)
-//                             with seed 0xDECAFCAFFE.
+//   StringToHashBucket        TensorFlow's Hash64 (graph/hash.h).
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -13,6 +12,7 @@
 
 #include "absl/strings/string_view.h"
 #include "farmhash.h"
+#include "graph/hash.h"
 #include "graph/tensor.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -22,8 +22,8 @@ namespace {
 
 // Little-endian 64-bit load.
 uint64_t Load64(const char* p) {
-  uint64_t v = 0;
-  for (int b = 7; b >= 0; --b) v = (v << 8) | static_cast<unsigned char>(p[b]);
+  uint64_t v;
+  std::memcpy(&v, p, 8);
   return v;
 }
 
@@ -65,34 +65,6 @@ uint64_t SipHash24(uint64_t k0, uint64_t k1, absl::string_view s) {
   v2 ^= 0xff;
   rounds(4);
   return v0 ^ v1 ^ v2 ^ v3;
-}
-
-// MurmurHash64A of `s` with a fixed seed.
-uint64_t Murmur64(absl::string_view s) {
-  constexpr uint64_t kMul = 0xc6a4a7935bd1e995ULL;
-  constexpr int kShift = 47;
-  constexpr uint64_t kSeed = 0xDECAFCAFFEULL;
-  const size_t n = s.size();
-  uint64_t h = kSeed ^ (static_cast<uint64_t>(n) * kMul);
-  const size_t whole = n - n % 8;
-  for (size_t k = 0; k < whole; k += 8) {
-    uint64_t w = Load64(s.data() + k);
-    w *= kMul;
-    w ^= w >> kShift;
-    w *= kMul;
-    h ^= w;
-    h *= kMul;
-  }
-  if (n > whole) {
-    for (size_t b = n - whole; b-- > 0;) {
-      h ^= static_cast<uint64_t>(static_cast<unsigned char>(s[whole + b])) << (8 * b);
-    }
-    h *= kMul;
-  }
-  h ^= h >> kShift;
-  h *= kMul;
-  h ^= h >> kShift;
-  return h;
 }
 
 // Applies `hash` to every string; the bucket is the hash modulo num_buckets.
@@ -151,7 +123,7 @@ class StringToHashBucketOp : public OpKernel {
     OP_REQUIRES_OK(c, c->GetAttr("num_buckets", &num_buckets_));
   }
   void Compute(OpKernelContext* ctx) override {
-    HashToBuckets(ctx, num_buckets_, [](const std::string& s) { return Murmur64(s); });
+    HashToBuckets(ctx, num_buckets_, [](const std::string& s) { return Hash64(s); });
   }
 
  private:

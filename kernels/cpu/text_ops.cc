@@ -25,6 +25,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "kernels/cpu/array_movement.h"
 #include "kernels/cpu/text_util.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -34,6 +35,8 @@
 
 namespace graphrun {
 namespace {
+
+using array_kernels::IntValues;
 
 // StringLower and StringUpper: ASCII letters only with encoding '', the
 // Unicode case mapping (ICU's, root locale, as TensorFlow's ICU call) with
@@ -246,10 +249,10 @@ class RaggedTensorToTensorOp : public OpKernel {
     std::vector<int64_t> row_of;
     int64_t nrows = 0;
     if (types_.size() == 2) {
-      nrows = Int64s(ctx->input(3))[0];
-      row_of = Int64s(ctx->input(4));
+      nrows = IntValues(ctx->input(3))[0];
+      row_of = IntValues(ctx->input(4));
     } else {
-      const std::vector<int64_t> splits = Int64s(ctx->input(3));
+      const std::vector<int64_t> splits = IntValues(ctx->input(3));
       OP_REQUIRES(ctx, !splits.empty() && splits[0] == 0,
                   absl::InvalidArgumentError("row_splits must start with 0"));
       nrows = static_cast<int64_t>(splits.size()) - 1;
@@ -276,7 +279,7 @@ class RaggedTensorToTensorOp : public OpKernel {
     for (int d = 1; d < values.dims(); ++d) shape.AddDim(values.dim_size(d));
     const Tensor& given = ctx->input(0);
     if (given.dims() == 1) {
-      const std::vector<int64_t> dims = Int64s(given);
+      const std::vector<int64_t> dims = IntValues(given);
       OP_REQUIRES(ctx, static_cast<int>(dims.size()) == shape.dims(),
                   absl::InvalidArgumentError(absl::StrCat(
                       "shape has ", dims.size(), " dims, the result has rank ", shape.dims())));
@@ -329,7 +332,7 @@ class DenseBincountOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     const Tensor& in = ctx->input(0);
     const Tensor& weights = ctx->input(2);
-    const int64_t size = Int64s(ctx->input(1))[0];
+    const int64_t size = IntValues(ctx->input(1))[0];
     OP_REQUIRES(ctx, ctx->input(1).dims() == 0,
                 absl::InvalidArgumentError(absl::StrCat(
                     "Shape must be rank 0 but is rank ", ctx->input(1).dims())));
@@ -342,7 +345,7 @@ class DenseBincountOp : public OpKernel {
                 absl::InvalidArgumentError(absl::StrCat(
                     "Input and weights must have the same shape. Input: ",
                     in.shape().DebugString(), ", weights: ", weights.shape().DebugString())));
-    const std::vector<int64_t> x = Int64s(in);
+    const std::vector<int64_t> x = IntValues(in);
     for (int64_t v : x) {
       OP_REQUIRES(ctx, v >= 0, absl::InvalidArgumentError("Input arr must be non-negative!"));
     }

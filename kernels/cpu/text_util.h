@@ -1,6 +1,5 @@
-// What the text kernels share (text_ops.cc, ragged_text_ops.cc): index
-// tensors read as int64, and the counting loop of DenseBincount and
-// RaggedBincount.
+// What the text kernels share (text_ops.cc, ragged_text_ops.cc): the
+// counting loop of DenseBincount and RaggedBincount.
 #ifndef GRAPHRUN_KERNELS_CPU_TEXT_UTIL_H_
 #define GRAPHRUN_KERNELS_CPU_TEXT_UTIL_H_
 
@@ -13,15 +12,6 @@
 #include "graph/types.h"
 
 namespace graphrun {
-
-// The elements of an int32 or int64 tensor (sizes, splits, row ids).
-inline std::vector<int64_t> Int64s(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.NumElements()));
-  for (size_t i = 0; i < v.size(); ++i) {
-    v[i] = t.dtype() == DT_INT32 ? t.flat<int32_t>()[i] : t.flat<int64_t>()[i];
-  }
-  return v;
-}
 
 // Zeroes `out` (`size` bins per row, of its dtype) and, for each value k
 // with x[k] < size, adds 1 (or weights[k] when weights has elements, or

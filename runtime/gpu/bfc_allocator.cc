@@ -159,10 +159,7 @@ bool BfcAllocator::AddRegion(size_t rounded) {
     sub_allocator_->Free(mem, bytes);
     return false;
   }
-  if (steps_since_release_ >= 0 && steps_since_release_ <= 2) {
-    release_after_ = std::min<int64_t>(release_after_ * 2, int64_t{1} << 20);
-    steps_since_release_ = -1;
-  }
+  release_.Undone(/*window=*/2);
   // The next region is twice this one, unless this request already made it
   // bigger than planned.
   next_region_bytes_ =
@@ -395,24 +392,25 @@ void BfcAllocator::FreePlanRegion() {
 
 bool BfcAllocator::EnsurePlanRegion() {
   const size_t want = RoundUpToUnit(plan_.bytes);
-  if (steps_since_shrink_ >= 0) ++steps_since_shrink_;
+  shrink_.Tick();
   const bool big_enough = plan_region_bytes_ >= want;
   if (big_enough) {
     // A region that is big enough stays while it is not much bigger, or
-    // has not been much bigger for shrink_after_ steps in a row.
+    // has not been much bigger for shrink_.after steps in a row.
     if (plan_region_bytes_ - want <= want / 16) {
       oversized_steps_ = 0;
       return true;
     }
-    if (++oversized_steps_ < shrink_after_) return true;
-  } else if (steps_since_shrink_ >= 0 && steps_since_shrink_ <= shrink_after_) {
-    // Grown again soon after a shrink: plans alternate between two peaks.
-    shrink_after_ = std::min<int64_t>(shrink_after_ * 2, int64_t{1} << 20);
+    if (++oversized_steps_ < shrink_.after) return true;
   }
   if (!planned_live_.empty()) return big_enough;
   FreePlanRegion();
   oversized_steps_ = 0;
-  steps_since_shrink_ = big_enough ? 0 : -1;
+  if (big_enough) {
+    shrink_.Fired();
+  } else {
+    shrink_.Undone(/*window=*/shrink_.after);  // plans alternate between two peaks
+  }
   if (want > limit_ - static_cast<size_t>(stats_.bytes_reserved)) ReleaseFreeRegions();
   if (want > limit_ - static_cast<size_t>(stats_.bytes_reserved)) return false;
   void* mem = sub_allocator_->Alloc(kUnit, want);
@@ -444,9 +442,9 @@ void BfcAllocator::BeginStep() {
   following_plan_ = !plan_.allocations.empty() && EnsurePlanRegion();
   // When the last step took everything from the plan, the ordinary regions
   // it no longer used are given back.
-  if (steps_since_release_ >= 0) ++steps_since_release_;
-  if (following_plan_ && followed_in_a_row_ >= release_after_ && ReleaseFreeRegions()) {
-    steps_since_release_ = 0;
+  release_.Tick();
+  if (following_plan_ && followed_in_a_row_ >= release_.after && ReleaseFreeRegions()) {
+    release_.Fired();
   }
 }
 

@@ -28,6 +28,7 @@
 #ifndef GRAPHRUN_RUNTIME_GPU_BFC_ALLOCATOR_H_
 #define GRAPHRUN_RUNTIME_GPU_BFC_ALLOCATOR_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -224,18 +225,32 @@ class BfcAllocator : public Allocator {
   // (a buffer of the last step still alive when the next begins) would
   // otherwise give a region back and take a new one every other step.
   int followed_in_a_row_ ABSL_GUARDED_BY(mu_) = 0;
-  // How many such steps a release needs: doubled whenever a region is taken
-  // again within two steps of a release (the step still needed it).
-  int64_t release_after_ ABSL_GUARDED_BY(mu_) = 2;
-  int64_t steps_since_release_ ABSL_GUARDED_BY(mu_) = -1;  // -1: none yet
+  // How long an action that gives memory back waits (in steps), doubled
+  // whenever it is undone soon after it fired: the memory was still needed.
+  struct Backoff {
+    int64_t after = 2;
+    int64_t since = -1;  // steps since it last fired; -1: not since undone
+    void Tick() {
+      if (since >= 0) ++since;
+    }
+    void Fired() { since = 0; }
+    // The memory was taken back: within `window` steps of firing, wait
+    // twice as long from now on.
+    void Undone(int64_t window) {
+      if (since >= 0 && since <= window) after = std::min<int64_t>(after * 2, int64_t{1} << 20);
+      since = -1;
+    }
+  };
+  // Releasing free regions needs release_.after followed steps in a row;
+  // a region taken again within two steps of a release undoes it.
+  Backoff release_ ABSL_GUARDED_BY(mu_);
   // The plan region shrinks to a smaller plan only after being too big for
-  // shrink_after_ steps in a row, doubled whenever it must grow again within
-  // that many steps of a shrink: a step whose peak alternates between two
-  // sizes (a buffer freed a little early or late) would otherwise take a new
-  // region every other step.
+  // shrink_.after steps in a row; growing again within that many steps of a
+  // shrink undoes it: a step whose peak alternates between two sizes (a
+  // buffer freed a little early or late) would otherwise take a new region
+  // every other step.
+  Backoff shrink_ ABSL_GUARDED_BY(mu_);
   int64_t oversized_steps_ ABSL_GUARDED_BY(mu_) = 0;
-  int64_t shrink_after_ ABSL_GUARDED_BY(mu_) = 2;
-  int64_t steps_since_shrink_ ABSL_GUARDED_BY(mu_) = -1;  // -1: no shrink yet
   int64_t clock_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t planned_this_step_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t planned_last_step_ ABSL_GUARDED_BY(mu_) = 0;
