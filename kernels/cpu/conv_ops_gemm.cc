@@ -30,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/array_movement.h"
 #include "kernels/cpu/conv_onednn_backward.h"
 #include "kernels/cpu/cpu_kernel_util.h"
 #include "kernels/cpu/gemm.h"
@@ -498,11 +499,7 @@ class ConvBackpropInputOp : public OpKernel {
                     "out_backprop must be ", kRank, "-dimensional: ",
                     grad.shape().DebugString())));
     const int c = channels_first_ ? 1 : kRank - 1, h = channels_first_ ? 2 : 1;
-    std::vector<int64_t> in_dims;
-    for (int64_t i = 0; i < sizes.NumElements(); ++i) {
-      in_dims.push_back(sizes.dtype() == DT_INT64 ? sizes.flat<int64_t>()[i]
-                                                  : sizes.flat<int32_t>()[i]);
-    }
+    std::vector<int64_t> in_dims = array_kernels::IntValues(sizes);
     if (kRank == 4 && in_dims.size() == 2) {
       // Only the spatial dims: batch and depth from the other inputs.
       std::vector<int64_t> full(4);

@@ -30,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -49,11 +50,6 @@ int GateCount(RnnMode m) {
       return 1;
   }
 }
-
-template <typename C>
-using RowMatrix = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <typename C>
-using ConstMap = Eigen::Map<const RowMatrix<C>>;
 
 template <typename C>
 C Sigmoid(C x) {
@@ -206,9 +202,15 @@ class CudnnRnnOp : public OpKernel {
         }
       }
     }
-    std::vector<C> p(params.NumElements());
-    for (int64_t i = 0; i < params.NumElements(); ++i) {
-      p[i] = static_cast<C>(params.flat<T>().data()[i]);
+    // The weights as they are (float, double), or widened once (half).
+    std::vector<C> widened;
+    const C* p = nullptr;
+    if constexpr (std::is_same_v<T, C>) {
+      p = params.flat<T>().data();
+    } else {
+      const T* raw = params.flat<T>().data();
+      widened.assign(raw, raw + params.NumElements());
+      p = widened.data();
     }
     const int64_t state = d.batch * d.units;
     std::vector<C> h_final(d.layers * d.dirs * state), c_final(h_final.size());
@@ -221,10 +223,10 @@ class CudnnRnnOp : public OpKernel {
       layer_out.assign(d.time * d.batch * out_width, C(0));
       for (int64_t dir = 0; dir < d.dirs; ++dir) {
         const int64_t k = l * d.dirs + dir;
-        const C* w = p.data() + w_offset;
+        const C* w = p + w_offset;
         const C* r = w + d.gates * d.units * in_width;
         w_offset += d.gates * d.units * (in_width + d.units);
-        const C* bw = p.data() + b_offset;
+        const C* bw = p + b_offset;
         const C* br = bw + d.gates * d.units;
         b_offset += 2 * d.gates * d.units;
         C* h = h_final.data() + k * state;
@@ -234,7 +236,8 @@ class CudnnRnnOp : public OpKernel {
           c[i] = mode_ == RnnMode::kLstm ? static_cast<C>(input_c.flat<T>().data()[k * state + i])
                                          : C(0);
         }
-        RunDirection(d, x, in_width, w, r, bw, br, dir == 1, lengths, h, c,
+        RunDirection(ctx->device()->eigen_cpu_device(), d, x, in_width, w, r, bw, br, dir == 1,
+                     lengths, h, c,
                      layer_out.data() + dir * d.units, out_width);
       }
       x.swap(layer_out);
@@ -258,20 +261,24 @@ class CudnnRnnOp : public OpKernel {
   // One direction of one layer over x [time, batch, in_width]; writes h at
   // each step into out (row stride out_stride) and leaves the final state
   // in h and c.
-  void RunDirection(const RnnDims& d, const std::vector<C>& x, int64_t in_width, const C* w,
-                    const C* r, const C* bw, const C* br, bool backward,
+  void RunDirection(const Eigen::ThreadPoolDevice* pool, const RnnDims& d,
+                    const std::vector<C>& x, int64_t in_width, const C* w, const C* r,
+                    const C* bw, const C* br, bool backward,
                     const std::vector<int32_t>& lengths, C* h, C* c, C* out,
                     int64_t out_stride) const {
     const int64_t g_units = d.gates * d.units;
     const int64_t rows = d.time * d.batch;
     // Input projections of every step at once: [time * batch, gates * units].
-    RowMatrix<C> xw = ConstMap<C>(x.data(), rows, in_width) *
-                      ConstMap<C>(w, g_units, in_width).transpose();
-    ConstMap<C> rm(r, g_units, d.units);
-    RowMatrix<C> hr(d.batch, g_units);
+    std::vector<C> xw(static_cast<size_t>(rows * g_units));
+    Gemm<C>(pool, false, true, rows, g_units, in_width, x.data(), w, xw.data());
+    // The recurrent product of one step: on the pool only when big enough
+    // to pay for waking it.
+    std::vector<C> hr(static_cast<size_t>(d.batch * g_units));
+    const double step_work = static_cast<double>(d.batch) * g_units * d.units;
+    const Eigen::ThreadPoolDevice* step_pool = step_work < kStepThreadedMinWork ? nullptr : pool;
     std::vector<C> h_next(d.units);
     for (int64_t step = 0; step < d.time; ++step) {
-      hr.noalias() = Eigen::Map<const RowMatrix<C>>(h, d.batch, d.units) * rm.transpose();
+      Gemm<C>(step_pool, false, true, d.batch, g_units, d.units, h, r, hr.data());
       for (int64_t b = 0; b < d.batch; ++b) {
         const int64_t len = lengths[b];
         if (step >= len) continue;

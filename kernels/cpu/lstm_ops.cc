@@ -29,8 +29,6 @@
 namespace graphrun {
 namespace {
 
-// Multiply-adds below which the cell's product runs on the calling thread.
-constexpr double kCellThreadedMinWork = 2e6;
 
 class LstmBlockCellOp : public OpKernel {
  public:
@@ -94,7 +92,7 @@ class LstmBlockCellOp : public OpKernel {
     // product costs more than it saves (a 64-unit cell at batch 2 spent a
     // fifth of its time in futex wake-ups that way).
     const double work = static_cast<double>(batch) * width * 4 * units;
-    Gemm<float>(work < kCellThreadedMinWork ? nullptr : ctx->device()->eigen_cpu_device(), false,
+    Gemm<float>(work < kStepThreadedMinWork ? nullptr : ctx->device()->eigen_cpu_device(), false,
                 false, batch, 4 * units, width, xh.data(), w.flat<float>().data(), icfo.data());
 
     using Row = Eigen::Map<Eigen::ArrayXf>;

@@ -60,6 +60,14 @@ class NodeGenerator {
   NodeGenerator(OpKernelConstruction* ctx, const std::string& node)
       : node_(node), seed_(Attr(ctx, "seed")), seed2_(Attr(ctx, "seed2")) {}
 
+  // Reserves `blocks` of the node's stream for this run.
+  absl::StatusOr<Philox4x32> Reserve(OpKernelContext* ctx, uint64_t blocks) {
+    absl::StatusOr<GuardedPhilox*> gen = Get(ctx);
+    if (!gen.ok()) return gen.status();
+    return (*gen)->Reserve(blocks);
+  }
+
+ private:
   // The session's generator of the node, made on first use.
   absl::StatusOr<GuardedPhilox*> Get(OpKernelContext* ctx) {
     absl::MutexLock lock(&mu_);
@@ -79,14 +87,6 @@ class NodeGenerator {
     return gen_.get();
   }
 
-  // Reserves `blocks` of the node's stream for this run.
-  absl::StatusOr<Philox4x32> Reserve(OpKernelContext* ctx, uint64_t blocks) {
-    absl::StatusOr<GuardedPhilox*> gen = Get(ctx);
-    if (!gen.ok()) return gen.status();
-    return (*gen)->Reserve(blocks);
-  }
-
- private:
   static int64_t Attr(OpKernelConstruction* ctx, const char* name) {
     int64_t value = 0;
     ctx->SetStatus(ctx->GetAttr(name, &value));

@@ -249,14 +249,19 @@ class PoolingOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& input = ctx->input(0);
-    std::vector<int64_t> ksize = ksize_, strides = strides_;
+    // MaxPoolV2 reads its window from inputs; the others, from attrs.
+    const std::vector<int64_t>* ksize = &ksize_;
+    const std::vector<int64_t>* strides = &strides_;
+    std::vector<int64_t> ksize_in, strides_in;
     if (ctx->num_inputs() == 3) {
-      OP_REQUIRES_OK(ctx, WindowInput(ctx->input(1), "ksize", &ksize));
-      OP_REQUIRES_OK(ctx, WindowInput(ctx->input(2), "strides", &strides));
-      OP_REQUIRES_OK(ctx, CheckWindow(ksize, strides));
+      OP_REQUIRES_OK(ctx, WindowInput(ctx->input(1), "ksize", &ksize_in));
+      OP_REQUIRES_OK(ctx, WindowInput(ctx->input(2), "strides", &strides_in));
+      OP_REQUIRES_OK(ctx, CheckWindow(ksize_in, strides_in));
+      ksize = &ksize_in;
+      strides = &strides_in;
     }
     PoolDims d;
-    OP_REQUIRES_OK(ctx, ComputeDims(input, ksize, strides, &d));
+    OP_REQUIRES_OK(ctx, ComputeDims(input, *ksize, *strides, &d));
     const int64_t out_h = d.depth_window > 1 ? d.rows : d.out_rows.out;
     const int64_t out_w = d.depth_window > 1 ? d.cols : d.out_cols.out;
     auto shape = TensorShape::FromDims(
@@ -427,26 +432,21 @@ class PoolingOp : public OpKernel {
                       "T", {DataTypeToEnum<T>::value}),               \
                   PoolingOp<T, KIND>)
 
-GR_REGISTER_POOL("MaxPool", float, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPool", double, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPool", half, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPool", bfloat16, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPool", int32_t, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPool", int64_t, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPool", uint8_t, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPool", int16_t, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPool", int8_t, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPool", uint16_t, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPoolV2", float, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPoolV2", double, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPoolV2", half, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPoolV2", bfloat16, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPoolV2", int32_t, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPoolV2", int64_t, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPoolV2", uint8_t, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPoolV2", int16_t, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPoolV2", int8_t, PoolKind::kMax);
-GR_REGISTER_POOL("MaxPoolV2", uint16_t, PoolKind::kMax);
+// MaxPool and MaxPoolV2 take the same element types.
+#define GR_REGISTER_MAX_POOL(T)                    \
+  GR_REGISTER_POOL("MaxPool", T, PoolKind::kMax);  \
+  GR_REGISTER_POOL("MaxPoolV2", T, PoolKind::kMax)
+GR_REGISTER_MAX_POOL(float);
+GR_REGISTER_MAX_POOL(double);
+GR_REGISTER_MAX_POOL(half);
+GR_REGISTER_MAX_POOL(bfloat16);
+GR_REGISTER_MAX_POOL(int32_t);
+GR_REGISTER_MAX_POOL(int64_t);
+GR_REGISTER_MAX_POOL(uint8_t);
+GR_REGISTER_MAX_POOL(int16_t);
+GR_REGISTER_MAX_POOL(int8_t);
+GR_REGISTER_MAX_POOL(uint16_t);
+#undef GR_REGISTER_MAX_POOL
 GR_REGISTER_POOL("AvgPool", float, PoolKind::kAvg);
 GR_REGISTER_POOL("AvgPool", double, PoolKind::kAvg);
 GR_REGISTER_POOL("AvgPool", half, PoolKind::kAvg);

@@ -20,15 +20,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <memory>
 #include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/array_movement.h"
 #include "kernels/cpu/philox.h"
@@ -36,7 +32,6 @@
 #include "kernels/cpu/random_distributions.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
-#include "kernels/resource_mgr.h"
 
 namespace graphrun {
 namespace {

@@ -12,12 +12,9 @@
 // (random_distributions.h) sharded over the device's pool; the bits do not
 // depend on the sharding.
 #include <cstdint>
-#include <random>
 #include <type_traits>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/array_movement.h"
 #include "kernels/cpu/philox.h"
@@ -26,14 +23,12 @@
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
-#include "kernels/resource_mgr.h"
 
 namespace graphrun {
 namespace {
 
 using random::Philox4x32;
 
-using random::GuardedPhilox;
 using random::NodeGenerator;
 
 // Fills `out` with `dist`'s groups from `gen`, sharded over the pool.
@@ -93,10 +88,10 @@ class StatefulRandomOp : public OpKernel {
     OP_REQUIRES_OK(ctx, ShapeInput(ctx->input(0), &shape));
     Tensor* out = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(0, shape, &out));
-    absl::StatusOr<GuardedPhilox*> guarded = gen_.Get(ctx);
-    OP_REQUIRES_OK(ctx, guarded.status());
-    const Philox4x32 gen = (*guarded)->Reserve(static_cast<uint64_t>(out->NumElements()) *
-                                               random::kReservedBlocksPerOutput);
+    absl::StatusOr<Philox4x32> reserved = gen_.Reserve(
+        ctx, static_cast<uint64_t>(out->NumElements()) * random::kReservedBlocksPerOutput);
+    OP_REQUIRES_OK(ctx, reserved.status());
+    const Philox4x32 gen = *reserved;
     const bool known = VisitRealType(output_type(0), [&](auto zero) {
       using T = decltype(zero);
       Fill<Dist<T>, T>(ctx, gen, Dist<T>(), out);
@@ -147,10 +142,10 @@ class RandomUniformIntOp : public OpKernel {
     if (out->NumElements() == 0) return;
     OP_REQUIRES(ctx, lo < hi,
                 absl::InvalidArgumentError(absl::StrCat("Need minval < maxval: ", lo, " >= ", hi)));
-    absl::StatusOr<GuardedPhilox*> guarded = gen_.Get(ctx);
-    OP_REQUIRES_OK(ctx, guarded.status());
-    const Philox4x32 gen = (*guarded)->Reserve(static_cast<uint64_t>(out->NumElements()) *
-                                               random::kReservedBlocksPerOutput);
+    absl::StatusOr<Philox4x32> reserved = gen_.Reserve(
+        ctx, static_cast<uint64_t>(out->NumElements()) * random::kReservedBlocksPerOutput);
+    OP_REQUIRES_OK(ctx, reserved.status());
+    const Philox4x32 gen = *reserved;
     Fill<random::UniformInt<T>, T>(ctx, gen, random::UniformInt<T>(lo, hi), out);
   }
 
