@@ -1,7 +1,8 @@
 // The geometry of a windowed op (convolution, pooling) as TensorFlow
 // computes it: one spatial dim's output size and padding, and the check of
-// a 4-D op's explicit paddings. Shared by the CPU kernels and the GPU
-// kernels' plans (kernels/gpu/array_plans.h). Header only; stateless.
+// a 4-D op's explicit paddings; and max pooling's per-channel scan. Shared
+// by the CPU kernels and the GPU kernels' plans (kernels/gpu/array_plans.h).
+// Header only; stateless.
 #ifndef GRAPHRUN_KERNELS_WINDOW_H_
 #define GRAPHRUN_KERNELS_WINDOW_H_
 
@@ -107,6 +108,20 @@ inline absl::Status CheckExplicitPaddings(op_shapes::Padding padding,
         "supported");
   }
   return absl::OkStatus();
+}
+
+// Max pooling's scan, NHWC: where each channel's values xs[c] exceed the window's maximum so far, they
+// and their offsets (base + c) replace it. Only a strictly greater value
+// moves the maximum: ties keep the first, as TensorFlow's scan does (and a
+// NaN stays). Separate buffers, so the channel loop vectorizes.
+template <typename T>
+void KeepMaxima(const T* __restrict xs, T* __restrict best, int64_t* __restrict where,
+                int64_t base, int64_t depth) {
+  for (int64_t c = 0; c < depth; ++c) {
+    const bool greater = best[c] < xs[c];
+    best[c] = greater ? xs[c] : best[c];
+    where[c] = greater ? base + c : where[c];
+  }
 }
 
 }  // namespace windowed

@@ -122,20 +122,6 @@ absl::Status CheckShape(const Tensor& t, const char* name, const std::vector<int
                                                  absl::StrJoin(want, ","), "]"));
 }
 
-// Where each channel's values xs[c] exceed the window's maximum so far, they
-// and their offsets (base + c) replace it. Only a strictly greater value
-// moves the maximum: ties keep the first, as TensorFlow's scan does (and a
-// NaN stays). Separate buffers, so the channel loop vectorizes.
-template <typename T>
-void KeepMaxima(const T* __restrict xs, T* __restrict best, int64_t* __restrict where,
-                int64_t base, int64_t depth) {
-  for (int64_t c = 0; c < depth; ++c) {
-    const bool greater = best[c] < xs[c];
-    best[c] = greater ? xs[c] : best[c];
-    where[c] = greater ? base + c : where[c];
-  }
-}
-
 template <typename T>
 class MaxPoolGradOp : public OpKernel {
  public:
@@ -208,7 +194,7 @@ class MaxPoolGradOp : public OpKernel {
                 first_element = false;
                 continue;
               }
-              KeepMaxima(xs, best_p, where_p, base, depth);
+              windowed::KeepMaxima(xs, best_p, where_p, base, depth);
             }
           }
           if (first_element) continue;  // a window entirely in the padding

@@ -2,8 +2,10 @@
 // max pooling that also returns, for each output element, the flat index of
 // the input element it came from, (y * width + x) * channels + c (plus
 // b * height * width * channels with include_batch_in_index). Windows are
-// scanned row by row; the first of equal maxima wins. Padding is skipped.
+// scanned row by row with max pooling's scan (windowed::KeepMaxima): the
+// first of equal maxima wins. Padding is skipped.
 // int64 indices only on CPU, as in TensorFlow.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -67,6 +69,8 @@ class MaxPoolWithArgmaxOp : public OpKernel {
     Targmax* arg = argmax->flat<Targmax>().data();
     const int64_t image = rows * cols * depth;
     auto pool_rows = [&](int64_t first, int64_t last) {
+      std::vector<T> best(depth);
+      std::vector<int64_t> where(depth);
       for (int64_t k = first; k < last; ++k) {
         const int64_t b = k / wr.out, oy = k % wr.out;
         const int64_t y0 = oy * strides_[1] - wr.pad_before;
@@ -78,21 +82,28 @@ class MaxPoolWithArgmaxOp : public OpKernel {
           const int64_t x_hi = std::min<int64_t>(x0 + ksize_[2], cols);
           T* o = out + (k * wc.out + ox) * depth;
           Targmax* a = arg + (k * wc.out + ox) * depth;
-          for (int64_t c = 0; c < depth; ++c) {
-            T best = Eigen::NumTraits<T>::lowest();
-            int64_t where = -1;
-            for (int64_t y = y_lo; y < y_hi; ++y) {
-              for (int64_t x = x_lo; x < x_hi; ++x) {
-                const int64_t i = (y * cols + x) * depth + c;
-                const T v = in[b * image + i];
-                if (where < 0 || best < v) {
-                  best = v;
-                  where = i;
-                }
+          // Pixel by pixel, all channels at once (the first pixel starts
+          // the maxima; a window wholly in padding gives lowest and -1).
+          std::fill(best.begin(), best.end(), Eigen::NumTraits<T>::lowest());
+          std::fill(where.begin(), where.end(), int64_t{-1});
+          bool first_pixel = true;
+          for (int64_t y = y_lo; y < y_hi; ++y) {
+            for (int64_t x = x_lo; x < x_hi; ++x) {
+              const int64_t base = (y * cols + x) * depth;
+              const T* xs = in + b * image + base;
+              if (first_pixel) {
+                std::copy(xs, xs + depth, best.begin());
+                for (int64_t c = 0; c < depth; ++c) where[c] = base + c;
+                first_pixel = false;
+              } else {
+                windowed::KeepMaxima(xs, best.data(), where.data(), base, depth);
               }
             }
-            o[c] = best;
-            a[c] = static_cast<Targmax>(where < 0 ? -1 : where + (include_batch_ ? b * image : 0));
+          }
+          const int64_t shift = include_batch_ ? b * image : 0;
+          for (int64_t c = 0; c < depth; ++c) {
+            o[c] = best[c];
+            a[c] = static_cast<Targmax>(where[c] < 0 ? -1 : where[c] + shift);
           }
         }
       }
