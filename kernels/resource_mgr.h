@@ -81,6 +81,37 @@ class ResourceMgr {
       ABSL_GUARDED_BY(mu_);
 };
 
+// What a stateful node keeps for its session (a random generator, a table
+// without a shared name): in the device's ResourceMgr under (container, the
+// node's name), so every plan that runs the node finds the same object, as
+// TensorFlow's one kernel per stateful node does; the kernel's own where the
+// device keeps no state. Found or made on first use, then held.
+// Thread-safe.
+template <typename T>
+class NodeResource {
+ public:
+  using Make = std::function<absl::StatusOr<std::shared_ptr<T>>()>;
+  NodeResource(std::string container, std::string node)
+      : container_(std::move(container)), node_(std::move(node)) {}
+
+  // `mgr` is the device's (nullptr where it keeps no state).
+  absl::StatusOr<std::shared_ptr<T>> Get(ResourceMgr* mgr, const Make& make) {
+    absl::MutexLock lock(&mu_);
+    if (held_ == nullptr) {
+      absl::StatusOr<std::shared_ptr<T>> got =
+          mgr == nullptr ? make() : mgr->LookupOrCreate<T>(container_, node_, make);
+      if (!got.ok()) return got.status();
+      held_ = *std::move(got);
+    }
+    return held_;
+  }
+
+ private:
+  const std::string container_, node_;
+  absl::Mutex mu_;
+  std::shared_ptr<T> held_ ABSL_GUARDED_BY(mu_);
+};
+
 }  // namespace graphrun
 
 #endif  // GRAPHRUN_KERNELS_RESOURCE_MGR_H_

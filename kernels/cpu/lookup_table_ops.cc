@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/lookup_table.h"
 #include "kernels/op_kernel.h"
@@ -26,7 +25,7 @@ constexpr char kNodeTables[] = "graphrun_node_tables";
 
 class HashTableOp : public OpKernel {
  public:
-  explicit HashTableOp(OpKernelConstruction* c) : OpKernel(c) {
+  explicit HashTableOp(OpKernelConstruction* c) : OpKernel(c), own_(kNodeTables, name()) {
     OP_REQUIRES_OK(c, c->GetAttr("container", &container_));
     OP_REQUIRES_OK(c, c->GetAttr("shared_name", &shared_name_));
     bool use_node_name_sharing = false;
@@ -46,24 +45,17 @@ class HashTableOp : public OpKernel {
     };
     std::shared_ptr<LookupTable> table;
     ResourceMgr* mgr = ctx->device()->resource_manager();
-    if (mgr == nullptr) {
-      // A device without state: only a private table, the kernel's own.
-      OP_REQUIRES(ctx, shared_name_.empty(),
+    if (shared_name_.empty()) {
+      // A private table: the node's for the session.
+      absl::StatusOr<std::shared_ptr<LookupTable>> found = own_.Get(mgr, make);
+      OP_REQUIRES_OK(ctx, found.status());
+      table = *std::move(found);
+    } else {
+      OP_REQUIRES(ctx, mgr != nullptr,
                   absl::FailedPreconditionError(absl::StrCat(
                       ctx->device()->name(), " keeps no state: no lookup table can live there")));
-      absl::MutexLock lock(&mu_);
-      if (own_ == nullptr) {
-        absl::StatusOr<std::shared_ptr<LookupTable>> made = make();
-        OP_REQUIRES_OK(ctx, made.status());
-        own_ = *std::move(made);
-      }
-      table = own_;
-    } else {
-      // A private table is the node's for the session (every plan running
-      // the node finds it, as TensorFlow's one kernel per stateful node).
       absl::StatusOr<std::shared_ptr<LookupTable>> found =
-          shared_name_.empty() ? mgr->LookupOrCreate<LookupTable>(kNodeTables, name(), make)
-                               : mgr->LookupOrCreate<LookupTable>(container_, shared_name_, make);
+          mgr->LookupOrCreate<LookupTable>(container_, shared_name_, make);
       OP_REQUIRES_OK(ctx, found.status());
       table = *std::move(found);
     }
@@ -81,8 +73,7 @@ class HashTableOp : public OpKernel {
   std::string container_, shared_name_;
   DataType key_dtype_ = DT_INVALID, value_dtype_ = DT_INVALID;
   bool mutable_ = false;
-  absl::Mutex mu_;
-  std::shared_ptr<LookupTable> own_ ABSL_GUARDED_BY(mu_);
+  NodeResource<LookupTable> own_;  // the table when it has no shared name
 };
 
 // The table of input 0, or a failed context.

@@ -3,11 +3,9 @@
 // GuardedPhilox is TensorFlow's GuardedPhiloxRandom: a Philox4x32 stream
 // handed out in reserved stretches under a mutex, so concurrent runs of one
 // node draw disjoint numbers. NodeGenerator keeps one per node and session
-// in the device's ResourceMgr (keyed by the node's name), so every plan that
-// runs the node (other fetches, other feeds) carries on one stream, as
-// TensorFlow's one kernel per node does; where the device keeps no state the
-// kernel owns it. Seeds come from the node's seed/seed2 attrs; both 0 seeds
-// from the OS.
+// (a NodeResource, resource_mgr.h), so every plan that runs the node (other
+// fetches, other feeds) carries on one stream. Seeds come from the node's
+// seed/seed2 attrs; both 0 seeds from the OS.
 #ifndef GRAPHRUN_KERNELS_CPU_NODE_GENERATOR_H_
 #define GRAPHRUN_KERNELS_CPU_NODE_GENERATOR_H_
 
@@ -58,45 +56,28 @@ class GuardedPhilox : public ResourceBase {
 class NodeGenerator {
  public:
   NodeGenerator(OpKernelConstruction* ctx, const std::string& node)
-      : node_(node), seed_(Attr(ctx, "seed")), seed2_(Attr(ctx, "seed2")) {}
+      : seed_(Attr(ctx, "seed")), seed2_(Attr(ctx, "seed2")), gen_("graphrun_random", node) {}
 
   // Reserves `blocks` of the node's stream for this run.
   absl::StatusOr<Philox4x32> Reserve(OpKernelContext* ctx, uint64_t blocks) {
-    absl::StatusOr<GuardedPhilox*> gen = Get(ctx);
+    absl::StatusOr<std::shared_ptr<GuardedPhilox>> gen =
+        gen_.Get(ctx->device()->resource_manager(),
+                 [this]() -> absl::StatusOr<std::shared_ptr<GuardedPhilox>> {
+                   return std::make_shared<GuardedPhilox>(seed_, seed2_);
+                 });
     if (!gen.ok()) return gen.status();
     return (*gen)->Reserve(blocks);
   }
 
  private:
-  // The session's generator of the node, made on first use.
-  absl::StatusOr<GuardedPhilox*> Get(OpKernelContext* ctx) {
-    absl::MutexLock lock(&mu_);
-    if (gen_ == nullptr) {
-      ResourceMgr* mgr = ctx->device()->resource_manager();
-      if (mgr == nullptr) {
-        gen_ = std::make_shared<GuardedPhilox>(seed_, seed2_);
-      } else {
-        absl::StatusOr<std::shared_ptr<GuardedPhilox>> made = mgr->LookupOrCreate<GuardedPhilox>(
-            "graphrun_random", node_, [this]() -> absl::StatusOr<std::shared_ptr<GuardedPhilox>> {
-              return std::make_shared<GuardedPhilox>(seed_, seed2_);
-            });
-        if (!made.ok()) return made.status();
-        gen_ = *std::move(made);
-      }
-    }
-    return gen_.get();
-  }
-
   static int64_t Attr(OpKernelConstruction* ctx, const char* name) {
     int64_t value = 0;
     ctx->SetStatus(ctx->GetAttr(name, &value));
     return value;
   }
 
-  const std::string node_;
   const int64_t seed_, seed2_;
-  absl::Mutex mu_;
-  std::shared_ptr<GuardedPhilox> gen_ ABSL_GUARDED_BY(mu_);
+  NodeResource<GuardedPhilox> gen_;
 };
 
 }  // namespace random
