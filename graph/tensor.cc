@@ -1,5 +1,6 @@
 #include "graph/tensor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -399,6 +400,24 @@ std::string Tensor::DebugString(int max_values) const {
   return absl::StrCat("Tensor<type: ", DataTypeString(dtype_),
                       " shape: ", shape_.DebugString(),
                       " values: ", absl::StrJoin(values, " "), ">");
+}
+
+void CopyElements(const Tensor& src, int64_t src_at, int64_t n, Tensor* dst, int64_t dst_at) {
+  if (n <= 0) return;
+  auto objects = [&](auto zero) {
+    using T = decltype(zero);
+    std::copy_n(src.flat<T>().data() + src_at, n, dst->flat<T>().data() + dst_at);
+  };
+  switch (src.dtype()) {
+    case DT_STRING: objects(std::string()); return;
+    case DT_VARIANT: objects(Variant()); return;
+    case DT_RESOURCE: objects(ResourceHandle()); return;
+    default: {
+      const size_t size = static_cast<size_t>(DataTypeSize(src.dtype()));
+      std::memcpy(static_cast<char*>(dst->raw_data()) + dst_at * size,
+                  static_cast<const char*>(src.raw_data()) + src_at * size, n * size);
+    }
+  }
 }
 
 }  // namespace graphrun

@@ -181,6 +181,11 @@ class Tensor {
   size_t offset_ = 0;  // bytes into buffer_
 };
 
+// Copies n elements of `src`, from element src_at, into `dst` from element
+// dst_at (both of src's dtype, flat row-major indices): strings, variants
+// and resource handles by assignment, every other dtype bitwise.
+void CopyElements(const Tensor& src, int64_t src_at, int64_t n, Tensor* dst, int64_t dst_at);
+
 }  // namespace graphrun
 
 #endif  // GRAPHRUN_GRAPH_TENSOR_H_

@@ -26,7 +26,6 @@
 namespace graphrun {
 namespace {
 
-using ragged::CopyRows;
 using ragged::RowElements;
 using array_kernels::IntValues;
 using ragged::WriteSplits;
@@ -189,7 +188,7 @@ class RaggedGatherOp : public OpKernel {
     const int64_t row = RowElements(values);
     int64_t at = 0;
     for (const auto& [start, limit] : slices) {
-      CopyRows(values, start, limit - start, row, gathered, at);
+      CopyElements(values, start * row, (limit - start) * row, gathered, at * row);
       at += limit - start;
     }
   }

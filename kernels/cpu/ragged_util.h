@@ -1,7 +1,7 @@
 // What the ragged kernels share (ragged_ops.cc, ragged_variant_ops.cc):
 // splits written in an int32/int64 tensor (they are read with
-// array_kernels::IntValues), and copies of whole rows of a tensor of any
-// dtype. Stateless; thread-safe.
+// array_kernels::IntValues) and the size of a tensor's rows. Stateless;
+// thread-safe.
 #ifndef GRAPHRUN_KERNELS_CPU_RAGGED_UTIL_H_
 #define GRAPHRUN_KERNELS_CPU_RAGGED_UTIL_H_
 
@@ -53,32 +53,6 @@ inline int64_t RowElements(const Tensor& t) {
   int64_t n = 1;
   for (int d = 1; d < t.dims(); ++d) n *= t.dim_size(d);
   return n;
-}
-
-// Copies rows [from, from + rows) of `src` to `dst` from row `to`; both of
-// one dtype with `row` elements per row.
-inline void CopyRows(const Tensor& src, int64_t from, int64_t rows, int64_t row, Tensor* dst,
-                     int64_t to) {
-  const int64_t n = rows * row;
-  if (n == 0) return;
-  const int64_t s = from * row, d = to * row;
-  switch (src.dtype()) {
-    case DT_STRING:
-      std::copy_n(src.flat<std::string>().begin() + s, n, dst->flat<std::string>().begin() + d);
-      return;
-    case DT_VARIANT:
-      std::copy_n(src.flat<Variant>().begin() + s, n, dst->flat<Variant>().begin() + d);
-      return;
-    case DT_RESOURCE:
-      std::copy_n(src.flat<ResourceHandle>().begin() + s, n,
-                  dst->flat<ResourceHandle>().begin() + d);
-      return;
-    default: {
-      const size_t size = static_cast<size_t>(DataTypeSize(src.dtype()));
-      std::memcpy(static_cast<char*>(dst->raw_data()) + d * size,
-                  static_cast<const char*>(src.raw_data()) + s * size, n * size);
-    }
-  }
 }
 
 }  // namespace ragged

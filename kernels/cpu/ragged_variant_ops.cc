@@ -27,7 +27,6 @@
 namespace graphrun {
 namespace {
 
-using ragged::CopyRows;
 using ragged::FillSplits;
 using ragged::RowElements;
 using array_kernels::IntValues;
@@ -132,13 +131,18 @@ class RaggedTensorToVariantOp : public OpKernel {
         start = s[level][start];
         limit = s[level][limit];
       }
-      TensorShape shape = values.shape();
-      shape.set_dim(0, limit - start);  // a part of values' own first dim
-      absl::StatusOr<Tensor> v = Tensor::Allocate(allocator, values.dtype(), shape,
-                                                  TensorBuffer::Init::kUninitialized);
-      OP_REQUIRES_OK(ctx, v.status());
-      CopyRows(values, start, limit - start, row, &*v, 0);
-      part->values = *std::move(v);
+      // The row's values share values' buffer (never written once stored),
+      // copied only where the slice would not start aligned.
+      Tensor slice = values.Slice(start, limit);
+      if (array_kernels::IsAligned(slice)) {
+        part->values = std::move(slice);
+      } else {
+        absl::StatusOr<Tensor> v = Tensor::Allocate(allocator, values.dtype(), slice.shape(),
+                                                    TensorBuffer::Init::kUninitialized);
+        OP_REQUIRES_OK(ctx, v.status());
+        CopyElements(values, start * row, (limit - start) * row, &*v, 0);
+        part->values = *std::move(v);
+      }
       out->flat<Variant>()[r] = Variant(std::move(part));
     }
   }
@@ -287,7 +291,7 @@ class RaggedTensorFromVariantOp : public OpKernel {
     if (!s.ok()) return s;
     const int64_t n = first.num_elements();
     for (size_t i = 0; i < parts.size(); ++i) {
-      CopyRows(parts[i]->values, 0, 1, n, out, static_cast<int64_t>(i));
+      CopyElements(parts[i]->values, 0, n, out, static_cast<int64_t>(i) * n);
     }
     return absl::OkStatus();
   }
@@ -331,7 +335,7 @@ class RaggedTensorFromVariantOp : public OpKernel {
     const int64_t row = RowElements(*out);
     int64_t at = 0;
     for (const RaggedTensorVariant* p : parts) {
-      CopyRows(p->values, 0, p->values.dim_size(0), row, out, at);
+      CopyElements(p->values, 0, p->values.dim_size(0) * row, out, at * row);
       at += p->values.dim_size(0);
     }
     return absl::OkStatus();

@@ -26,13 +26,6 @@ namespace {
 // Only counted, never used to order anything: relaxed.
 std::atomic<int64_t> list_copies{0};
 
-template <typename T>
-void CopyObjects(const Tensor& src, Tensor* dst, int64_t offset) {
-  auto in = src.flat<T>();
-  auto out = dst->flat<T>();
-  std::copy(in.begin(), in.end(), out.begin() + offset);
-}
-
 }  // namespace
 
 absl::StatusOr<PartialShape> PartialShapeFromTensor(const Tensor& t) {
@@ -144,17 +137,7 @@ absl::StatusOr<Tensor> Aligned(OpKernelContext* ctx, const Tensor& t) {
 }
 
 void CopyInto(const Tensor& src, Tensor* dst, int64_t offset) {
-  switch (src.dtype()) {
-    case DT_STRING: CopyObjects<std::string>(src, dst, offset); return;
-    case DT_VARIANT: CopyObjects<Variant>(src, dst, offset); return;
-    case DT_RESOURCE: CopyObjects<ResourceHandle>(src, dst, offset); return;
-    default: {
-      const size_t bytes = src.TotalBytes();
-      if (bytes == 0) return;
-      std::memcpy(static_cast<char*>(dst->raw_data()) + offset * DataTypeSize(src.dtype()),
-                  src.raw_data(), bytes);
-    }
-  }
+  CopyElements(src, 0, src.NumElements(), dst, offset);
 }
 
 absl::StatusOr<TensorShape> ResolveElementShape(const TensorList& list,
