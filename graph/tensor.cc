@@ -134,6 +134,51 @@ TensorBuffer::~TensorBuffer() {
   allocator_->DeallocateRaw(data_, bytes_);
 }
 
+namespace {
+
+// The allocator of one wrapped buffer: hands out nothing, and when the
+// buffer goes runs its owner's release and goes too.
+class WrappedMemory final : public Allocator {
+ public:
+  explicit WrappedMemory(std::function<void()> release) : release_(std::move(release)) {}
+  std::string Name() const override { return "caller memory"; }
+  void* AllocateRaw(size_t, size_t) override { return nullptr; }
+  void DeallocateRaw(void*, size_t) override {
+    if (release_) release_();
+    delete this;
+  }
+
+ private:
+  std::function<void()> release_;
+};
+
+}  // namespace
+
+absl::StatusOr<Tensor> Tensor::WrapHostMemory(DataType dtype, const TensorShape& shape,
+                                              void* data, std::function<void()> release) {
+  if (!IsSupportedTensorType(dtype) || dtype == DT_STRING || dtype == DT_VARIANT ||
+      dtype == DT_RESOURCE) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot wrap caller memory as a ", DataTypeString(dtype), " tensor"));
+  }
+  if (reinterpret_cast<uintptr_t>(data) % kTensorAlignment != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("caller memory is not ", kTensorAlignment, "-byte aligned"));
+  }
+  struct Shared : TensorBuffer {};
+  std::shared_ptr<TensorBuffer> buffer = std::make_shared<Shared>();
+  buffer->allocator_ = new WrappedMemory(std::move(release));
+  buffer->data_ = data;
+  buffer->dtype_ = dtype;
+  buffer->num_elements_ = shape.num_elements();
+  buffer->bytes_ = ElementBytes(dtype) * static_cast<size_t>(buffer->num_elements_);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.buffer_ = std::move(buffer);
+  return t;
+}
+
 Tensor::Tensor(DataType dtype, const TensorShape& shape) {
   auto t = Allocate(HostAllocator(), dtype, shape);
   GR_CHECK(t.ok());

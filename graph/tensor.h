@@ -11,6 +11,7 @@
 #define GRAPHRUN_GRAPH_TENSOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +56,7 @@ class TensorBuffer {
   Allocator* allocator() const { return allocator_; }
 
  private:
+  friend class Tensor;  // Tensor::WrapHostMemory
   TensorBuffer() = default;
   Allocator* allocator_ = nullptr;
   void* data_ = nullptr;
@@ -76,6 +78,13 @@ class Tensor {
   // Allocates a zero-initialized tensor from the host allocator; aborts if
   // the memory is not there. Use Allocate() when the size comes from input.
   Tensor(DataType dtype, const TensorShape& shape);
+  // A tensor over host memory its caller owns (a NumPy array's), without a
+  // copy: `release` runs once the last view of it is gone, on whichever
+  // thread drops it. For dtypes of plain bytes only (not string, variant or
+  // resource); `data` must be kTensorAlignment-aligned and hold the
+  // shape's elements. InvalidArgument otherwise.
+  static absl::StatusOr<Tensor> WrapHostMemory(DataType dtype, const TensorShape& shape,
+                                               void* data, std::function<void()> release);
   static absl::StatusOr<Tensor> Allocate(
       Allocator* allocator, DataType dtype, const TensorShape& shape,
       TensorBuffer::Init init = TensorBuffer::Init::kZero);

@@ -200,6 +200,36 @@ TEST(TensorTest, CopiesShareAndSlicesDoNotCopy) {
   EXPECT_FALSE(t.Reshaped(TensorShape({4})).ok());
 }
 
+TEST(TensorTest, WrappedHostMemoryIsUsedInPlaceAndReleasedOnce) {
+  alignas(kTensorAlignment) float data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  int released = 0;
+  {
+    absl::StatusOr<Tensor> t = Tensor::WrapHostMemory(DT_FLOAT, TensorShape({2, 4}), data,
+                                                      [&released] { ++released; });
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(t->raw_data(), data);
+    EXPECT_EQ(t->flat<float>()[5], 6.0f);
+    Tensor row = t->Slice(1, 2);
+    Tensor copy = *t;
+    t->flat<float>()[4] = -1;
+    EXPECT_EQ(data[4], -1.0f);  // the caller's memory, not a copy
+    EXPECT_EQ(row.flat<float>()[0], -1.0f);
+    *t = Tensor();
+    copy = Tensor();
+    EXPECT_EQ(released, 0);  // `row` still views it
+  }
+  EXPECT_EQ(released, 1);
+  // Misaligned memory and element types with C++ objects are refused, and
+  // the release is not run for a tensor never made.
+  auto misaligned = Tensor::WrapHostMemory(DT_FLOAT, TensorShape({2}), &data[1],
+                                           [&released] { ++released; });
+  EXPECT_EQ(misaligned.status().code(), absl::StatusCode::kInvalidArgument);
+  auto strings = Tensor::WrapHostMemory(DT_STRING, TensorShape({1}), data,
+                                        [&released] { ++released; });
+  EXPECT_EQ(strings.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(released, 1);
+}
+
 TEST(TensorTest, EmptyAndScalar) {
   Tensor empty(DT_FLOAT, TensorShape({0, 5}));
   EXPECT_EQ(empty.NumElements(), 0);

@@ -11,9 +11,11 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 
 namespace graphrun {
 namespace {
@@ -49,7 +51,23 @@ absl::StatusOr<std::string> ReadLine(int fd, const std::string& task,
   }
 }
 
+absl::Mutex program_mu;
+std::string& LocalWorkerProgramLocked() {
+  static std::string* program = new std::string();
+  return *program;
+}
+
+std::string LocalWorkerProgram() {
+  absl::MutexLock lock(&program_mu);
+  return LocalWorkerProgramLocked();
+}
+
 }  // namespace
+
+void SetLocalWorkerProgram(const std::string& path) {
+  absl::MutexLock lock(&program_mu);
+  LocalWorkerProgramLocked() = path;
+}
 
 absl::StatusOr<std::unique_ptr<LocalWorkers>> LocalWorkers::Start(
     int n, const std::vector<std::string>& worker_args, int ps) {
@@ -66,9 +84,14 @@ absl::StatusOr<std::unique_ptr<LocalWorkers>> LocalWorkers::Start(
   for (int i = 0; i < n; ++i) tasks.emplace_back("worker", i);
   for (int i = 0; i < ps; ++i) tasks.emplace_back("ps", i);
   char self[4096];
-  const ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (len <= 0) return absl::InternalError("cannot find this program's path");
-  self[len] = '\0';
+  if (std::string program = LocalWorkerProgram(); !program.empty()) {
+    if (program.size() >= sizeof(self)) return absl::InvalidArgumentError("worker program path too long");
+    std::memcpy(self, program.c_str(), program.size() + 1);
+  } else {
+    const ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len <= 0) return absl::InternalError("cannot find this program's path");
+    self[len] = '\0';
+  }
   std::unique_ptr<LocalWorkers> workers(new LocalWorkers());
   std::vector<int> fds;
   const pid_t parent = getpid();

@@ -18,6 +18,11 @@
 
 namespace graphrun {
 
+// The program each task runs as `PROGRAM worker --listen=... --job=...`:
+// this process's own executable unless set. A process that is not the
+// graphrun CLI (Python with the graphrun module) names the CLI it came with.
+void SetLocalWorkerProgram(const std::string& path);
+
 class LocalWorkers {
  public:
   // Starts them and waits (up to 30 s) until each says where it serves.

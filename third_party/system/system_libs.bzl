@@ -98,6 +98,19 @@ def _system_libs_impl(ctx):
     lines.append('    includes = ["eigen3"],')
     lines.append('    defines = ["EIGEN_MPL2_ONLY"],')
     lines.append(")")
+    # Python's headers (python3-dev) for the graphrun module (//python):
+    # an extension module links no libpython, the interpreter provides it.
+    py_dirs = [f[2:] for f in _pkg_config(ctx, ["--cflags", "python3"]) if f.startswith("-I")]
+    py_includes = []
+    for i, d in enumerate(py_dirs):
+        ctx.symlink(d, "python3_include_%d" % i)
+        py_includes.append("python3_include_%d" % i)
+    lines.append("cc_library(")
+    lines.append('    name = "python_headers",')
+    lines.append("    hdrs = glob([%s]),"% ", ".join(['"%s/**/*.h"' % i for i in py_includes]))
+    lines.append("    includes = %s," % repr(py_includes))
+    lines.append(")")
+    lines.append("")
     ctx.file("BUILD", "\n".join(lines) + "\n")
     ctx.file("WORKSPACE", 'workspace(name = "%s")\n' % ctx.name)
 

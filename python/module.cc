@@ -1,0 +1,372 @@
+// The graphrun Python module's native half (`graphrun._graphrun`): sessions
+// made as `graphrun run` makes them (devices, GPU choice, worker processes),
+// SavedModel signatures, checkpoints beside a session, the GPU inventory and
+// claims. The Python package (python/graphrun) gives these TensorFlow's
+// shapes: fetch structures, errors as exception classes, train().
+//
+// Every absl::Status error becomes graphrun.errors' exception for its code,
+// with the message the CLI prints. A step runs with the GIL released.
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "graph/graph_io.h"
+#include "graph/meta_graph_io.h"
+#include "pybind11/stl.h"
+#include "python/numpy_tensor.h"
+#include "python/options.h"
+#include "runtime/saved_model.h"
+#include "runtime/saver.h"
+#include "runtime/trace.h"
+#include "tools/local_workers.h"
+#include "tools/run_command.h"
+
+namespace graphrun {
+namespace python {
+namespace py = pybind11;
+
+namespace {
+
+struct StatusError : std::exception {
+  explicit StatusError(absl::Status s) : status(std::move(s)) {}
+  const char* what() const noexcept override { return "graphrun status"; }
+  absl::Status status;
+};
+
+void Check(const absl::Status& s) {
+  if (!s.ok()) throw StatusError(s);
+}
+
+template <typename T>
+T Unwrap(absl::StatusOr<T> v) {
+  if (!v.ok()) throw StatusError(v.status());
+  return *std::move(v);
+}
+
+// "x:0" -> "x"; "x" -> "x".
+std::string NodeOf(const std::string& tensor) {
+  const size_t colon = tensor.rfind(':');
+  if (colon == std::string::npos) return tensor;
+  return tensor.substr(0, colon);
+}
+
+py::dict MetadataDict(const RunMetadata& md) {
+  py::dict out;
+  out["serialized"] = py::bytes(md.SerializeAsString());
+  out["chrome_trace"] = StepStatsToChromeTrace(md.step_stats());
+  py::list devices;
+  for (const DeviceStepStats& dev : md.step_stats().dev_stats()) {
+    py::list nodes;
+    for (const NodeExecStats& n : dev.node_stats()) {
+      py::dict node;
+      node["name"] = n.node_name();
+      node["label"] = n.timeline_label();
+      node["start_us"] = n.all_start_micros();
+      node["duration_us"] = n.all_end_rel_micros();
+      node["thread_id"] = n.thread_id();
+      nodes.append(std::move(node));
+    }
+    py::dict d;
+    d["device"] = dev.device();
+    d["nodes"] = std::move(nodes);
+    devices.append(std::move(d));
+  }
+  out["step_stats"] = std::move(devices);
+  py::list partitions;
+  for (const GraphDef& g : md.partition_graphs()) partitions.append(py::bytes(g.SerializeAsString()));
+  out["partition_graphs"] = std::move(partitions);
+  py::dict placement;
+  placement["predicted_step_seconds"] = md.placement().predicted_step_seconds();
+  placement["devices"] = std::vector<std::string>(md.placement().devices().begin(),
+                                                  md.placement().devices().end());
+  placement["cross_device_tensors"] = md.placement().cross_device_tensors();
+  placement["cross_device_bytes"] = md.placement().cross_device_bytes();
+  out["placement"] = std::move(placement);
+  return out;
+}
+
+// Runs one step with the GIL released; the feeds' Python references are
+// dropped before returning.
+std::vector<Tensor> RunStep(Session* session, std::vector<std::pair<std::string, Tensor>> feeds,
+                            const std::vector<std::string>& fetches,
+                            const std::vector<std::string>& targets, bool trace,
+                            int64_t timeout_ms, py::object* metadata) {
+  RunOptions options;
+  options.set_timeout_in_ms(timeout_ms);
+  if (trace) {
+    options.set_trace_level(RunOptions::FULL_TRACE);
+    options.set_output_partition_graphs(true);
+  }
+  RunMetadata md;
+  std::vector<Tensor> outputs;
+  absl::Status s;
+  {
+    py::gil_scoped_release release;
+    s = session->Run(options, feeds, fetches, targets, &outputs, trace ? &md : nullptr);
+  }
+  feeds.clear();
+  ReleasePending();
+  Check(s);
+  if (trace && metadata != nullptr) *metadata = MetadataDict(md);
+  return outputs;
+}
+
+class PySession {
+ public:
+  // `graph`: a file path (GraphDef .pb/.pbtxt, or a .meta MetaGraphDef) or,
+  // with `is_bytes`, a serialized GraphDef.
+  PySession(const std::string& graph, bool is_bytes, const py::dict& options) {
+    RunCommandArgs args = ArgsFromOptions(options);
+    GraphDef graph_def;
+    if (is_bytes) {
+      graph_def = Unwrap(ParseGraphDef(graph, GraphFormat::kAuto, "the graph given"));
+    } else if (absl::EndsWith(graph, ".meta")) {
+      TrainingMetaGraph meta = Unwrap(ExtractTrainingMetaGraph(Unwrap(ReadMetaGraphFile(graph))));
+      graph_def = std::move(meta.graph_def);
+      if (meta.has_saver_def) saver_ = meta.saver_def;
+      train_ops_ = meta.train_op_names;
+      for (const MetaGraphVariable& v : meta.variables) {
+        init_ops_.push_back(NodeOf(v.initializer_name));
+      }
+    } else {
+      graph_def = Unwrap(ReadGraphDefFile(graph));
+    }
+    args.graph = is_bytes ? "the graph given" : graph;
+    run_ = Unwrap(NewRunSession(args, graph_def));
+    FindPlaceholders();
+  }
+
+  py::tuple Run(const std::vector<std::pair<std::string, py::object>>& feeds,
+                const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
+                bool trace, int64_t timeout_ms) {
+    std::vector<std::pair<std::string, Tensor>> in;
+    for (const auto& [name, value] : feeds) {
+      in.emplace_back(name, Unwrap(ToTensor(value, PlaceholderDtype(name),
+                                            absl::StrCat("feed '", name, "'"))));
+    }
+    py::object metadata = py::none();
+    std::vector<Tensor> out = RunStep(run_.session.get(), std::move(in), fetches, targets, trace,
+                                      timeout_ms, &metadata);
+    py::list arrays;
+    for (size_t i = 0; i < out.size(); ++i) {
+      arrays.append(ToArray(std::move(out[i]), absl::StrCat("fetch '", fetches[i], "'")));
+    }
+    return py::make_tuple(arrays, metadata);
+  }
+
+  // The NumPy dtype name a feed of `name` is converted to (a placeholder's
+  // dtype), or None.
+  py::object FeedDtype(const std::string& name) const {
+    const DataType dtype = PlaceholderDtype(name);
+    if (dtype == DT_INVALID) return py::none();
+    return py::str(NumpyDtypeName(dtype));
+  }
+
+  std::vector<std::string> Devices() const {
+    std::vector<std::string> names;
+    for (Device* d : run_.session->devices()) names.push_back(d->name());
+    return names;
+  }
+
+  // Writes the variables to a V2 checkpoint at `prefix` (the graph's own
+  // Saver when it came with one), and names it in the directory's
+  // `checkpoint` file less `dropped`.
+  void Save(const std::string& prefix, const std::vector<std::string>& dropped) {
+    if (saver_.has_value()) {
+      RunStep(run_.session.get(),
+              {{saver_->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}},
+              {saver_->save_tensor_name()}, {}, false, 0, nullptr);
+    } else {
+      std::string p = prefix;
+      Session* session = run_.session.get();
+      absl::StatusOr<int> saved;
+      {
+        py::gil_scoped_release release;
+        saved = SaveVariables(run_.graph, session, p);
+      }
+      Unwrap(std::move(saved));
+    }
+    Check(UpdateCheckpointState(prefix, dropped));
+  }
+
+  void Restore(const std::string& prefix_or_dir) {
+    if (saver_.has_value()) {
+      const std::string prefix = Unwrap(ResolveCheckpointPrefix(prefix_or_dir));
+      RunStep(run_.session.get(),
+              {{saver_->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}}, {},
+              {saver_->restore_op_name()}, false, 0, nullptr);
+      return;
+    }
+    absl::StatusOr<int> restored;
+    {
+      py::gil_scoped_release release;
+      restored = RestoreVariables(run_.graph, run_.session.get(), prefix_or_dir);
+    }
+    Unwrap(std::move(restored));
+  }
+
+  py::dict MetaInfo() const {
+    py::dict info;
+    info["train_ops"] = train_ops_;
+    info["init_ops"] = init_ops_;
+    info["has_saver"] = saver_.has_value();
+    return info;
+  }
+
+  bool HasNode(const std::string& name) const {
+    for (const NodeDef& n : run_.graph.node()) {
+      if (n.name() == name) return true;
+    }
+    return false;
+  }
+
+  void Close() { run_ = RunSession(); }
+
+ private:
+  DataType PlaceholderDtype(const std::string& tensor) const {
+    auto it = placeholders_.find(NodeOf(tensor));
+    return it == placeholders_.end() ? DT_INVALID : it->second;
+  }
+
+  void FindPlaceholders() {
+    for (const NodeDef& n : run_.graph.node()) {
+      const std::string& op = n.op();
+      if (op != "Placeholder" && op != "PlaceholderV2" && op != "PlaceholderWithDefault") continue;
+      auto it = n.attr().find("dtype");
+      if (it != n.attr().end()) placeholders_[n.name()] = it->second.type();
+    }
+  }
+
+  RunSession run_;
+  absl::flat_hash_map<std::string, DataType> placeholders_;
+  std::optional<SaverDef> saver_;
+  std::vector<std::string> train_ops_, init_ops_;
+};
+
+class PySavedModel {
+ public:
+  PySavedModel(const std::string& dir, const std::vector<std::string>& tags,
+               const py::dict& options)
+      : dir_(dir) {
+    saved_ = Unwrap(ReadSavedModelDir(dir));
+    meta_ = Unwrap(FindMetaGraph(saved_, tags, dir));
+    RunCommandArgs args = ArgsFromOptions(options);
+    args.graph = dir;
+    run_ = Unwrap(NewRunSession(args, meta_->graph_def()));
+    Session* session = run_.session.get();
+    absl::Status s;
+    {
+      py::gil_scoped_release release;
+      s = RestoreAndInitialize(session, *meta_, dir);
+    }
+    Check(s);
+  }
+
+  // key -> {"inputs": {key: (dtype, shape or None)}, "outputs": {...}}.
+  py::dict Signatures() const {
+    auto describe = [](const google::protobuf::Map<std::string, TensorInfo>& infos) {
+      py::dict out;
+      for (const auto& [key, info] : infos) {
+        py::object shape = py::none();
+        if (info.has_tensor_shape() && !info.tensor_shape().unknown_rank()) {
+          std::vector<int64_t> dims;
+          for (const auto& d : info.tensor_shape().dim()) dims.push_back(d.size());
+          shape = py::cast(dims);
+        }
+        out[py::str(key)] = py::make_tuple(DataTypeString(info.dtype()), shape);
+      }
+      return out;
+    };
+    py::dict out;
+    for (const auto& [key, sig] : CallableSignatures(*meta_)) {
+      py::dict d;
+      d["inputs"] = describe(sig->inputs());
+      d["outputs"] = describe(sig->outputs());
+      d["method_name"] = sig->method_name();
+      out[py::str(key)] = d;
+    }
+    return out;
+  }
+
+  py::dict Call(const std::string& key, const std::vector<std::pair<std::string, py::object>>& inputs,
+                const std::vector<std::string>& output_keys) {
+    const SignatureDef* sig = Unwrap(FindSignature(*meta_, key));
+    std::vector<std::pair<std::string, Tensor>> in;
+    for (const auto& [name, value] : inputs) {
+      auto info = sig->inputs().find(name);
+      const DataType want = info == sig->inputs().end() ? DT_INVALID : info->second.dtype();
+      in.emplace_back(name, Unwrap(ToTensor(value, want, absl::StrCat("input '", name, "'"))));
+    }
+    SignatureCall call = Unwrap(MakeSignatureCall(*sig, key, in, output_keys));
+    in.clear();
+    std::vector<Tensor> out = RunStep(run_.session.get(), std::move(call.feeds), call.fetches, {},
+                                      false, 0, nullptr);
+    py::dict result;
+    for (size_t i = 0; i < out.size(); ++i) {
+      result[py::str(call.output_keys[i])] =
+          ToArray(std::move(out[i]), absl::StrCat("output '", call.output_keys[i], "'"));
+    }
+    return result;
+  }
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  SavedModel saved_;
+  const MetaGraphDef* meta_ = nullptr;  // in saved_
+  RunSession run_;
+};
+
+}  // namespace
+
+void RegisterGpus(py::module_& m);  // gpus.cc
+
+void RegisterModule(py::module_& m) {
+  m.doc() = "graphrun's native module; use the graphrun package.";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const StatusError& e) {
+      py::object exc = py::module_::import("graphrun.errors")
+                           .attr("_from_status")(static_cast<int>(e.status.code()),
+                                                 std::string(e.status.message()));
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+    }
+  });
+  py::class_<PySession>(m, "Session")
+      .def(py::init<const std::string&, bool, const py::dict&>(), py::arg("graph"),
+           py::arg("is_bytes"), py::arg("options"))
+      .def("run", &PySession::Run, py::arg("feeds"), py::arg("fetches"), py::arg("targets"),
+           py::arg("trace") = false, py::arg("timeout_ms") = 0)
+      .def("feed_dtype", &PySession::FeedDtype)
+      .def("devices", &PySession::Devices)
+      .def("save", &PySession::Save, py::arg("prefix"),
+           py::arg("dropped") = std::vector<std::string>())
+      .def("restore", &PySession::Restore)
+      .def("meta_info", &PySession::MetaInfo)
+      .def("has_node", &PySession::HasNode)
+      .def("close", &PySession::Close);
+  py::class_<PySavedModel>(m, "SavedModel")
+      .def(py::init<const std::string&, const std::vector<std::string>&, const py::dict&>())
+      .def("signatures", &PySavedModel::Signatures)
+      .def("call", &PySavedModel::Call)
+      .def_property_readonly("dir", &PySavedModel::dir);
+  m.def("set_worker_program", &SetLocalWorkerProgram);
+  m.def("resolve_checkpoint", [](const std::string& p) { return Unwrap(ResolveCheckpointPrefix(p)); });
+  m.def("remove_checkpoint", &RemoveCheckpoint);
+  m.def("check_directory", [](const std::string& dir) { Check(PrepareOutDir(dir)); });
+  m.def("checkpoint_directory", &CheckpointDirectory);
+  m.def("option_names", &OptionNames);
+  RegisterGpus(m);
+}
+
+}  // namespace python
+}  // namespace graphrun
+
+PYBIND11_MODULE(_graphrun, m) { graphrun::python::RegisterModule(m); }
