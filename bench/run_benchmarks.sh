@@ -40,6 +40,9 @@
 #       bench/train_torch_peer.py)
 #   $TF_PYTHON bench/checkpoint_vs_tensorflow.py
 #       README "Training" (checkpoints)
+#   $TF_PYTHON bench/python_vs_tensorflow.py (after installing the wheel:
+#   $TF_PYTHON -m pip install --no-deps --force-reinstall bazel-bin/python/graphrun-*.whl)
+#       README "Python"
 #   bench/distributed_side_by_side.sh
 #       README "Several workers, next to TensorFlow's gRPC runtime" (first
 #       table, goal lines, per-step table, dead and frozen worker)
@@ -104,6 +107,10 @@ if ((drivers)); then
   "$tf_python" bench/loop_vs_tensorflow.py --rounds 5
   echo "== train_vs_tensorflow.py"
   "$tf_python" bench/train_vs_tensorflow.py --rounds 3
+  echo "== python_vs_tensorflow.py"
+  ./bazelw build //python:wheel
+  "$tf_python" -m pip install -q --no-deps --force-reinstall bazel-bin/python/graphrun-*.whl
+  "$tf_python" bench/python_vs_tensorflow.py
   echo "== distributed_side_by_side.sh"
   bench/distributed_side_by_side.sh
   echo "== distributed_benchmark --only=transfer"

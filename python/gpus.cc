@@ -13,6 +13,7 @@
 #include "placer/gpu_select.h"
 #include "pybind11/pybind11.h"
 #include "pybind11/stl.h"
+#include "python/status.h"
 #include "runtime/gpu/gpu_info_source.h"
 
 namespace graphrun {
@@ -45,13 +46,6 @@ std::unique_ptr<placer::GpuClaims> Claims(const std::string& dir) {
                      : std::make_unique<placer::GpuClaims>(dir);
 }
 
-[[noreturn]] void Raise(const absl::Status& s) {
-  py::object exc = py::module_::import("graphrun.errors")
-                       .attr("_from_status")(static_cast<int>(s.code()), std::string(s.message()));
-  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
-  throw py::error_already_set();
-}
-
 // The chosen GPUs' claims, held while the object lives.
 struct GpuSelection {
   std::unique_ptr<placer::GpuClaims> claims;
@@ -68,17 +62,22 @@ void RegisterGpus(py::module_& m) {
       [](const py::object& fake, const std::string& claims_dir) {
         std::unique_ptr<placer::GpuInfoSource> source = Source(fake);
         absl::StatusOr<std::vector<placer::GpuStatus>> found;
+        std::vector<absl::StatusOr<bool>> claimed;
         {
+          // NVML or CUDA may take a while to answer.
           py::gil_scoped_release release;
           found = source->Query();
+          if (found.ok()) {
+            std::sort(found->begin(), found->end(),
+                      [](const auto& a, const auto& b) { return a.index < b.index; });
+            std::unique_ptr<placer::GpuClaims> claims = Claims(claims_dir);
+            for (const placer::GpuStatus& g : *found) claimed.push_back(claims->ClaimedByOther(g));
+          }
         }
         py::list out;
         if (!found.ok()) return py::make_tuple(out, std::string(found.status().message()));
-        std::vector<placer::GpuStatus> gpus = *std::move(found);
-        std::sort(gpus.begin(), gpus.end(),
-                  [](const auto& a, const auto& b) { return a.index < b.index; });
-        std::unique_ptr<placer::GpuClaims> claims = Claims(claims_dir);
-        for (const placer::GpuStatus& g : gpus) {
+        for (size_t i = 0; i < found->size(); ++i) {
+          const placer::GpuStatus& g = (*found)[i];
           py::dict d;
           d["index"] = g.index;
           d["name"] = g.name;
@@ -89,8 +88,7 @@ void RegisterGpus(py::module_& m) {
               g.utilization_percent < 0 ? py::object(py::none()) : py::cast(g.utilization_percent);
           d["other_processes"] =
               g.other_processes < 0 ? py::object(py::none()) : py::cast(g.other_processes);
-          absl::StatusOr<bool> claimed = claims->ClaimedByOther(g);
-          d["claimed"] = claimed.ok() ? py::cast(*claimed) : py::object(py::none());
+          d["claimed"] = claimed[i].ok() ? py::cast(*claimed[i]) : py::object(py::none());
           out.append(std::move(d));
         }
         return py::make_tuple(out, std::string());
@@ -107,7 +105,7 @@ void RegisterGpus(py::module_& m) {
       [](int n, const std::string& gpus, const py::object& fake, const std::string& claims_dir) {
         placer::GpuSelectOptions options;
         options.gpus = gpus;
-        options.num_gpus = n;
+        options.num_gpus = gpus == "auto" ? n : -1;  // a count only picks among idle GPUs
         if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
           options.has_cuda_visible_devices = true;
           options.cuda_visible_devices = v;
@@ -115,9 +113,12 @@ void RegisterGpus(py::module_& m) {
         auto selection = std::make_unique<GpuSelection>();
         selection->claims = Claims(claims_dir);
         std::unique_ptr<placer::GpuInfoSource> source = Source(fake);
-        absl::StatusOr<placer::GpuChoice> choice =
-            placer::SelectGpus(options, source.get(), selection->claims.get());
-        if (!choice.ok()) Raise(choice.status());
+        absl::StatusOr<placer::GpuChoice> choice;
+        {
+          py::gil_scoped_release release;
+          choice = placer::SelectGpus(options, source.get(), selection->claims.get());
+        }
+        Check(choice.status());
         selection->selected = choice->selected;
         selection->reasons = choice->reasons;
         return selection;

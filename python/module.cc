@@ -14,12 +14,20 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "graph/graph_io.h"
 #include "graph/meta_graph_io.h"
+#include "graph/attr_slice.h"
+#include "graph/graph.h"
+#include "graph/status_macros.h"
+#include "graph/types.h"
+#include "graph/op_registry.h"
 #include "pybind11/stl.h"
 #include "python/numpy_tensor.h"
 #include "python/options.h"
+#include "python/status.h"
 #include "runtime/saved_model.h"
 #include "runtime/saver.h"
 #include "runtime/trace.h"
@@ -31,22 +39,6 @@ namespace python {
 namespace py = pybind11;
 
 namespace {
-
-struct StatusError : std::exception {
-  explicit StatusError(absl::Status s) : status(std::move(s)) {}
-  const char* what() const noexcept override { return "graphrun status"; }
-  absl::Status status;
-};
-
-void Check(const absl::Status& s) {
-  if (!s.ok()) throw StatusError(s);
-}
-
-template <typename T>
-T Unwrap(absl::StatusOr<T> v) {
-  if (!v.ok()) throw StatusError(v.status());
-  return *std::move(v);
-}
 
 // "x:0" -> "x"; "x" -> "x".
 std::string NodeOf(const std::string& tensor) {
@@ -116,41 +108,38 @@ std::vector<Tensor> RunStep(Session* session, std::vector<std::pair<std::string,
   return outputs;
 }
 
+// A session made as `graphrun run` makes it. Calls may come from several
+// Python threads; close() waits for none of them: the session goes when the
+// last call holding it returns, and calls after close() fail.
 class PySession {
  public:
   // `graph`: a file path (GraphDef .pb/.pbtxt, or a .meta MetaGraphDef) or,
   // with `is_bytes`, a serialized GraphDef.
   PySession(const std::string& graph, bool is_bytes, const py::dict& options) {
     RunCommandArgs args = ArgsFromOptions(options);
-    GraphDef graph_def;
-    if (is_bytes) {
-      graph_def = Unwrap(ParseGraphDef(graph, GraphFormat::kAuto, "the graph given"));
-    } else if (absl::EndsWith(graph, ".meta")) {
-      TrainingMetaGraph meta = Unwrap(ExtractTrainingMetaGraph(Unwrap(ReadMetaGraphFile(graph))));
-      graph_def = std::move(meta.graph_def);
-      if (meta.has_saver_def) saver_ = meta.saver_def;
-      train_ops_ = meta.train_op_names;
-      for (const MetaGraphVariable& v : meta.variables) {
-        init_ops_.push_back(NodeOf(v.initializer_name));
-      }
-    } else {
-      graph_def = Unwrap(ReadGraphDefFile(graph));
-    }
     args.graph = is_bytes ? "the graph given" : graph;
-    run_ = Unwrap(NewRunSession(args, graph_def));
-    FindPlaceholders();
+    absl::StatusOr<RunSession> made;
+    {
+      // Reading the graph, starting worker processes, connecting to a
+      // cluster and CUDA can take seconds: other threads go on meanwhile.
+      py::gil_scoped_release release;
+      made = Make(graph, is_bytes, args);
+    }
+    run_ = std::make_shared<RunSession>(Unwrap(std::move(made)));
+    for (const NodeDef& n : run_->graph.node()) nodes_[n.name()] = &n;
   }
 
   py::tuple Run(const std::vector<std::pair<std::string, py::object>>& feeds,
                 const std::vector<std::string>& fetches, const std::vector<std::string>& targets,
                 bool trace, int64_t timeout_ms) {
+    std::shared_ptr<RunSession> run = Get();
     std::vector<std::pair<std::string, Tensor>> in;
     for (const auto& [name, value] : feeds) {
-      in.emplace_back(name, Unwrap(ToTensor(value, PlaceholderDtype(name),
+      in.emplace_back(name, Unwrap(ToTensor(value, FedDtype(name),
                                             absl::StrCat("feed '", name, "'"))));
     }
     py::object metadata = py::none();
-    std::vector<Tensor> out = RunStep(run_.session.get(), std::move(in), fetches, targets, trace,
+    std::vector<Tensor> out = RunStep(run->session.get(), std::move(in), fetches, targets, trace,
                                       timeout_ms, &metadata);
     py::list arrays;
     for (size_t i = 0; i < out.size(); ++i) {
@@ -159,17 +148,18 @@ class PySession {
     return py::make_tuple(arrays, metadata);
   }
 
-  // The NumPy dtype name a feed of `name` is converted to (a placeholder's
-  // dtype), or None.
+  // The NumPy dtype name a feed of `name` is converted to, or None.
   py::object FeedDtype(const std::string& name) const {
-    const DataType dtype = PlaceholderDtype(name);
+    std::shared_ptr<RunSession> run = Get();  // keeps the graph nodes_ points into
+    const DataType dtype = FedDtype(name);
     if (dtype == DT_INVALID) return py::none();
     return py::str(NumpyDtypeName(dtype));
   }
 
   std::vector<std::string> Devices() const {
+    std::shared_ptr<RunSession> run = Get();
     std::vector<std::string> names;
-    for (Device* d : run_.session->devices()) names.push_back(d->name());
+    for (Device* d : run->session->devices()) names.push_back(d->name());
     return names;
   }
 
@@ -177,17 +167,21 @@ class PySession {
   // Saver when it came with one), and names it in the directory's
   // `checkpoint` file less `dropped`.
   void Save(const std::string& prefix, const std::vector<std::string>& dropped) {
+    std::shared_ptr<RunSession> run = Get();
     if (saver_.has_value()) {
-      RunStep(run_.session.get(),
-              {{saver_->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}},
-              {saver_->save_tensor_name()}, {}, false, 0, nullptr);
+      try {
+        RunStep(run->session.get(),
+                {{saver_->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}},
+                {saver_->save_tensor_name()}, {}, false, 0, nullptr);
+      } catch (const StatusError& e) {
+        throw StatusError(absl::Status(e.status.code(),
+                                       absl::StrCat("saving ", prefix, ": ", e.status.message())));
+      }
     } else {
-      std::string p = prefix;
-      Session* session = run_.session.get();
       absl::StatusOr<int> saved;
       {
         py::gil_scoped_release release;
-        saved = SaveVariables(run_.graph, session, p);
+        saved = SaveVariables(run->graph, run->session.get(), prefix);
       }
       Unwrap(std::move(saved));
     }
@@ -195,17 +189,23 @@ class PySession {
   }
 
   void Restore(const std::string& prefix_or_dir) {
+    std::shared_ptr<RunSession> run = Get();
     if (saver_.has_value()) {
       const std::string prefix = Unwrap(ResolveCheckpointPrefix(prefix_or_dir));
-      RunStep(run_.session.get(),
-              {{saver_->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}}, {},
-              {saver_->restore_op_name()}, false, 0, nullptr);
+      try {
+        RunStep(run->session.get(),
+                {{saver_->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}}, {},
+                {saver_->restore_op_name()}, false, 0, nullptr);
+      } catch (const StatusError& e) {
+        throw StatusError(absl::Status(
+            e.status.code(), absl::StrCat("restoring ", prefix, ": ", e.status.message())));
+      }
       return;
     }
     absl::StatusOr<int> restored;
     {
       py::gil_scoped_release release;
-      restored = RestoreVariables(run_.graph, run_.session.get(), prefix_or_dir);
+      restored = RestoreVariables(run->graph, run->session.get(), prefix_or_dir);
     }
     Unwrap(std::move(restored));
   }
@@ -218,32 +218,74 @@ class PySession {
     return info;
   }
 
-  bool HasNode(const std::string& name) const {
-    for (const NodeDef& n : run_.graph.node()) {
-      if (n.name() == name) return true;
-    }
-    return false;
-  }
+  bool HasNode(const std::string& name) const { return nodes_.contains(name); }
 
-  void Close() { run_ = RunSession(); }
+  void Close() {
+    std::shared_ptr<RunSession> old;
+    {
+      absl::MutexLock lock(&mu_);
+      old.swap(run_);
+    }
+    {
+      py::gil_scoped_release release;
+      old.reset();  // the last call still running it, if any, ends it
+    }
+    ReleasePending();
+  }
 
  private:
-  DataType PlaceholderDtype(const std::string& tensor) const {
-    auto it = placeholders_.find(NodeOf(tensor));
-    return it == placeholders_.end() ? DT_INVALID : it->second;
-  }
-
-  void FindPlaceholders() {
-    for (const NodeDef& n : run_.graph.node()) {
-      const std::string& op = n.op();
-      if (op != "Placeholder" && op != "PlaceholderV2" && op != "PlaceholderWithDefault") continue;
-      auto it = n.attr().find("dtype");
-      if (it != n.attr().end()) placeholders_[n.name()] = it->second.type();
+  absl::StatusOr<RunSession> Make(const std::string& graph, bool is_bytes,
+                                  const RunCommandArgs& args) {
+    GraphDef graph_def;
+    if (is_bytes) {
+      GR_ASSIGN_OR_RETURN(graph_def, ParseGraphDef(graph, GraphFormat::kAuto, "the graph given"));
+    } else if (absl::EndsWith(graph, ".meta")) {
+      GR_ASSIGN_OR_RETURN(MetaGraphDef meta_def, ReadMetaGraphFile(graph));
+      GR_ASSIGN_OR_RETURN(TrainingMetaGraph meta, ExtractTrainingMetaGraph(meta_def));
+      graph_def = std::move(meta.graph_def);
+      if (meta.has_saver_def) saver_ = meta.saver_def;
+      train_ops_ = meta.train_op_names;
+      for (const MetaGraphVariable& v : meta.variables) {
+        init_ops_.push_back(NodeOf(v.initializer_name));
+      }
+    } else {
+      GR_ASSIGN_OR_RETURN(graph_def, ReadGraphDefFile(graph));
     }
+    return NewRunSession(args, graph_def);
   }
 
-  RunSession run_;
-  absl::flat_hash_map<std::string, DataType> placeholders_;
+  std::shared_ptr<RunSession> Get() const {
+    absl::MutexLock lock(&mu_);
+    if (run_ == nullptr) throw StatusError(absl::FailedPreconditionError("the session is closed"));
+    return run_;
+  }
+
+  // The dtype of the tensor `name` names (a fed placeholder's, or any
+  // node's output as its op declares it), DT_INVALID when unknown.
+  DataType FedDtype(const std::string& tensor) const {
+    const size_t colon = tensor.rfind(':');
+    int index = 0;
+    std::string node = tensor;
+    if (colon != std::string::npos &&
+        absl::SimpleAtoi(absl::string_view(tensor).substr(colon + 1), &index)) {
+      node = tensor.substr(0, colon);
+    }
+    auto it = nodes_.find(node);
+    if (it == nodes_.end()) return DT_INVALID;
+    const NodeDef& n = *it->second;
+    const OpDef* op = OpRegistry::Global()->Find(n.op());
+    if (op == nullptr) return DT_INVALID;
+    std::vector<DataType> inputs, outputs;
+    if (!ComputeArgTypes(*op, AttrSlice(&n.attr(), op), &inputs, &outputs).ok()) return DT_INVALID;
+    if (index < 0 || index >= static_cast<int>(outputs.size())) return DT_INVALID;
+    return BaseType(outputs[index]);
+  }
+
+  mutable absl::Mutex mu_;
+  std::shared_ptr<RunSession> run_;
+  // The session's graph by node name: pointers into run_->graph, used only
+  // while a call holds run_.
+  absl::flat_hash_map<std::string, const NodeDef*> nodes_;
   std::optional<SaverDef> saver_;
   std::vector<std::string> train_ops_, init_ops_;
 };
@@ -257,12 +299,16 @@ class PySavedModel {
     meta_ = Unwrap(FindMetaGraph(saved_, tags, dir));
     RunCommandArgs args = ArgsFromOptions(options);
     args.graph = dir;
-    run_ = Unwrap(NewRunSession(args, meta_->graph_def()));
-    Session* session = run_.session.get();
     absl::Status s;
     {
       py::gil_scoped_release release;
-      s = RestoreAndInitialize(session, *meta_, dir);
+      absl::StatusOr<RunSession> made = NewRunSession(args, meta_->graph_def());
+      if (made.ok()) {
+        run_ = *std::move(made);
+        s = RestoreAndInitialize(run_.session.get(), *meta_, dir);
+      } else {
+        s = made.status();
+      }
     }
     Check(s);
   }
@@ -329,16 +375,7 @@ void RegisterGpus(py::module_& m);  // gpus.cc
 
 void RegisterModule(py::module_& m) {
   m.doc() = "graphrun's native module; use the graphrun package.";
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const StatusError& e) {
-      py::object exc = py::module_::import("graphrun.errors")
-                           .attr("_from_status")(static_cast<int>(e.status.code()),
-                                                 std::string(e.status.message()));
-      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
-    }
-  });
+  RegisterStatusTranslator();
   py::class_<PySession>(m, "Session")
       .def(py::init<const std::string&, bool, const py::dict&>(), py::arg("graph"),
            py::arg("is_bytes"), py::arg("options"))

@@ -11,6 +11,7 @@
 #include "graph/allocator.h"
 #include "graph/types.h"
 #include "pybind11/stl.h"
+#include "python/status.h"
 
 namespace graphrun {
 namespace python {
@@ -24,12 +25,10 @@ std::vector<PyObject*>& Pending() {
   return *pending;
 }
 
-// Drops a reference the Tensor held: at once with the GIL, else later.
+// A reference a Tensor held, dropped by the next ReleasePending(): buffers
+// go on executor threads without the GIL (and PyGILState_Check() cannot be
+// trusted with sub-interpreters), so nothing is dropped here.
 void Release(PyObject* object) {
-  if (PyGILState_Check()) {
-    Py_DECREF(object);
-    return;
-  }
   absl::MutexLock lock(&pending_mu);
   Pending().push_back(object);
 }
@@ -98,7 +97,10 @@ absl::StatusOr<TensorShape> ShapeOf(const py::array& array, const std::string& w
 }
 
 absl::StatusOr<Tensor> StringTensor(py::handle value, const std::string& what) {
-  py::array array = Numpy().attr("asarray")(value);
+  // Values that are not arrays yet become object arrays: a bytes array
+  // ('S') would drop trailing NUL bytes, as a serialized proto may have.
+  py::array array = py::isinstance<py::array>(value) ? py::reinterpret_borrow<py::array>(value)
+                                                     : Numpy().attr("asarray")(value, "object");
   const char kind = array.dtype().kind();
   if (kind != 'S' && kind != 'U' && kind != 'O') {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -107,7 +109,9 @@ absl::StatusOr<Tensor> StringTensor(py::handle value, const std::string& what) {
   }
   absl::StatusOr<TensorShape> shape = ShapeOf(array, what);
   if (!shape.ok()) return shape.status();
-  Tensor t(DT_STRING, *shape);
+  absl::StatusOr<Tensor> made = Tensor::Allocate(HostAllocator(), DT_STRING, *shape);
+  if (!made.ok()) return made.status();
+  Tensor t = *std::move(made);
   absl::Span<std::string> out = t.flat<std::string>();
   py::list items = array.attr("reshape")(-1).attr("tolist")();
   for (size_t i = 0; i < items.size(); ++i) {
@@ -136,7 +140,10 @@ absl::StatusOr<Tensor> Bfloat16FromFloats(py::handle value, const std::string& w
       Numpy().attr("asarray")(value, "float32");
   absl::StatusOr<TensorShape> shape = ShapeOf(floats, what);
   if (!shape.ok()) return shape.status();
-  Tensor t(DT_BFLOAT16, *shape);
+  absl::StatusOr<Tensor> made = Tensor::Allocate(HostAllocator(), DT_BFLOAT16, *shape,
+                                                 TensorBuffer::Init::kUninitialized);
+  if (!made.ok()) return made.status();
+  Tensor t = *std::move(made);
   absl::Span<bfloat16> out = t.flat<bfloat16>();
   const float* in = floats.data();
   for (size_t i = 0; i < out.size(); ++i) out[i] = bfloat16(in[i]);
@@ -200,7 +207,9 @@ absl::StatusOr<Tensor> ConvertToTensor(py::handle value, DataType want, const st
   const bool native = py::detail::array_descriptor_proxy(array.dtype().ptr())->byteorder != '>';
   const bool contiguous = (array.flags() & py::array::c_style) != 0;
   void* data = const_cast<void*>(array.data());
-  if (native && contiguous && shape->num_elements() > 0 &&
+  // Read-only memory (np.frombuffer over bytes, a read-only mmap) is
+  // copied: a fetch aliasing the feed would hand it back writable.
+  if (native && contiguous && array.writeable() && shape->num_elements() > 0 &&
       reinterpret_cast<uintptr_t>(data) % kTensorAlignment == 0) {
     PyObject* owner = array.ptr();
     Py_INCREF(owner);
@@ -260,7 +269,7 @@ py::object ToArray(Tensor t, const std::string& what) {
   std::vector<ssize_t> shape(t.shape().dim_sizes().begin(), t.shape().dim_sizes().end());
   if (t.NumElements() > 0 && t.buffer_allocator() != nullptr &&
       !t.buffer_allocator()->IsHostMemory()) {
-    throw std::runtime_error(absl::StrCat(what, ": the fetched tensor is in device memory"));
+    throw StatusError(absl::InternalError(absl::StrCat(what, ": the fetched tensor is in device memory")));
   }
   if (t.dtype() == DT_STRING) {
     py::array out = np.attr("empty")(shape, "object");
@@ -286,8 +295,8 @@ py::object ToArray(Tensor t, const std::string& what) {
   }
   const std::string name = NumpyDtypeName(t.dtype());
   if (name.empty()) {
-    throw std::runtime_error(absl::StrCat(what, ": NumPy has no dtype for ",
-                                          DataTypeString(t.dtype())));
+    throw StatusError(absl::InvalidArgumentError(absl::StrCat(
+        what, ": a ", DataTypeString(t.dtype()), " tensor has no NumPy value (fetch what it holds)")));
   }
   // bfloat16 travels as uint16 and is viewed as ml_dtypes' type at the end.
   const bool bf16 = t.dtype() == DT_BFLOAT16;
@@ -297,7 +306,10 @@ py::object ToArray(Tensor t, const std::string& what) {
     // The array takes the buffer over: the capsule keeps it alive.
     void* data = t.raw_data();
     auto* owner = new Tensor(std::move(t));
-    py::capsule keep(owner, [](void* p) { delete static_cast<Tensor*>(p); });
+    py::capsule keep(owner, [](void* p) {
+      delete static_cast<Tensor*>(p);
+      ReleasePending();  // the GIL is held here: a fed array it kept goes now
+    });
     out = py::array(dtype, shape, RowMajorStrides(shape, DataTypeSize(owner->dtype())), data, keep);
   } else {
     out = py::array(dtype, shape, RowMajorStrides(shape, DataTypeSize(t.dtype())));

@@ -24,9 +24,17 @@ T As(py::handle value, const std::string& name, const char* type) {
     if (is_bool) return value.cast<bool>();
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (PyUnicode_Check(value.ptr())) return value.cast<std::string>();
-    if (py::hasattr(value, "__fspath__")) return py::str(value.attr("__fspath__")()).cast<std::string>();
+    if (py::hasattr(value, "__fspath__")) {
+      return py::module_::import("os").attr("fsdecode")(value).cast<std::string>();
+    }
   } else if constexpr (std::is_integral_v<T>) {
-    if (!is_bool && PyLong_Check(value.ptr())) return value.cast<T>();
+    if (!is_bool && PyLong_Check(value.ptr())) {
+      try {
+        return value.cast<T>();
+      } catch (const py::cast_error&) {
+        throw py::type_error(absl::StrCat("option ", name, " is out of range"));
+      }
+    }
   } else {
     if (!is_bool && (PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr()))) {
       return value.cast<T>();

@@ -11,9 +11,12 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <string>
+#include <thread>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 
@@ -62,6 +65,54 @@ std::string LocalWorkerProgram() {
   return LocalWorkerProgramLocked();
 }
 
+// Runs functions on one thread that lives as long as the process. A task's
+// PR_SET_PDEATHSIG fires when the thread that forked it ends, not the
+// process: forked from a short-lived thread (a Python thread that made a
+// session), the tasks would stop with that thread.
+class Spawner {
+ public:
+  static Spawner& Get() {
+    static Spawner* spawner = new Spawner();  // never destroyed: its thread never ends
+    return *spawner;
+  }
+
+  // Runs `fn` there and waits for it.
+  void Run(absl::FunctionRef<void()> fn) {
+    bool done = false;
+    absl::MutexLock lock(&mu_);
+    queue_.push_back(Item{fn, &done});
+    mu_.Await(absl::Condition(&done));
+  }
+
+ private:
+  struct Item {
+    absl::FunctionRef<void()> fn;
+    bool* done;
+  };
+
+  Spawner() {
+    std::thread([this] { Loop(); }).detach();
+  }
+
+  void Loop() {
+    absl::MutexLock lock(&mu_);
+    for (;;) {
+      mu_.Await(absl::Condition(this, &Spawner::HasWork));
+      Item item = queue_.front();
+      queue_.pop_front();
+      mu_.Unlock();
+      item.fn();
+      mu_.Lock();
+      *item.done = true;
+    }
+  }
+
+  bool HasWork() const { return !queue_.empty(); }
+
+  absl::Mutex mu_;
+  std::deque<Item> queue_;
+};
+
 }  // namespace
 
 void SetLocalWorkerProgram(const std::string& path) {
@@ -95,31 +146,38 @@ absl::StatusOr<std::unique_ptr<LocalWorkers>> LocalWorkers::Start(
   std::unique_ptr<LocalWorkers> workers(new LocalWorkers());
   std::vector<int> fds;
   const pid_t parent = getpid();
-  for (const auto& [job, index] : tasks) {
-    int pipe_fds[2];
-    if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-      return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  // Forked from the spawner thread (see Spawner).
+  auto fork_all = [&]() -> absl::Status {
+    for (const auto& [job, index] : tasks) {
+      int pipe_fds[2];
+      if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+      }
+      std::vector<std::string> args = {self, "worker", "--listen=127.0.0.1:0",
+                                        absl::StrCat("--job=", job), absl::StrCat("--task=", index)};
+      args.insert(args.end(), worker_args.begin(), worker_args.end());
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      const pid_t pid = fork();
+      if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
+      if (pid == 0) {
+        // The worker goes when this process does, however it ends.
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent) _exit(1);
+        dup2(pipe_fds[1], STDOUT_FILENO);
+        execv(self, argv.data());
+        _exit(127);
+      }
+      close(pipe_fds[1]);
+      workers->pids_.push_back(pid);
+      fds.push_back(pipe_fds[0]);
     }
-    std::vector<std::string> args = {self, "worker", "--listen=127.0.0.1:0",
-                                      absl::StrCat("--job=", job), absl::StrCat("--task=", index)};
-    args.insert(args.end(), worker_args.begin(), worker_args.end());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t pid = fork();
-    if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
-    if (pid == 0) {
-      // The worker goes when this process does, however it ends.
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (getppid() != parent) _exit(1);
-      dup2(pipe_fds[1], STDOUT_FILENO);
-      execv(self, argv.data());
-      _exit(127);
-    }
-    close(pipe_fds[1]);
-    workers->pids_.push_back(pid);
-    fds.push_back(pipe_fds[0]);
-  }
+    return absl::OkStatus();
+  };
+  absl::Status forked;
+  Spawner::Get().Run([&] { forked = fork_all(); });
+  if (!forked.ok()) return forked;
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kStartTimeoutMs);
   absl::Status status;

@@ -40,9 +40,16 @@ def session_options(options):
     """`options` with the process's defaults filled in."""
     out = dict(options)
     with _lock:
-        if out.get("gpus") is None and _selection is not None and _selection.selected:
+        if (out.get("gpus") is None and out.get("num_gpus") is None and _selection is not None
+                and _selection.selected):
             out["gpus"] = ",".join(str(i) for i in _selection.selected)
+    if (out.get("local_workers") or out.get("local_ps")) and not _program:
+        raise FileNotFoundError(
+            "local worker processes run the graphrun CLI, and none was found: build it "
+            "(./bazelw build //tools:graphrun) and set GRAPHRUN_CLI to its path")
     return out
 
 
-_graphrun.set_worker_program(worker_program())
+_program = worker_program()
+if _program:
+    _graphrun.set_worker_program(_program)

@@ -9,8 +9,9 @@ from . import _state
 
 class Signature:
     """One signature: call it with its input keys as keyword arguments; it
-    returns {output key: NumPy array}, every output unless `outputs=` names
-    some. `inputs` and `outputs` describe the keys as (dtype, shape)."""
+    returns {output key: NumPy array} for every output (call(inputs,
+    outputs) picks some). `inputs` and `outputs` describe the keys as
+    (dtype, shape)."""
 
     def __init__(self, model, key, info):
         self._model = model
@@ -19,9 +20,12 @@ class Signature:
         self.outputs = info["outputs"]
         self.method_name = info["method_name"]
 
-    def __call__(self, outputs=None, **inputs):
-        keys = [] if outputs is None else list(outputs)
-        return self._model.call(self.name, list(inputs.items()), keys)
+    def __call__(self, **inputs):
+        return self._model.call(self.name, list(inputs.items()), [])
+
+    def call(self, inputs, outputs=None):
+        """`inputs`: {input key: value}; `outputs`: the output keys wanted."""
+        return self._model.call(self.name, list(inputs.items()), list(outputs or []))
 
     def __repr__(self):
         return "<graphrun signature %r: %s -> %s>" % (

@@ -1,5 +1,6 @@
 """graphrun.Session: tf.compat.v1.Session's shape over graphrun's runtime."""
 
+import collections
 import json
 import os
 
@@ -87,6 +88,8 @@ def _graph_source(graph):
         return path, False
     if isinstance(graph, (bytes, bytearray, memoryview)):
         return bytes(graph), True
+    if hasattr(graph, "graph_def") and hasattr(graph, "meta_info_def"):
+        graph = graph.graph_def  # a MetaGraphDef message: its graph
     if hasattr(graph, "as_graph_def"):
         graph = graph.as_graph_def()
     if hasattr(graph, "SerializeToString"):
@@ -107,6 +110,8 @@ class _Fetches:
 
     def _flatten(self, f):
         if isinstance(f, dict):
+            if isinstance(f, collections.defaultdict):
+                return ("defaultdict", f.default_factory, [(k, self._flatten(v)) for k, v in f.items()])
             return ("dict", type(f), [(k, self._flatten(v)) for k, v in f.items()])
         if isinstance(f, (list, tuple)):
             return ("seq", type(f), [self._flatten(v) for v in f])
@@ -129,6 +134,8 @@ class _Fetches:
             return None
         if kind == "dict":
             return s[1]((k, self.build(values, v)) for k, v in s[2])
+        if kind == "defaultdict":
+            return collections.defaultdict(s[1], ((k, self.build(values, v)) for k, v in s[2]))
         items = [self.build(values, v) for v in s[2]]
         if hasattr(s[1], "_fields"):  # a namedtuple
             return s[1](*items)
@@ -233,6 +240,7 @@ class Session:
 
     def devices(self):
         """The session's device names (/job:localhost/replica:0/task:0/device:CPU:0...)."""
+        self._check_open()
         return self._native.devices()
 
     def save(self, prefix):

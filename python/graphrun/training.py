@@ -105,7 +105,8 @@ def train(graph, train=None, steps=1, init=None, restore=None, feeds=None, feed_
     progress: a progress bar on stderr (tqdm where installed); None: only on
       a terminal. session: an open Session to go on training in (then
       `graph` and options are unused).
-    Ctrl-C finishes the step in flight, saves (with save=) and re-raises.
+    Ctrl-C finishes the step in flight, saves (with save=) and re-raises
+    KeyboardInterrupt carrying the result so far as `.train_result`.
     Returns a TrainResult (history, losses, session, checkpoints).
     """
     if session is None:
@@ -189,10 +190,13 @@ def train(graph, train=None, steps=1, init=None, restore=None, feeds=None, feed_
             bar.update(result.steps, loss)
             if save_every and result.steps % save_every == 0 and result.steps != steps:
                 checkpoint("%s-%d" % (save, result.steps), True)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        # The step in flight finished (its update is in the variables and in
+        # the checkpoint); the result so far rides on the exception.
         bar.close()
         if save is not None:
             checkpoint(save, False)
+        e.train_result = result
         raise
     bar.close()
     if save is not None:

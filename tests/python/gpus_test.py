@@ -68,6 +68,14 @@ class GpusTest(unittest.TestCase):
                              env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
         self.assertEqual(out.stdout.strip(), "[1]")
 
+    def test_explicit_gpus_are_taken_as_listed(self):
+        chosen, _ = graphrun.select_gpus(gpus="1,0", _fake=FAKE, _claims_dir=self.claims)
+        self.assertEqual(chosen, [1, 0])
+        chosen, _ = graphrun.select_gpus(gpus="all", _fake=FAKE, _claims_dir=self.claims)
+        self.assertEqual(sorted(chosen), [0, 1, 2])
+        # A session asking for a count is not handed the selection as a list.
+        self.assertNotIn("gpus", _state.session_options({"num_gpus": 1}))
+
     def test_too_many_gpus_is_an_error(self):
         with self.assertRaises(graphrun.errors.ResourceExhaustedError):
             graphrun.select_gpus(4, _fake=FAKE, _claims_dir=self.claims)

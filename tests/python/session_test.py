@@ -5,6 +5,7 @@ and concurrent run() calls."""
 import collections
 import json
 import os
+import sys
 import threading
 import unittest
 
@@ -109,18 +110,21 @@ class SessionTest(unittest.TestCase):
                     self.assertEqual(got.tolist(), ["\u00e9".encode(), b"b"])
                     got = self.ids.run("out_string:0", {"in_string:0": np.array([b"xy", b"z"])})
                     self.assertEqual(got.tolist(), [b"xy", b"z"])
+                    # Raw bytes keep their trailing NULs (a serialized proto may end in one).
+                    got = self.ids.run("out_string:0", {"in_string:0": [b"ab\x00\x00", b"\x08\x00"]})
+                    self.assertEqual(got.tolist(), [b"ab\x00\x00", b"\x08\x00"])
+                    self.assertEqual(self.ids.run("out_string:0", {"in_string:0": b"s\x00"}), b"s\x00")
                     continue
                 if t == "bfloat16":
-                    # Without ml_dtypes: float32 in (rounded to nearest even), float32 out.
-                    value = np.array([1.0, 1.00390625, 1.01171875, -3.5e38], np.float32)
+                    # float32 in, rounded to nearest even (ties: 1+2^-8 -> 1,
+                    # 1+3*2^-8 -> 1+2^-6); float32 out without ml_dtypes.
+                    value = np.array([1.0, 1.00390625, 1.01171875, -2.0, 3.0e38], np.float32)
                     got = self.ids.run("out_bfloat16:0", {"in_bfloat16:0": value})
-                    want = np.array([1.0, 1.0, 1.015625, -3.5e38], np.float32)
-                    if got.dtype.name == "bfloat16":
-                        got = got.astype(np.float32)
-                        want = want.astype(got.dtype)
-                    np.testing.assert_allclose(got, want, rtol=1e-2)
-                    self.assertEqual(got[1], 1.0)
-                    self.assertEqual(got[2], 1.015625)
+                    got = np.asarray(got).astype(np.float32)
+                    np.testing.assert_array_equal(got[:4], [1.0, 1.0, 1.015625, -2.0])
+                    bits = int(np.float32(3.0e38).view(np.uint32))  # round to nearest even by hand
+                    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+                    self.assertEqual(got[4], np.uint32(rounded).view(np.float32))
                     continue
                 dt = NUMPY[t]
                 if t == "bool":
@@ -135,6 +139,12 @@ class SessionTest(unittest.TestCase):
                 got = self.ids.run("out_%s:0" % t, {"in_%s:0" % t: value})
                 self.assertEqual(got.dtype, np.dtype(dt))
                 self.assertEqual(got.shape, (2, 3))
+                np.testing.assert_array_equal(got, value)
+                # The same values from 64-byte-aligned memory travel without a copy.
+                fed = aligned((2, 3), dt)
+                fed[...] = value
+                got = self.ids.run("out_%s:0" % t, {"in_%s:0" % t: fed})
+                self.assertTrue(np.shares_memory(got, fed), t)
                 np.testing.assert_array_equal(got, value)
 
     def test_feeds_convert_to_the_placeholder_dtype(self):
@@ -164,6 +174,75 @@ class SessionTest(unittest.TestCase):
         del x
         self.assertEqual(out[0, 1], 1.0)  # the fetched array keeps the memory alive
 
+    def test_a_fed_array_is_released_with_the_last_view(self):
+        x = aligned((64,), np.float32)
+        before = sys.getrefcount(x)
+        out = self.ids.run("out_float:0", {"in_float:0": x})
+        self.assertTrue(np.shares_memory(out, x))
+        self.assertGreater(sys.getrefcount(x), before)  # the step's tensor holds it
+        del out
+        self.assertEqual(sys.getrefcount(x), before)
+        self.ids.run("out_float:0", {"in_float:0": x})  # result dropped at once
+        self.assertEqual(sys.getrefcount(x), before)
+
+    def test_read_only_memory_is_copied(self):
+        x = aligned((64,), np.float32)
+        x[...] = 3.0
+        x.flags.writeable = False
+        out = self.ids.run("out_float:0", {"in_float:0": x})
+        self.assertFalse(np.shares_memory(out, x))
+        out[0] = 1.0  # the result is the caller's to write
+        self.assertEqual(x[0], 3.0)
+
+    def test_feeds_to_any_tensor_take_its_dtype(self):
+        got = self.ids.run("out_float:0", {"out_float:0": [1.5, 2]})
+        self.assertEqual(got.dtype, np.float32)
+        np.testing.assert_array_equal(got, [1.5, 2.0])
+
+    def test_defaultdict_fetches(self):
+        d = collections.defaultdict(list, {"c": "c:0"})
+        out = self.ids.run(d)
+        self.assertIsInstance(out, collections.defaultdict)
+        self.assertEqual(out.default_factory, list)
+        np.testing.assert_array_equal(out["c"], [1, 2, 3])
+
+    def test_non_utf8_error_messages_stay_op_errors(self):
+        graph = (b'node { name: "s" op: "Placeholder" attr { key: "dtype" value { type: DT_STRING } } } '
+                 b'node { name: "n" op: "StringToNumber" input: "s" '
+                 b'attr { key: "out_type" value { type: DT_FLOAT } } }')
+        with self.assertRaises(errors.InvalidArgumentError) as e:
+            graphrun.Session(graph).run("n:0", {"s:0": [b"\xff1"]})
+        self.assertIn("xff", str(e.exception))
+
+    def test_close_while_another_thread_runs(self):
+        sess = graphrun.Session(os.path.join(EX, "mlp.pbtxt"))
+        outcomes = []
+        started = threading.Event()
+
+        def loop():
+            try:
+                for i in range(10000):
+                    sess.run("probs:0", {"x:0": self.x})
+                    if i == 0:
+                        started.set()
+                outcomes.append("finished")
+            except errors.FailedPreconditionError as e:
+                outcomes.append(str(e))
+            except RuntimeError as e:  # closed between the Python check and the call
+                outcomes.append(str(e))
+            finally:
+                started.set()
+
+        t = threading.Thread(target=loop)
+        t.start()
+        started.wait()
+        sess.close()
+        t.join()
+        self.assertEqual(len(outcomes), 1)
+        self.assertTrue(outcomes[0] == "finished" or "closed" in outcomes[0], outcomes)
+        with self.assertRaises(RuntimeError):
+            sess.devices()
+
     def test_unaligned_feed_is_copied_with_the_same_values(self):
         x = aligned((100,), np.float32, offset=4)
         x[...] = np.arange(100)
@@ -182,7 +261,7 @@ class SessionTest(unittest.TestCase):
         sess = graphrun.Session(os.path.join(EX, "mlp.pbtxt"))
         with self.assertRaises(errors.InvalidArgumentError) as e:
             sess.run("probs:0")  # x not fed
-        self.assertIn("x", e.exception.message)
+        self.assertIn("'x'", e.exception.message)
         self.assertEqual(e.exception.code, errors.INVALID_ARGUMENT)
         self.assertIsInstance(e.exception, errors.OpError)
         with self.assertRaises(errors.OpError) as e:

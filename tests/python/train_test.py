@@ -5,6 +5,7 @@ give TensorFlow's losses and final variables, the same losses as the
 import os
 import subprocess
 import tempfile
+import threading
 import unittest
 
 import numpy as np
@@ -85,6 +86,20 @@ class TrainTest(unittest.TestCase):
                                              "y:0": feed_steps("mlp_adam")["y:0"][10]})
         np.testing.assert_allclose(loss, np.load(fixture("mlp_adam_loss.npy"))[10], rtol=1e-5)
 
+    def test_periodic_checkpoints_keep_the_newest_five(self):
+        d = os.path.join(self.tmp, "periodic")
+        result = graphrun.train(fixture("mlp_sgd.pbtxt"), train="train", steps=20, save_every=2,
+                                restore=fixture("mlp_sgd_init.ckpt"), feed_steps=feed_steps("mlp_sgd"),
+                                fetches=["loss"], save=os.path.join(d, "model.ckpt"))
+        want = ["model.ckpt-%d" % k for k in (10, 12, 14, 16, 18)] + ["model.ckpt"]
+        self.assertEqual([os.path.basename(c) for c in result.checkpoints], want)
+        left = sorted(f for f in os.listdir(d) if f.endswith(".index"))
+        self.assertEqual(left, sorted(w + ".index" for w in want))
+        with open(os.path.join(d, "checkpoint")) as f:
+            state = f.read()
+        self.assertIn('model_checkpoint_path: "model.ckpt"', state)
+        self.assertNotIn("model.ckpt-8", state)
+
     def test_bad_training_calls_are_named(self):
         graph = fixture("mlp_adam.pbtxt")
         with self.assertRaises(errors.InvalidArgumentError) as e:
@@ -106,6 +121,16 @@ class TrainTest(unittest.TestCase):
             graphrun.train(graph, train="train", steps=1, restore=fixture("mlp_adam_init.ckpt"),
                            feeds={"x:0": np.zeros((16, 8), np.float32)})  # y not fed
         self.assertIn("step 0", str(e.exception))
+
+    def test_workers_outlive_the_thread_that_started_them(self):
+        made = []
+        t = threading.Thread(target=lambda: made.append(
+            graphrun.Session("examples/mlp.pbtxt", local_workers=1, wire_compression="none")))
+        t.start()
+        t.join()
+        probs = made[0].run("probs:0", {"x:0": np.load("examples/mlp_x.npy")})
+        np.testing.assert_allclose(probs, np.load("examples/mlp_probs_expected.npy"),
+                                   rtol=1e-5, atol=1e-6)
 
     def test_worker_processes_from_python(self):
         # The session's graph runs in a graphrun worker process on loopback.
