@@ -314,11 +314,26 @@ TEST(GrpcWorkerTest, SessionCreationGivesUpNamingTheSilentTask) {
 }
 
 TEST(GrpcWorkerTest, LoadGrpcSecurityChecksItsFiles) {
-  EXPECT_FALSE(LoadGrpcSecurity("/nonexistent/token", "", "", "").ok());
-  EXPECT_FALSE(LoadGrpcSecurity("", "distributed/testdata/node.pem", "", "").ok());
-  EXPECT_FALSE(
-      LoadGrpcSecurity("", "distributed/testdata/node.pem", "distributed/testdata/node.key", "")
-          .ok());
+  // Each refusal is InvalidArgument and names the flag and, for a file, it.
+  auto expect_refused = [](const absl::StatusOr<GrpcSecurity>& got,
+                           std::initializer_list<const char*> words) {
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), absl::StatusCode::kInvalidArgument) << got.status();
+    for (const char* w : words) EXPECT_NE(got.status().message().find(w), std::string::npos) << w;
+  };
+  expect_refused(LoadGrpcSecurity("/nonexistent/token", "", "", ""),
+                 {"--auth_token_file", "/nonexistent/token"});
+  expect_refused(LoadGrpcSecurity("", "distributed/testdata/node.pem", "", ""),
+                 {"--tls_cert", "--tls_key"});
+  expect_refused(
+      LoadGrpcSecurity("", "distributed/testdata/node.pem", "distributed/testdata/node.key", ""),
+      {"--tls_ca"});
+  expect_refused(LoadGrpcSecurity("", "/nonexistent/cert.pem", "distributed/testdata/node.key",
+                                  "distributed/testdata/ca.pem"),
+                 {"--tls_cert", "/nonexistent/cert.pem"});
+  expect_refused(LoadGrpcSecurity("", "distributed/testdata/node.pem", "distributed/testdata/node.key",
+                                  "/nonexistent/ca.pem"),
+                 {"--tls_ca", "/nonexistent/ca.pem"});
   auto ok = LoadGrpcSecurity("", "distributed/testdata/node.pem", "distributed/testdata/node.key",
                              "distributed/testdata/ca.pem");
   ASSERT_TRUE(ok.ok()) << ok.status();
