@@ -3,6 +3,7 @@ give TensorFlow's losses and final variables, the same losses as the
 `graphrun train` CLI, and checkpoints that restore."""
 
 import os
+import select
 import subprocess
 import tempfile
 import threading
@@ -131,6 +132,33 @@ class TrainTest(unittest.TestCase):
         probs = made[0].run("probs:0", {"x:0": np.load("examples/mlp_x.npy")})
         np.testing.assert_allclose(probs, np.load("examples/mlp_probs_expected.npy"),
                                    rtol=1e-5, atol=1e-6)
+
+    def test_a_cluster_of_running_workers(self):
+        # Two `graphrun worker` processes started here; the session is given
+        # the cluster as TensorFlow's ClusterSpec dict.
+        procs, addresses = [], []
+        try:
+            for i in range(2):
+                p = subprocess.Popen([CLI, "worker", "--listen=127.0.0.1:0", "--job=worker",
+                                      "--task=%d" % i], stdout=subprocess.PIPE, text=True)
+                procs.append(p)
+                ready, _, _ = select.select([p.stdout], [], [], 60)
+                self.assertTrue(ready, "worker %d did not say where it serves" % i)
+                line = p.stdout.readline()
+                self.assertIn(" serving on ", line)
+                addresses.append(line.split(" serving on ")[1].split()[0])
+            sess = graphrun.Session("examples/mlp.pbtxt", cluster={"worker": addresses},
+                                    wire_compression="none")
+            md = graphrun.RunMetadata()
+            probs = sess.run("probs:0", {"x:0": np.load("examples/mlp_x.npy")}, run_metadata=md)
+            np.testing.assert_allclose(probs, np.load("examples/mlp_probs_expected.npy"),
+                                       rtol=1e-5, atol=1e-6)
+            self.assertTrue(any(d["device"].startswith("/job:worker/") for d in md.step_stats))
+            sess.close()
+        finally:
+            for p in procs:
+                p.terminate()
+                p.wait()
 
     def test_worker_processes_from_python(self):
         # The session's graph runs in a graphrun worker process on loopback.
