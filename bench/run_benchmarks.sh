@@ -40,6 +40,17 @@
 #       bench/train_torch_peer.py)
 #   $TF_PYTHON bench/checkpoint_vs_tensorflow.py
 #       README "Training" (checkpoints)
+#   $TF_PYTHON bench/models_vs_tensorflow.py
+#       README "Real models" (the op-family models next to TensorFlow)
+#   $TF_PYTHON bench/saved_model_load_vs_tensorflow.py
+#       README "SavedModels" (load to first output, signature step)
+#   $TF_PYTHON bench/ps_vs_tensorflow.py; $TF_PYTHON bench/ps_placement_bytes.py;
+#   $TF_PYTHON bench/ps_scale_model.py
+#       README "Parameter servers, next to TensorFlow's cluster"
+#   $TF_PYTHON bench/allreduce_vs_gloo.py --ranks 2 --sizes_mb 1,16,64 --reps 5
+#       README "Ring allreduce, next to gloo" (needs PyTorch)
+#   $TF_PYTHON bench/replicas_vs_ddp.py --rounds 1 --steps 40 --models mlp
+#       README "Data-parallel replicas, next to PyTorch DDP" (needs PyTorch)
 #   $TF_PYTHON bench/python_vs_tensorflow.py (after installing the wheel:
 #   $TF_PYTHON -m pip install --no-deps --force-reinstall bazel-bin/python/graphrun-*.whl)
 #       README "Python"
@@ -107,6 +118,19 @@ if ((drivers)); then
   "$tf_python" bench/loop_vs_tensorflow.py --rounds 5
   echo "== train_vs_tensorflow.py"
   "$tf_python" bench/train_vs_tensorflow.py --rounds 3
+  for driver in models_vs_tensorflow.py saved_model_load_vs_tensorflow.py ps_vs_tensorflow.py \
+      ps_placement_bytes.py ps_scale_model.py; do
+    echo "== $driver"
+    "$tf_python" "bench/$driver"
+  done
+  if "$tf_python" -c "import torch" 2>/dev/null; then
+    echo "== allreduce_vs_gloo.py"
+    "$tf_python" bench/allreduce_vs_gloo.py --ranks 2 --sizes_mb 1,16,64 --reps 5
+    echo "== replicas_vs_ddp.py"
+    "$tf_python" bench/replicas_vs_ddp.py --rounds 1 --steps 40 --models mlp
+  else
+    echo "== allreduce_vs_gloo.py, replicas_vs_ddp.py skipped: $tf_python cannot import torch"
+  fi
   echo "== python_vs_tensorflow.py"
   ./bazelw build //python:wheel
   "$tf_python" -m pip install -q --no-deps --force-reinstall bazel-bin/python/graphrun-*.whl
