@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_lookup_table_test_values.py beside this file.
 // Tests for the lookup table kernels. Every expected value and message is
 // what TensorFlow 2.21 gave for the same ops, inputs and files in a v1
 // Session: text-file columns, line numbers with an offset, vocab_size,

@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_ragged_text_test_values.py beside this file.
 // Tests for RaggedBincount, StringNGrams, UnicodeDecode and UnicodeEncode.
 // Every expected value is what TensorFlow 2.21's raw ops gave for the same
 // inputs (tf.raw_ops.<Op> in eager mode).

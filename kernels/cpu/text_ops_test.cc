@@ -1,3 +1,4 @@
+// Expected values: TensorFlow 2.21, checked by make_text_test_values.py beside this file.
 // Tests for StringLower, StaticRegexReplace, StringSplitV2,
 // RaggedTensorToTensor and DenseBincount. Every expected value and message
 // is what TensorFlow 2.21's raw ops gave for the same inputs.
