@@ -53,6 +53,7 @@ import cases_optim  # noqa: E402,F401
 import cases_containers  # noqa: E402,F401
 import cases_control  # noqa: E402,F401
 import cases_files  # noqa: E402,F401
+import cases_data_flow  # noqa: E402,F401
 from conformance_cases import CASES  # noqa: E402
 
 CODES = {1: "CANCELLED", 2: "UNKNOWN", 3: "INVALID_ARGUMENT", 4: "DEADLINE_EXCEEDED",

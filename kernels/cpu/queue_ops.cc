@@ -1,0 +1,511 @@
+// FIFOQueueV2 and the Queue*V2 ops on it, with TensorFlow's semantics
+// (core/kernels/fifo_queue.cc, queue_base.cc, queue_ops.cc): elements are
+// tuples of tensors of the queue's component types (and shapes, when given);
+// an enqueue waits while the queue is full, a dequeue while it holds too few
+// elements, each in the order the requests came; closing fails the dequeues
+// that can no longer be met (OutOfRange) and later enqueues (Cancelled), and
+// with cancel_pending_enqueues the waiting ones. A waiting request ends
+// with Cancelled when its step is cancelled. timeout_ms is accepted and
+// unused, as in TensorFlow. SyncReplicasOptimizer's token queue is one.
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "graph/status_macros.h"
+#include "graph/tensor.h"
+#include "graph/tensor_shape.h"
+#include "kernels/cpu/shared_resource.h"
+#include "kernels/kernel_registry.h"
+#include "kernels/op_kernel.h"
+
+namespace graphrun {
+namespace {
+
+using Tuple = std::vector<Tensor>;
+using Done = std::function<void()>;
+
+class FifoQueue : public ResourceBase {
+ public:
+  FifoQueue(std::string name, std::vector<DataType> types, std::vector<PartialShape> shapes,
+            int64_t capacity)
+      : name_(std::move(name)),
+        types_(std::move(types)),
+        shapes_(std::move(shapes)),
+        capacity_(capacity) {}
+
+  ~FifoQueue() override {
+    // Requests still waiting when the queue goes (its session closed).
+    for (auto& e : enqueues_) e.finish(absl::CancelledError("Enqueue operation was cancelled"));
+    for (auto& d : dequeues_) d.finish(absl::CancelledError("Dequeue operation was cancelled"), {});
+  }
+
+  std::string DebugString() const override { return absl::StrCat("FIFOQueue '", name_, "'"); }
+  const std::string& name() const { return name_; }
+  const std::vector<DataType>& types() const { return types_; }
+  const std::vector<PartialShape>& shapes() const { return shapes_; }
+  int64_t capacity() const { return capacity_; }
+
+  // Checks one element (`batched`: a batch of elements along dimension 0).
+  absl::Status Validate(const Tuple& t, bool batched) const {
+    if (t.size() != types_.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("Wrong number of components in tuple. Expected ",
+                                                     types_.size(), ", got ", t.size()));
+    }
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t[i].dtype() != types_[i]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Type mismatch in tuple component ", i, ". Expected ", DataTypeString(types_[i]),
+            ", got ", DataTypeString(t[i].dtype())));
+      }
+      if (batched && t[i].dims() == 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Tuple component ", i, " of a batch to enqueue is a scalar: it needs a batch dimension"));
+      }
+      if (batched && t[i].dim_size(0) != t[0].dim_size(0)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Dimension 0 of tuple component ", i, " (", t[i].dim_size(0),
+            ") does not match dimension 0 of tuple component 0 (", t[0].dim_size(0), ")"));
+      }
+      if (!shapes_.empty()) {
+        TensorShape rest;
+        for (int d = batched ? 1 : 0; d < t[i].dims(); ++d) rest.AddDim(t[i].dim_size(d));
+        const PartialShape element(rest);
+        if (!shapes_[i].IsCompatibleWith(element)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "Shape mismatch in tuple component ", i, ". Expected ", shapes_[i].DebugString(),
+              ", got ", element.DebugString()));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Queues `elements`; `done` runs once they are all in, or with the error.
+  void Enqueue(std::deque<Tuple> elements, CancellationManager* cm,
+               std::function<void(absl::Status)> done) {
+    std::function<void(absl::Status)> finish;
+    const int64_t id = Watch(cm, /*enqueue=*/true, std::move(done), &finish);
+    if (id < 0) return;  // the step is cancelled: `done` ran
+    std::vector<std::function<void()>> ready;
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_ids_.erase(id) > 0) {
+        ready.push_back([finish] { finish(absl::CancelledError("Enqueue operation was cancelled")); });
+      } else if (closed_) {
+        ready.push_back([finish, name = name_] {
+          finish(absl::CancelledError(absl::StrCat("FIFOQueue '", name, "' is closed.")));
+        });
+      } else {
+        enqueues_.push_back(EnqueueRequest{id, std::move(elements), std::move(finish)});
+        Flush(&ready);
+      }
+    }
+    for (auto& f : ready) f();
+  }
+
+  // Takes `n` elements (one without `many`: the components as they are);
+  // `up_to`: fewer once the queue is closed. `done` gets them or the error.
+  void Dequeue(int64_t n, bool many, bool up_to, CancellationManager* cm,
+               std::function<void(absl::Status, std::vector<Tuple>)> done) {
+    // The elements travel beside the status through Watch's wrapper.
+    auto result = std::make_shared<std::vector<Tuple>>();
+    std::function<void(absl::Status)> end;
+    const int64_t id = Watch(
+        cm, /*enqueue=*/false, [done, result](absl::Status s) { done(s, std::move(*result)); },
+        &end);
+    if (id < 0) return;
+    std::function<void(absl::Status, std::vector<Tuple>)> finish =
+        [end, result](absl::Status s, std::vector<Tuple> got) {
+          *result = std::move(got);
+          end(s);
+        };
+    std::vector<std::function<void()>> ready;
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_ids_.erase(id) > 0) {
+        ready.push_back([finish] { finish(absl::CancelledError("Dequeue operation was cancelled"), {}); });
+      } else {
+        dequeues_.push_back(DequeueRequest{id, n, many, up_to, std::move(finish)});
+        Flush(&ready);
+      }
+    }
+    for (auto& f : ready) f();
+  }
+
+  void Close(bool cancel_pending_enqueues) {
+    std::vector<std::function<void()>> ready;
+    {
+      absl::MutexLock lock(&mu_);
+      closed_ = true;
+      if (cancel_pending_enqueues) {
+        for (auto& e : enqueues_) {
+          ready.push_back([f = std::move(e.done), name = name_] {
+            f(absl::CancelledError(absl::StrCat("FIFOQueue '", name, "' is closed.")));
+          });
+        }
+        enqueues_.clear();
+      }
+      Flush(&ready);
+    }
+    for (auto& f : ready) f();
+  }
+
+  int64_t Size() const {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int64_t>(queue_.size());
+  }
+  bool IsClosed() const {
+    absl::MutexLock lock(&mu_);
+    return closed_;
+  }
+
+ private:
+  struct EnqueueRequest {
+    int64_t id;
+    std::deque<Tuple> elements;
+    std::function<void(absl::Status)> done;
+    void finish(const absl::Status& s) { done(s); }
+  };
+  struct DequeueRequest {
+    int64_t id;
+    int64_t n;
+    bool many, up_to;
+    std::function<void(absl::Status, std::vector<Tuple>)> done;
+    void finish(const absl::Status& s, std::vector<Tuple> got) { done(s, std::move(got)); }
+  };
+
+  // A new request's id, its step's cancellation watched: a request still
+  // waiting when the step is cancelled ends with Cancelled. `*finish` is
+  // `done` that first stops the watch (so the step's cancellation manager
+  // is never touched once `done` has run). Returns -1, after running
+  // `done` with Cancelled, when the step is cancelled already. Called
+  // without mu_: the manager runs Cancel() outside its own lock.
+  int64_t Watch(CancellationManager* cm, bool enqueue, std::function<void(absl::Status)> done,
+                std::function<void(absl::Status)>* finish) {
+    int64_t id;
+    {
+      absl::MutexLock lock(&mu_);
+      id = next_id_++;
+    }
+    if (cm == nullptr) {
+      *finish = std::move(done);
+      return id;
+    }
+    const int64_t token = cm->NewToken();
+    if (!cm->Register(token, [this, id, enqueue] { Cancel(id, enqueue); })) {
+      done(absl::CancelledError(enqueue ? "Enqueue operation was cancelled"
+                                        : "Dequeue operation was cancelled"));
+      return -1;
+    }
+    *finish = [cm, token, done = std::move(done)](absl::Status s) {
+      cm->TryDeregister(token);
+      done(s);
+    };
+    return id;
+  }
+
+  void Cancel(int64_t id, bool enqueue) {
+    std::function<void()> ready;
+    {
+      absl::MutexLock lock(&mu_);
+      if (enqueue) {
+        for (auto it = enqueues_.begin(); it != enqueues_.end(); ++it) {
+          if (it->id != id) continue;
+          ready = [f = std::move(it->done)] {
+            f(absl::CancelledError("Enqueue operation was cancelled"));
+          };
+          enqueues_.erase(it);
+          break;
+        }
+      } else {
+        for (auto it = dequeues_.begin(); it != dequeues_.end(); ++it) {
+          if (it->id != id) continue;
+          ready = [f = std::move(it->done)] {
+            f(absl::CancelledError("Dequeue operation was cancelled"), {});
+          };
+          dequeues_.erase(it);
+          break;
+        }
+      }
+      // Not there yet (or done already): a request arriving with this id
+      // ends at once.
+      if (!ready) cancelled_ids_.insert(id);
+    }
+    if (ready) ready();
+  }
+
+  // Moves elements from waiting enqueues into the queue and out to waiting
+  // dequeues, oldest requests first; what completes goes to `ready`, run
+  // after the lock is released.
+  void Flush(std::vector<std::function<void()>>* ready) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (bool progress = true; progress;) {
+      progress = false;
+      while (!enqueues_.empty()) {
+        EnqueueRequest& e = enqueues_.front();
+        while (!e.elements.empty() &&
+               (capacity_ < 0 || static_cast<int64_t>(queue_.size()) < capacity_)) {
+          queue_.push_back(std::move(e.elements.front()));
+          e.elements.pop_front();
+          progress = true;
+        }
+        if (!e.elements.empty()) break;
+        ready->push_back([f = std::move(e.done)] { f(absl::OkStatus()); });
+        enqueues_.pop_front();
+      }
+      while (!dequeues_.empty()) {
+        DequeueRequest& d = dequeues_.front();
+        const int64_t have = static_cast<int64_t>(queue_.size());
+        int64_t take = -1;
+        if (have >= d.n) {
+          take = d.n;
+        } else if (closed_ && enqueues_.empty()) {
+          if (d.up_to && have > 0) {
+            take = have;
+          } else {
+            ready->push_back([f = std::move(d.done), n = d.n, have, name = name_] {
+              f(absl::OutOfRangeError(absl::StrCat("FIFOQueue '", name,
+                                                   "' is closed and has insufficient elements "
+                                                   "(requested ",
+                                                   n, ", current size ", have, ")")),
+                {});
+            });
+            dequeues_.pop_front();
+            continue;
+          }
+        }
+        if (take < 0) break;
+        std::vector<Tuple> got;
+        for (int64_t i = 0; i < take; ++i) {
+          got.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
+        ready->push_back([f = std::move(d.done), got = std::move(got)]() mutable {
+          f(absl::OkStatus(), std::move(got));
+        });
+        dequeues_.pop_front();
+        progress = true;
+      }
+    }
+  }
+
+  const std::string name_;
+  const std::vector<DataType> types_;
+  const std::vector<PartialShape> shapes_;
+  const int64_t capacity_;
+  mutable absl::Mutex mu_;
+  std::deque<Tuple> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<EnqueueRequest> enqueues_ ABSL_GUARDED_BY(mu_);
+  std::deque<DequeueRequest> dequeues_ ABSL_GUARDED_BY(mu_);
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_set<int64_t> cancelled_ids_ ABSL_GUARDED_BY(mu_);
+};
+
+class FifoQueueOp : public OpKernel {
+ public:
+  explicit FifoQueueOp(OpKernelConstruction* c) : OpKernel(c), resource_(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("component_types", &types_));
+    OP_REQUIRES_OK(c, c->GetAttr("capacity", &capacity_));
+    auto shapes = c->def().attr().find("shapes");
+    if (shapes != c->def().attr().end()) {
+      for (const TensorShapeProto& proto : shapes->second.list().shape()) {
+        absl::StatusOr<PartialShape> shape = PartialShape::FromProto(proto);
+        OP_REQUIRES_OK(c, shape.status());
+        shapes_.push_back(*std::move(shape));
+      }
+    }
+    OP_REQUIRES(c, shapes_.empty() || shapes_.size() == types_.size(),
+                absl::InvalidArgumentError(absl::StrCat(
+                    "Shapes attr has ", shapes_.size(), " entries for ", types_.size(),
+                    " component types")));
+    if (capacity_ < 0) capacity_ = -1;
+    set_expensive(false);
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    auto make = [this](const std::string& name) -> absl::StatusOr<std::shared_ptr<FifoQueue>> {
+      return std::make_shared<FifoQueue>(name, types_, shapes_, capacity_);
+    };
+    Tensor handle;
+    absl::StatusOr<std::shared_ptr<FifoQueue>> queue = resource_.Get(ctx, make, &handle);
+    OP_REQUIRES_OK(ctx, queue.status());
+    const FifoQueue& q = **queue;
+    OP_REQUIRES(ctx, q.types() == types_ && q.capacity() == capacity_,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "Shared queue '", q.name(),
+                    "' has other component types or capacity than this node asks for")));
+    ctx->set_output(0, handle);
+  }
+
+ private:
+  std::vector<DataType> types_;
+  std::vector<PartialShape> shapes_;
+  int64_t capacity_ = -1;
+  SharedResource<FifoQueue> resource_;
+};
+
+class EnqueueOp : public AsyncOpKernel {
+ public:
+  explicit EnqueueOp(OpKernelConstruction* c) : AsyncOpKernel(c) {
+    many_ = type_string() == "QueueEnqueueManyV2";
+    set_expensive(false);
+  }
+
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    absl::StatusOr<FifoQueue*> queue = ObjectOf<FifoQueue>(ctx->input(0), "a queue");
+    OP_REQUIRES_OK_ASYNC(ctx, queue.status(), done);
+    Tuple t;
+    for (int i = 1; i < ctx->num_inputs(); ++i) t.push_back(ctx->input(i));
+    OP_REQUIRES_OK_ASYNC(ctx, (*queue)->Validate(t, many_), done);
+    std::deque<Tuple> elements;
+    if (!many_) {
+      elements.push_back(std::move(t));
+    } else {
+      for (int64_t k = 0; k < t[0].dim_size(0); ++k) {
+        Tuple e;
+        for (const Tensor& c : t) {
+          TensorShape rest;
+          for (int d = 1; d < c.dims(); ++d) rest.AddDim(c.dim_size(d));
+          absl::StatusOr<Tensor> row = c.Slice(k, k + 1).Reshaped(rest);
+          OP_REQUIRES_OK_ASYNC(ctx, row.status(), done);
+          e.push_back(*std::move(row));
+        }
+        elements.push_back(std::move(e));
+      }
+    }
+    (*queue)->Enqueue(std::move(elements), ctx->cancellation(),
+                      [ctx, done](const absl::Status& s) {
+                        if (!s.ok()) ctx->SetStatus(s);
+                        done();
+                      });
+  }
+
+ private:
+  bool many_ = false;
+};
+
+class DequeueOp : public AsyncOpKernel {
+ public:
+  explicit DequeueOp(OpKernelConstruction* c) : AsyncOpKernel(c) {
+    many_ = type_string() != "QueueDequeueV2";
+    up_to_ = type_string() == "QueueDequeueUpToV2";
+    set_expensive(false);
+  }
+
+  void ComputeAsync(OpKernelContext* ctx, DoneCallback done) override {
+    absl::StatusOr<FifoQueue*> found = ObjectOf<FifoQueue>(ctx->input(0), "a queue");
+    OP_REQUIRES_OK_ASYNC(ctx, found.status(), done);
+    FifoQueue* queue = *found;
+    OP_REQUIRES_ASYNC(ctx, static_cast<int>(queue->types().size()) == num_outputs(),
+                      absl::InvalidArgumentError(absl::StrCat(
+                          "the queue has ", queue->types().size(), " components, the dequeue ",
+                          num_outputs())),
+                      done);
+    int64_t n = 1;
+    if (many_) {
+      const Tensor& count = ctx->input(1);
+      OP_REQUIRES_ASYNC(ctx, count.dtype() == DT_INT32 && count.NumElements() == 1,
+                        absl::InvalidArgumentError("n must be an int32 scalar"), done);
+      n = count.flat<int32_t>()[0];
+      OP_REQUIRES_ASYNC(ctx, n >= 0,
+                        absl::InvalidArgumentError(absl::StrCat(
+                            "Dequeue requested a negative number of elements: ", n)),
+                        done);
+      bool shapes_known = queue->shapes().size() == queue->types().size();
+      for (const PartialShape& s : queue->shapes()) shapes_known &= s.IsFullyDefined();
+      OP_REQUIRES_ASYNC(ctx, shapes_known,
+                        absl::InvalidArgumentError(absl::StrCat(
+                            "FIFOQueue '", queue->name(),
+                            "''s DequeueMany and DequeueUpTo require the components to have "
+                            "specified shapes.")),
+                        done);
+    }
+    const bool many = many_;
+    queue->Dequeue(n, many, up_to_, ctx->cancellation(),
+                   [ctx, done, many, queue](const absl::Status& s, std::vector<Tuple> got) {
+                     if (!s.ok()) {
+                       ctx->SetStatus(s);
+                     } else if (!many) {
+                       for (size_t i = 0; i < got[0].size(); ++i) ctx->set_output(i, got[0][i]);
+                     } else {
+                       ctx->SetStatus(Batch(ctx, *queue, got));
+                     }
+                     done();
+                   });
+  }
+
+ private:
+  // Outputs each component of `got` stacked along a new dimension 0.
+  static absl::Status Batch(OpKernelContext* ctx, const FifoQueue& queue,
+                            const std::vector<Tuple>& got) {
+    for (size_t i = 0; i < queue.types().size(); ++i) {
+      TensorShape shape({static_cast<int64_t>(got.size())});
+      absl::StatusOr<TensorShape> element = TensorShape::FromDims(queue.shapes()[i].dims());
+      if (!element.ok()) return element.status();
+      for (int64_t d : element->dim_sizes()) shape.AddDim(d);
+      Tensor* out = nullptr;
+      GR_RETURN_IF_ERROR(ctx->allocate_output(static_cast<int>(i), shape, &out));
+      const int64_t each = element->num_elements();
+      for (size_t k = 0; k < got.size(); ++k) {
+        CopyElements(got[k][i], 0, each, out, static_cast<int64_t>(k) * each);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  bool many_ = false, up_to_ = false;
+};
+
+class QueueCloseOp : public OpKernel {
+ public:
+  explicit QueueCloseOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("cancel_pending_enqueues", &cancel_pending_enqueues_));
+    set_expensive(false);
+  }
+  void Compute(OpKernelContext* ctx) override {
+    absl::StatusOr<FifoQueue*> queue = ObjectOf<FifoQueue>(ctx->input(0), "a queue");
+    OP_REQUIRES_OK(ctx, queue.status());
+    (*queue)->Close(cancel_pending_enqueues_);
+  }
+
+ private:
+  bool cancel_pending_enqueues_ = false;
+};
+
+class QueueStateOp : public OpKernel {
+ public:
+  explicit QueueStateOp(OpKernelConstruction* c) : OpKernel(c) {
+    size_ = type_string() == "QueueSizeV2";
+    set_expensive(false);
+  }
+  void Compute(OpKernelContext* ctx) override {
+    absl::StatusOr<FifoQueue*> queue = ObjectOf<FifoQueue>(ctx->input(0), "a queue");
+    OP_REQUIRES_OK(ctx, queue.status());
+    if (size_) {
+      ctx->set_output(0, Tensor::Scalar<int32_t>(static_cast<int32_t>((*queue)->Size())));
+    } else {
+      ctx->set_output(0, Tensor::Scalar<bool>((*queue)->IsClosed()));
+    }
+  }
+
+ private:
+  bool size_ = false;
+};
+
+REGISTER_KERNEL(KernelDefBuilder("FIFOQueueV2").Device(kDeviceCpu), FifoQueueOp);
+REGISTER_KERNEL(KernelDefBuilder("QueueEnqueueV2").Device(kDeviceCpu), EnqueueOp);
+REGISTER_KERNEL(KernelDefBuilder("QueueEnqueueManyV2").Device(kDeviceCpu), EnqueueOp);
+REGISTER_KERNEL(KernelDefBuilder("QueueDequeueV2").Device(kDeviceCpu), DequeueOp);
+REGISTER_KERNEL(KernelDefBuilder("QueueDequeueManyV2").Device(kDeviceCpu), DequeueOp);
+REGISTER_KERNEL(KernelDefBuilder("QueueDequeueUpToV2").Device(kDeviceCpu), DequeueOp);
+REGISTER_KERNEL(KernelDefBuilder("QueueCloseV2").Device(kDeviceCpu), QueueCloseOp);
+REGISTER_KERNEL(KernelDefBuilder("QueueSizeV2").Device(kDeviceCpu), QueueStateOp);
+REGISTER_KERNEL(KernelDefBuilder("QueueIsClosedV2").Device(kDeviceCpu), QueueStateOp);
+
+}  // namespace
+}  // namespace graphrun
