@@ -18,7 +18,7 @@ namespace graphrun {
 namespace {
 
 // q: a float queue (shared name "q", capacity 1) with x -> enqueue, dequeue,
-// close and size; acc: a mean accumulator of [2] floats with g -> apply
+// n -> dequeue_many, a dequeue of the wrong type, close and size; acc: a mean accumulator of [2] floats with g -> apply
 // (local step 0) and take(num_required n).
 constexpr char kGraph[] = R"pb(
   node { name: "q" op: "FIFOQueueV2"
@@ -31,6 +31,10 @@ constexpr char kGraph[] = R"pb(
          attr { key: "Tcomponents" value { list { type: DT_FLOAT } } } }
   node { name: "dequeue" op: "QueueDequeueV2" input: "q"
          attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+  node { name: "dequeue_many" op: "QueueDequeueManyV2" input: "q" input: "n"
+         attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+  node { name: "dequeue_int" op: "QueueDequeueV2" input: "q"
+         attr { key: "component_types" value { list { type: DT_INT32 } } } }
   node { name: "close" op: "QueueCloseV2" input: "q" }
   node { name: "size" op: "QueueSizeV2" input: "q" }
   node { name: "acc" op: "ResourceConditionalAccumulator"
@@ -100,6 +104,45 @@ TEST(DataFlowTest, CloseWakesAWaitingDequeueWithOutOfRange) {
   EXPECT_EQ(dequeued.code(), absl::StatusCode::kOutOfRange) << dequeued;
   EXPECT_NE(dequeued.message().find("FIFOQueue 'q' is closed"), std::string::npos) << dequeued;
   EXPECT_EQ(Enqueue(s.get(), 1.0f).code(), absl::StatusCode::kCancelled);
+  std::vector<Tensor> again;
+  EXPECT_EQ(s->Run({}, {}, {"close"}, &again).code(), absl::StatusCode::kCancelled);
+}
+
+TEST(DataFlowTest, ABatchLargerThanTheCapacityFills) {
+  // Capacity 1, a batch of 2: the dequeue takes elements as they come, so
+  // the producer's second enqueue finds room.
+  std::unique_ptr<Session> s = NewSession();
+  absl::Status produced;
+  std::thread producer([&] {
+    produced = Enqueue(s.get(), 1.0f);
+    if (produced.ok()) produced = Enqueue(s.get(), 2.0f);
+  });
+  RunOptions options;
+  options.set_timeout_in_ms(60000);  // a failure, not a hang, if it never fills
+  std::vector<Tensor> out;
+  absl::Status st = s->Run(options, {{"n", Tensor::Scalar<int32_t>(2)}}, {"dequeue_many:0"}, {},
+                           &out, nullptr);
+  producer.join();
+  ASSERT_TRUE(st.ok()) << st;
+  ASSERT_TRUE(produced.ok()) << produced;
+  ASSERT_EQ(out[0].NumElements(), 2);
+  EXPECT_EQ(out[0].flat<float>()[0], 1.0f);
+  EXPECT_EQ(out[0].flat<float>()[1], 2.0f);
+}
+
+TEST(DataFlowTest, TheCapacityHoldsAndTypesAreChecked) {
+  std::unique_ptr<Session> s = NewSession();
+  ASSERT_TRUE(Enqueue(s.get(), 1.0f).ok());
+  RunOptions options;
+  options.set_timeout_in_ms(200);
+  std::vector<Tensor> out;
+  absl::Status st =
+      s->Run(options, {{"x", Tensor::Scalar<float>(2.0f)}}, {}, {"enqueue"}, &out, nullptr);
+  EXPECT_EQ(st.code(), absl::StatusCode::kDeadlineExceeded) << st;  // full: it waited
+  st = s->Run({}, {"dequeue_int:0"}, {}, &out);
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument) << st;
+  ASSERT_TRUE(s->Run({}, {"dequeue:0", "size:0"}, {}, &out).ok());
+  EXPECT_EQ(out[0].scalar<float>(), 1.0f);
 }
 
 TEST(DataFlowTest, AStepPastItsDeadlineStopsWaiting) {
@@ -115,6 +158,12 @@ TEST(DataFlowTest, AStepPastItsDeadlineStopsWaiting) {
   ASSERT_TRUE(Enqueue(s.get(), 3.0f).ok());
   ASSERT_TRUE(s->Run({}, {"size:0"}, {}, &out).ok());
   EXPECT_EQ(out[0].scalar<int32_t>(), 1);
+  // And so does the accumulator: the cancelled take left nothing behind.
+  ASSERT_TRUE(s->Run({{"g", Tensor::FromVector<float>({1.0f, 3.0f})}}, {}, {"apply"}, &out).ok());
+  ASSERT_TRUE(s->Run({{"g", Tensor::FromVector<float>({2.0f, 5.0f})}}, {}, {"apply"}, &out).ok());
+  ASSERT_TRUE(s->Run({{"n", Tensor::Scalar<int32_t>(2)}}, {"take:0"}, {}, &out).ok());
+  EXPECT_EQ(out[0].flat<float>()[0], 1.5f);
+  EXPECT_EQ(out[0].flat<float>()[1], 4.0f);
 }
 
 TEST(DataFlowTest, WaitingTakeGetsTheMeanOfLaterGradients) {

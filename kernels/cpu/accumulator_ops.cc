@@ -168,6 +168,7 @@ class Accumulator : public ResourceBase {
 
   void Cancel(int64_t id) {
     TakeDone done;
+    std::vector<std::function<void()>> unblocked;
     {
       absl::MutexLock lock(&mu_);
       for (auto it = takes_.begin(); it != takes_.end(); ++it) {
@@ -176,9 +177,14 @@ class Accumulator : public ResourceBase {
         takes_.erase(it);
         break;
       }
-      if (!done) cancelled_ids_.insert(id);
+      if (!done) {
+        cancelled_ids_.insert(id);
+      } else {
+        Flush(&unblocked);  // a take behind the cancelled one may be met now
+      }
     }
     if (done) done(absl::CancelledError("TakeGrad operation was cancelled"), {});
+    for (auto& f : unblocked) f();
   }
 
   const std::string name_;
@@ -258,8 +264,9 @@ class ApplyGradientOp : public OpKernel {
                 absl::InvalidArgumentError(absl::StrCat(
                     "the accumulator holds ", DataTypeString(acc->dtype()), " gradients, got ",
                     DataTypeString(grad.dtype()))));
-    OP_REQUIRES(ctx, ctx->input(1).NumElements() == 1,
-                absl::InvalidArgumentError("local_step must be a scalar"));
+    OP_REQUIRES(ctx, ctx->input(1).dims() == 0,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "local_step must be scalar, but had shape ", ctx->input(1).shape().DebugString())));
     OP_REQUIRES_OK(ctx, acc->Apply(ScalarInt64(ctx->input(1)), grad));
   }
 };
@@ -270,8 +277,9 @@ class SetGlobalStepOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     Accumulator* acc = AccumulatorOf(ctx);
     if (acc == nullptr) return;
-    OP_REQUIRES(ctx, ctx->input(1).NumElements() == 1,
-                absl::InvalidArgumentError("new_global_step must be a scalar"));
+    OP_REQUIRES(ctx, ctx->input(1).dims() == 0,
+                absl::InvalidArgumentError(absl::StrCat("new_global_step must be scalar, but had shape ",
+                                                        ctx->input(1).shape().DebugString())));
     acc->SetGlobalStep(ScalarInt64(ctx->input(1)));
   }
 };
@@ -293,8 +301,10 @@ class TakeGradientOp : public AsyncOpKernel {
     absl::StatusOr<Accumulator*> acc = ObjectOf<Accumulator>(ctx->input(0), "an accumulator");
     OP_REQUIRES_OK_ASYNC(ctx, acc.status(), done);
     const Tensor& required = ctx->input(1);
-    OP_REQUIRES_ASYNC(ctx, required.dtype() == DT_INT32 && required.NumElements() == 1,
-                      absl::InvalidArgumentError("num_required must be an int32 scalar"), done);
+    OP_REQUIRES_ASYNC(ctx, required.dtype() == DT_INT32 && required.dims() == 0,
+                      absl::InvalidArgumentError(absl::StrCat("num_required must be scalar, but had shape ",
+                                                              required.shape().DebugString())),
+                      done);
     const int32_t n = required.flat<int32_t>()[0];
     OP_REQUIRES_ASYNC(ctx, n >= 1,
                       absl::InvalidArgumentError(absl::StrCat(

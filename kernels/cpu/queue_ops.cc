@@ -137,15 +137,18 @@ class FifoQueue : public ResourceBase {
     for (auto& f : ready) f();
   }
 
-  void Close(bool cancel_pending_enqueues) {
+  absl::Status Close(bool cancel_pending_enqueues) {
     std::vector<std::function<void()>> ready;
     {
       absl::MutexLock lock(&mu_);
+      if (closed_ && !cancel_pending_enqueues) {
+        return absl::CancelledError(absl::StrCat("Queue '", name_, "' is already closed."));
+      }
       closed_ = true;
       if (cancel_pending_enqueues) {
         for (auto& e : enqueues_) {
           ready.push_back([f = std::move(e.done), name = name_] {
-            f(absl::CancelledError(absl::StrCat("FIFOQueue '", name, "' is closed.")));
+            f(absl::CancelledError("Enqueue operation was cancelled"));
           });
         }
         enqueues_.clear();
@@ -153,6 +156,7 @@ class FifoQueue : public ResourceBase {
       Flush(&ready);
     }
     for (auto& f : ready) f();
+    return absl::OkStatus();
   }
 
   int64_t Size() const {
@@ -176,8 +180,18 @@ class FifoQueue : public ResourceBase {
     int64_t n;
     bool many, up_to;
     std::function<void(absl::Status, std::vector<Tuple>)> done;
+    // The oldest request takes elements as they come (so a batch larger
+    // than the capacity fills); they go back to the front of the queue if
+    // it fails.
+    std::vector<Tuple> taken = {};
     void finish(const absl::Status& s, std::vector<Tuple> got) { done(s, std::move(got)); }
   };
+
+  // Puts a failed request's elements back at the front, in their order.
+  void Restore(DequeueRequest* d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (auto it = d->taken.rbegin(); it != d->taken.rend(); ++it) queue_.push_front(std::move(*it));
+    d->taken.clear();
+  }
 
   // A new request's id, its step's cancellation watched: a request still
   // waiting when the step is cancelled ends with Cancelled. `*finish` is
@@ -211,6 +225,7 @@ class FifoQueue : public ResourceBase {
 
   void Cancel(int64_t id, bool enqueue) {
     std::function<void()> ready;
+    std::vector<std::function<void()>> unblocked;
     {
       absl::MutexLock lock(&mu_);
       if (enqueue) {
@@ -225,6 +240,7 @@ class FifoQueue : public ResourceBase {
       } else {
         for (auto it = dequeues_.begin(); it != dequeues_.end(); ++it) {
           if (it->id != id) continue;
+          Restore(&*it);
           ready = [f = std::move(it->done)] {
             f(absl::CancelledError("Dequeue operation was cancelled"), {});
           };
@@ -234,9 +250,14 @@ class FifoQueue : public ResourceBase {
       }
       // Not there yet (or done already): a request arriving with this id
       // ends at once.
-      if (!ready) cancelled_ids_.insert(id);
+      if (!ready) {
+        cancelled_ids_.insert(id);
+      } else {
+        Flush(&unblocked);  // requests behind the cancelled one may go now
+      }
     }
     if (ready) ready();
+    for (auto& f : unblocked) f();
   }
 
   // Moves elements from waiting enqueues into the queue and out to waiting
@@ -259,15 +280,17 @@ class FifoQueue : public ResourceBase {
       }
       while (!dequeues_.empty()) {
         DequeueRequest& d = dequeues_.front();
-        const int64_t have = static_cast<int64_t>(queue_.size());
-        int64_t take = -1;
-        if (have >= d.n) {
-          take = d.n;
-        } else if (closed_ && enqueues_.empty()) {
-          if (d.up_to && have > 0) {
-            take = have;
-          } else {
-            ready->push_back([f = std::move(d.done), n = d.n, have, name = name_] {
+        while (static_cast<int64_t>(d.taken.size()) < d.n && !queue_.empty()) {
+          d.taken.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+          progress = true;
+        }
+        if (static_cast<int64_t>(d.taken.size()) < d.n) {
+          if (!closed_ || !enqueues_.empty()) break;  // more may come
+          if (!(d.up_to && !d.taken.empty())) {
+            Restore(&d);
+            ready->push_back([f = std::move(d.done), n = d.n,
+                              have = static_cast<int64_t>(queue_.size()), name = name_] {
               f(absl::OutOfRangeError(absl::StrCat("FIFOQueue '", name,
                                                    "' is closed and has insufficient elements "
                                                    "(requested ",
@@ -278,13 +301,7 @@ class FifoQueue : public ResourceBase {
             continue;
           }
         }
-        if (take < 0) break;
-        std::vector<Tuple> got;
-        for (int64_t i = 0; i < take; ++i) {
-          got.push_back(std::move(queue_.front()));
-          queue_.pop_front();
-        }
-        ready->push_back([f = std::move(d.done), got = std::move(got)]() mutable {
+        ready->push_back([f = std::move(d.done), got = std::move(d.taken)]() mutable {
           f(absl::OkStatus(), std::move(got));
         });
         dequeues_.pop_front();
@@ -335,10 +352,10 @@ class FifoQueueOp : public OpKernel {
     absl::StatusOr<std::shared_ptr<FifoQueue>> queue = resource_.Get(ctx, make, &handle);
     OP_REQUIRES_OK(ctx, queue.status());
     const FifoQueue& q = **queue;
-    OP_REQUIRES(ctx, q.types() == types_ && q.capacity() == capacity_,
+    OP_REQUIRES(ctx, q.types() == types_ && q.capacity() == capacity_ && q.shapes() == shapes_,
                 absl::InvalidArgumentError(absl::StrCat(
                     "Shared queue '", q.name(),
-                    "' has other component types or capacity than this node asks for")));
+                    "' has other component types, shapes or capacity than this node asks for")));
     ctx->set_output(0, handle);
   }
 
@@ -362,6 +379,10 @@ class EnqueueOp : public AsyncOpKernel {
     Tuple t;
     for (int i = 1; i < ctx->num_inputs(); ++i) t.push_back(ctx->input(i));
     OP_REQUIRES_OK_ASYNC(ctx, (*queue)->Validate(t, many_), done);
+    if (many_ && t[0].dim_size(0) == 0) {  // nothing to queue: done at once
+      done();
+      return;
+    }
     std::deque<Tuple> elements;
     if (!many_) {
       elements.push_back(std::move(t));
@@ -401,29 +422,42 @@ class DequeueOp : public AsyncOpKernel {
     absl::StatusOr<FifoQueue*> found = ObjectOf<FifoQueue>(ctx->input(0), "a queue");
     OP_REQUIRES_OK_ASYNC(ctx, found.status(), done);
     FifoQueue* queue = *found;
-    OP_REQUIRES_ASYNC(ctx, static_cast<int>(queue->types().size()) == num_outputs(),
+    // The node's component types must be the queue's (TensorFlow's
+    // signature check): the outputs are made for them.
+    bool types_match = static_cast<int>(queue->types().size()) == num_outputs();
+    for (int i = 0; types_match && i < num_outputs(); ++i) {
+      types_match = queue->types()[i] == ctx->expected_output_dtype(i);
+    }
+    OP_REQUIRES_ASYNC(ctx, types_match,
                       absl::InvalidArgumentError(absl::StrCat(
-                          "the queue has ", queue->types().size(), " components, the dequeue ",
-                          num_outputs())),
+                          "FIFOQueue '", queue->name(),
+                          "' holds components of other types than this dequeue's")),
                       done);
     int64_t n = 1;
     if (many_) {
       const Tensor& count = ctx->input(1);
-      OP_REQUIRES_ASYNC(ctx, count.dtype() == DT_INT32 && count.NumElements() == 1,
-                        absl::InvalidArgumentError("n must be an int32 scalar"), done);
+      OP_REQUIRES_ASYNC(ctx, count.dtype() == DT_INT32 && count.dims() == 0,
+                        absl::InvalidArgumentError(absl::StrCat(
+                            "n must be scalar, but had shape ", count.shape().DebugString())),
+                        done);
       n = count.flat<int32_t>()[0];
       OP_REQUIRES_ASYNC(ctx, n >= 0,
                         absl::InvalidArgumentError(absl::StrCat(
-                            "Dequeue requested a negative number of elements: ", n)),
+                            "DequeueManyOp requested ", n, " < 0 elements")),
                         done);
       bool shapes_known = queue->shapes().size() == queue->types().size();
       for (const PartialShape& s : queue->shapes()) shapes_known &= s.IsFullyDefined();
       OP_REQUIRES_ASYNC(ctx, shapes_known,
                         absl::InvalidArgumentError(absl::StrCat(
                             "FIFOQueue '", queue->name(),
-                            "''s DequeueMany and DequeueUpTo require the components to have "
+                            "': DequeueMany and DequeueUpTo require the components to have "
                             "specified shapes.")),
                         done);
+      if (n == 0) {  // empty batches at once, the queue untouched
+        ctx->SetStatus(Batch(ctx, *queue, {}));
+        done();
+        return;
+      }
     }
     const bool many = many_;
     queue->Dequeue(n, many, up_to_, ctx->cancellation(),
@@ -447,7 +481,7 @@ class DequeueOp : public AsyncOpKernel {
       TensorShape shape({static_cast<int64_t>(got.size())});
       absl::StatusOr<TensorShape> element = TensorShape::FromDims(queue.shapes()[i].dims());
       if (!element.ok()) return element.status();
-      for (int64_t d : element->dim_sizes()) shape.AddDim(d);
+      for (int64_t d : element->dim_sizes()) GR_RETURN_IF_ERROR(shape.AddDimWithStatus(d));
       Tensor* out = nullptr;
       GR_RETURN_IF_ERROR(ctx->allocate_output(static_cast<int>(i), shape, &out));
       const int64_t each = element->num_elements();
@@ -470,7 +504,7 @@ class QueueCloseOp : public OpKernel {
   void Compute(OpKernelContext* ctx) override {
     absl::StatusOr<FifoQueue*> queue = ObjectOf<FifoQueue>(ctx->input(0), "a queue");
     OP_REQUIRES_OK(ctx, queue.status());
-    (*queue)->Close(cancel_pending_enqueues_);
+    OP_REQUIRES_OK(ctx, (*queue)->Close(cancel_pending_enqueues_));
   }
 
  private:
