@@ -5,6 +5,7 @@ and concurrent run() calls."""
 import collections
 import json
 import os
+import subprocess
 import sys
 import threading
 import unittest
@@ -326,6 +327,18 @@ class SessionTest(unittest.TestCase):
         for t in threads:
             t.join()
         self.assertEqual(failures, [])
+
+    def test_log_device_placement_says_where_and_why(self):
+        # Printed by the runtime on the process's stdout, as TensorFlow does.
+        code = ("import sys, numpy as np, graphrun\n"
+                "s = graphrun.Session(sys.argv[1], log_device_placement=True, optimize=False)\n"
+                "s.run('probs:0', {'x:0': np.load(sys.argv[2])})\n")
+        out = subprocess.run([sys.executable, "-c", code, os.path.join(EX, "mlp.pbtxt"),
+                              os.path.join(EX, "mlp_x.npy")], capture_output=True, text=True,
+                             env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("dense1/MatMul: (MatMul): /job:localhost/replica:0/task:0/device:CPU:0 # ",
+                      out.stdout)
 
     def test_options(self):
         names = graphrun.option_names()
