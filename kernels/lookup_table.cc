@@ -264,12 +264,6 @@ absl::StatusOr<std::shared_ptr<LookupTable>> NewLookupTable(std::string name, Da
   return table;
 }
 
-Tensor TableHandle(const std::shared_ptr<LookupTable>& table) {
-  Tensor t(DT_RESOURCE, TensorShape());
-  t.flat<ResourceHandle>()[0] = ResourceHandle(table->name(), table);
-  return t;
-}
-
 absl::StatusOr<LookupTable*> TableOf(const Tensor& handle) {
   LookupTable* table = handle.dtype() == DT_RESOURCE && handle.NumElements() == 1
                            ? handle.flat<ResourceHandle>()[0].get<LookupTable>()

@@ -93,9 +93,6 @@ absl::StatusOr<std::shared_ptr<LookupTable>> NewLookupTable(std::string name,
                                                             DataType value_dtype,
                                                             bool mutable_table);
 
-// The DT_RESOURCE scalar pointing to `table`.
-Tensor TableHandle(const std::shared_ptr<LookupTable>& table);
-
 // The table a DT_RESOURCE scalar points to; InvalidArgument otherwise.
 absl::StatusOr<LookupTable*> TableOf(const Tensor& handle);
 

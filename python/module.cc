@@ -14,10 +14,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "graph/graph_io.h"
+#include "graph/import.h"
 #include "graph/meta_graph_io.h"
 #include "graph/attr_slice.h"
 #include "graph/graph.h"
@@ -40,11 +40,10 @@ namespace py = pybind11;
 
 namespace {
 
-// "x:0" -> "x"; "x" -> "x".
+// "x:0" -> "x"; "x" -> "x" (the name as given when it does not parse).
 std::string NodeOf(const std::string& tensor) {
-  const size_t colon = tensor.rfind(':');
-  if (colon == std::string::npos) return tensor;
-  return tensor.substr(0, colon);
+  absl::StatusOr<TensorId> id = ParseTensorId(tensor, /*allow_internal_names=*/true);
+  return id.ok() ? id->node : tensor;
 }
 
 py::dict MetadataDict(const RunMetadata& md) {
@@ -263,15 +262,24 @@ class PySession {
   // The dtype of the tensor `name` names (a fed placeholder's, or any
   // node's output as its op declares it), DT_INVALID when unknown.
   DataType FedDtype(const std::string& tensor) const {
-    const size_t colon = tensor.rfind(':');
-    int index = 0;
-    std::string node = tensor;
-    if (colon != std::string::npos &&
-        absl::SimpleAtoi(absl::string_view(tensor).substr(colon + 1), &index)) {
-      node = tensor.substr(0, colon);
+    // Every run asks for each feed: the answer is worked out once per name.
+    {
+      absl::MutexLock lock(&dtypes_mu_);
+      auto known = fed_dtypes_.find(tensor);
+      if (known != fed_dtypes_.end()) return known->second;
     }
-    auto it = nodes_.find(node);
+    const DataType dtype = ComputeFedDtype(tensor);
+    absl::MutexLock lock(&dtypes_mu_);
+    fed_dtypes_.emplace(tensor, dtype);
+    return dtype;
+  }
+
+  DataType ComputeFedDtype(const std::string& tensor) const {
+    absl::StatusOr<TensorId> id = ParseTensorId(tensor, /*allow_internal_names=*/true);
+    if (!id.ok() || id->IsControl()) return DT_INVALID;
+    auto it = nodes_.find(id->node);
     if (it == nodes_.end()) return DT_INVALID;
+    const int index = id->index;
     const NodeDef& n = *it->second;
     const OpDef* op = OpRegistry::Global()->Find(n.op());
     if (op == nullptr) return DT_INVALID;
@@ -283,6 +291,8 @@ class PySession {
 
   mutable absl::Mutex mu_;
   std::shared_ptr<RunSession> run_;
+  mutable absl::Mutex dtypes_mu_;
+  mutable absl::flat_hash_map<std::string, DataType> fed_dtypes_ ABSL_GUARDED_BY(dtypes_mu_);
   // The session's graph by node name: pointers into run_->graph, used only
   // while a call holds run_.
   absl::flat_hash_map<std::string, const NodeDef*> nodes_;

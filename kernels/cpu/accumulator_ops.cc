@@ -19,6 +19,7 @@
 #include "graph/tensor_shape.h"
 #include "graph/types.h"
 #include "kernels/cpu/shared_resource.h"
+#include "kernels/cpu/step_watch.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 
@@ -89,18 +90,12 @@ class Accumulator : public ResourceBase {
       absl::MutexLock lock(&mu_);
       id = next_id_++;
     }
-    int64_t token = -1;
-    if (cm != nullptr) {
-      token = cm->NewToken();
-      if (!cm->Register(token, [this, id] { Cancel(id); })) {
-        done(absl::CancelledError("TakeGrad operation was cancelled"), {});
-        return;
-      }
+    StepWatch watch;
+    if (!watch.Start(cm, [this, id] { Cancel(id); })) {
+      done(absl::CancelledError("TakeGrad operation was cancelled"), {});
+      return;
     }
-    TakeDone finish = [cm, token, done = std::move(done)](absl::Status s, Tensor t) {
-      if (cm != nullptr) cm->TryDeregister(token);
-      done(s, std::move(t));
-    };
+    TakeDone finish = watch.Wrap(std::move(done));
     std::vector<std::function<void()>> ready;
     {
       absl::MutexLock lock(&mu_);

@@ -1,79 +1,55 @@
 // CPU kernels of the lookup table ops (graph/ops/lookup_ops.cc), with
 // TensorFlow's semantics and messages (core/kernels/lookup_table_op.cc,
 // lookup_table_init_op.cc). HashTableV2 and MutableHashTableV2 find or make
-// their LookupTable (kernels/lookup_table.h) in the device's ResourceMgr by
-// (container or "localhost", shared_name, else with use_node_name_sharing
-// the node's name) on every run, so an initializer's run and a later
-// lookup's share it. With neither a shared name nor node-name sharing the
-// table is the node's own for the session, as in TensorFlow, where one
-// kernel serves a stateful node in every run.
+// their LookupTable (kernels/lookup_table.h) through SharedResource
+// (shared_resource.h): by (container, shared_name, else with
+// use_node_name_sharing the node's name) in the device's ResourceMgr on
+// every run, so an initializer's run and a later lookup's share it; with
+// neither, the table is the node's own for the session, as in TensorFlow.
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/cpu/shared_resource.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/lookup_table.h"
 #include "kernels/op_kernel.h"
-#include "kernels/resource_mgr.h"
 
 namespace graphrun {
 namespace {
 
-// The container of the tables that have no shared name, keyed by node.
-constexpr char kNodeTables[] = "graphrun_node_tables";
-
 class HashTableOp : public OpKernel {
  public:
-  explicit HashTableOp(OpKernelConstruction* c) : OpKernel(c), own_(kNodeTables, name()) {
-    OP_REQUIRES_OK(c, c->GetAttr("container", &container_));
-    OP_REQUIRES_OK(c, c->GetAttr("shared_name", &shared_name_));
-    bool use_node_name_sharing = false;
-    OP_REQUIRES_OK(c, c->GetAttr("use_node_name_sharing", &use_node_name_sharing));
+  explicit HashTableOp(OpKernelConstruction* c) : OpKernel(c), resource_(c) {
     OP_REQUIRES_OK(c, c->GetAttr("key_dtype", &key_dtype_));
     OP_REQUIRES_OK(c, c->GetAttr("value_dtype", &value_dtype_));
     mutable_ = type_string() == "MutableHashTableV2";
-    if (container_.empty()) container_ = ResourceMgr::kDefaultContainer;
-    if (shared_name_.empty() && use_node_name_sharing) shared_name_ = name();
     set_expensive(false);
   }
 
   void Compute(OpKernelContext* ctx) override {
-    auto make = [this]() -> absl::StatusOr<std::shared_ptr<LookupTable>> {
-      return NewLookupTable(shared_name_.empty() ? name() : shared_name_, key_dtype_,
-                            value_dtype_, mutable_);
+    auto make = [this](const std::string& name) -> absl::StatusOr<std::shared_ptr<LookupTable>> {
+      return NewLookupTable(name, key_dtype_, value_dtype_, mutable_);
     };
-    std::shared_ptr<LookupTable> table;
-    ResourceMgr* mgr = ctx->device()->resource_manager();
-    if (shared_name_.empty()) {
-      // A private table: the node's for the session.
-      absl::StatusOr<std::shared_ptr<LookupTable>> found = own_.Get(mgr, make);
-      OP_REQUIRES_OK(ctx, found.status());
-      table = *std::move(found);
-    } else {
-      OP_REQUIRES(ctx, mgr != nullptr,
-                  absl::FailedPreconditionError(absl::StrCat(
-                      ctx->device()->name(), " keeps no state: no lookup table can live there")));
-      absl::StatusOr<std::shared_ptr<LookupTable>> found =
-          mgr->LookupOrCreate<LookupTable>(container_, shared_name_, make);
-      OP_REQUIRES_OK(ctx, found.status());
-      table = *std::move(found);
-    }
+    Tensor handle;
+    absl::StatusOr<std::shared_ptr<LookupTable>> found = resource_.Get(ctx, make, &handle);
+    OP_REQUIRES_OK(ctx, found.status());
+    const LookupTable& table = **found;
     OP_REQUIRES(ctx,
-                table->key_dtype() == key_dtype_ && table->value_dtype() == value_dtype_ &&
-                    table->is_mutable() == mutable_,
+                table.key_dtype() == key_dtype_ && table.value_dtype() == value_dtype_ &&
+                    table.is_mutable() == mutable_,
                 absl::InvalidArgumentError(absl::StrCat(
                     "Conflicting key/value dtypes ", DataTypeString(key_dtype_), "->",
-                    DataTypeString(value_dtype_), " with ", DataTypeString(table->key_dtype()),
-                    "-", DataTypeString(table->value_dtype()), " for table ", table->name())));
-    ctx->set_output(0, TableHandle(table));
+                    DataTypeString(value_dtype_), " with ", DataTypeString(table.key_dtype()),
+                    "-", DataTypeString(table.value_dtype()), " for table ", table.name())));
+    ctx->set_output(0, handle);
   }
 
  private:
-  std::string container_, shared_name_;
   DataType key_dtype_ = DT_INVALID, value_dtype_ = DT_INVALID;
   bool mutable_ = false;
-  NodeResource<LookupTable> own_;  // the table when it has no shared name
+  SharedResource<LookupTable> resource_;
 };
 
 // The table of input 0, or a failed context.

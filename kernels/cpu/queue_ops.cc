@@ -20,6 +20,7 @@
 #include "graph/tensor.h"
 #include "graph/tensor_shape.h"
 #include "kernels/cpu/shared_resource.h"
+#include "kernels/cpu/step_watch.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 
@@ -88,9 +89,13 @@ class FifoQueue : public ResourceBase {
   // Queues `elements`; `done` runs once they are all in, or with the error.
   void Enqueue(std::deque<Tuple> elements, CancellationManager* cm,
                std::function<void(absl::Status)> done) {
-    std::function<void(absl::Status)> finish;
-    const int64_t id = Watch(cm, /*enqueue=*/true, std::move(done), &finish);
-    if (id < 0) return;  // the step is cancelled: `done` ran
+    const int64_t id = NextId();
+    StepWatch watch;
+    if (!watch.Start(cm, [this, id] { Cancel(id, /*enqueue=*/true); })) {
+      done(absl::CancelledError("Enqueue operation was cancelled"));
+      return;
+    }
+    std::function<void(absl::Status)> finish = watch.Wrap(std::move(done));
     std::vector<std::function<void()>> ready;
     {
       absl::MutexLock lock(&mu_);
@@ -112,18 +117,13 @@ class FifoQueue : public ResourceBase {
   // `up_to`: fewer once the queue is closed. `done` gets them or the error.
   void Dequeue(int64_t n, bool many, bool up_to, CancellationManager* cm,
                std::function<void(absl::Status, std::vector<Tuple>)> done) {
-    // The elements travel beside the status through Watch's wrapper.
-    auto result = std::make_shared<std::vector<Tuple>>();
-    std::function<void(absl::Status)> end;
-    const int64_t id = Watch(
-        cm, /*enqueue=*/false, [done, result](absl::Status s) { done(s, std::move(*result)); },
-        &end);
-    if (id < 0) return;
-    std::function<void(absl::Status, std::vector<Tuple>)> finish =
-        [end, result](absl::Status s, std::vector<Tuple> got) {
-          *result = std::move(got);
-          end(s);
-        };
+    const int64_t id = NextId();
+    StepWatch watch;
+    if (!watch.Start(cm, [this, id] { Cancel(id, /*enqueue=*/false); })) {
+      done(absl::CancelledError("Dequeue operation was cancelled"), {});
+      return;
+    }
+    std::function<void(absl::Status, std::vector<Tuple>)> finish = watch.Wrap(std::move(done));
     std::vector<std::function<void()>> ready;
     {
       absl::MutexLock lock(&mu_);
@@ -193,36 +193,13 @@ class FifoQueue : public ResourceBase {
     d->taken.clear();
   }
 
-  // A new request's id, its step's cancellation watched: a request still
-  // waiting when the step is cancelled ends with Cancelled. `*finish` is
-  // `done` that first stops the watch (so the step's cancellation manager
-  // is never touched once `done` has run). Returns -1, after running
-  // `done` with Cancelled, when the step is cancelled already. Called
-  // without mu_: the manager runs Cancel() outside its own lock.
-  int64_t Watch(CancellationManager* cm, bool enqueue, std::function<void(absl::Status)> done,
-                std::function<void(absl::Status)>* finish) {
-    int64_t id;
-    {
-      absl::MutexLock lock(&mu_);
-      id = next_id_++;
-    }
-    if (cm == nullptr) {
-      *finish = std::move(done);
-      return id;
-    }
-    const int64_t token = cm->NewToken();
-    if (!cm->Register(token, [this, id, enqueue] { Cancel(id, enqueue); })) {
-      done(absl::CancelledError(enqueue ? "Enqueue operation was cancelled"
-                                        : "Dequeue operation was cancelled"));
-      return -1;
-    }
-    *finish = [cm, token, done = std::move(done)](absl::Status s) {
-      cm->TryDeregister(token);
-      done(s);
-    };
-    return id;
+  int64_t NextId() {
+    absl::MutexLock lock(&mu_);
+    return next_id_++;
   }
 
+  // A waiting request whose step is cancelled ends with Cancelled; one not
+  // queued yet (or already done) is remembered, so it ends on arrival.
   void Cancel(int64_t id, bool enqueue) {
     std::function<void()> ready;
     std::vector<std::function<void()>> unblocked;

@@ -25,11 +25,17 @@ class SharedResource {
  public:
   using Make = std::function<absl::StatusOr<std::shared_ptr<T>>(const std::string& name)>;
 
-  // Reads the node's `container` and `shared_name` attrs.
+  // Reads the node's `container` and `shared_name` attrs, and
+  // `use_node_name_sharing` where the op has it (the lookup tables): then a
+  // node without a shared name shares by its own name.
   explicit SharedResource(OpKernelConstruction* c)
       : own_("graphrun_node_resources", c->def().name()) {
     OP_REQUIRES_OK(c, c->GetAttr("container", &container_));
     OP_REQUIRES_OK(c, c->GetAttr("shared_name", &shared_name_));
+    auto sharing = c->def().attr().find("use_node_name_sharing");
+    if (shared_name_.empty() && sharing != c->def().attr().end() && sharing->second.b()) {
+      shared_name_ = c->def().name();
+    }
     if (container_.empty()) container_ = ResourceMgr::kDefaultContainer;
     name_ = shared_name_.empty() ? c->def().name() : shared_name_;
   }
