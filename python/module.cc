@@ -407,7 +407,6 @@ void RegisterModule(py::module_& m) {
   m.def("set_worker_program", &SetLocalWorkerProgram);
   m.def("resolve_checkpoint", [](const std::string& p) { return Unwrap(ResolveCheckpointPrefix(p)); });
   m.def("remove_checkpoint", &RemoveCheckpoint);
-  m.def("check_directory", [](const std::string& dir) { Check(PrepareOutDir(dir)); });
   m.def("checkpoint_directory", &CheckpointDirectory);
   m.def("option_names", &OptionNames);
   RegisterGpus(m);

@@ -6,6 +6,7 @@ import os
 
 from . import _graphrun
 from . import _state
+from . import errors
 
 FULL_TRACE = 3  # TensorFlow's RunOptions.FULL_TRACE
 
@@ -250,7 +251,7 @@ class Session:
         beside and renamed: a save that fails leaves what was there."""
         self._check_open()
         prefix = os.fspath(prefix)
-        _graphrun.check_directory(_graphrun.checkpoint_directory(prefix))
+        prepare_checkpoint_directory(prefix)
         self._native.save(prefix)
         return prefix
 
@@ -264,6 +265,25 @@ class Session:
     def _check_open(self):
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
+
+
+def prepare_checkpoint_directory(prefix):
+    """Makes the directory a checkpoint PREFIX goes to, before anything is
+    written: an error names the prefix and the directory."""
+    directory = _graphrun.checkpoint_directory(prefix)
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except (NotADirectoryError, FileExistsError):
+        raise errors.InvalidArgumentError(
+            "save %s: %s is not a directory" % (prefix, directory)) from None
+    except OSError as e:
+        raise errors.PermissionDeniedError(
+            "save %s: cannot create directory %s: %s" % (prefix, directory, e.strerror)) from None
+    if not os.path.isdir(directory):
+        raise errors.InvalidArgumentError("save %s: %s is not a directory" % (prefix, directory))
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise errors.PermissionDeniedError(
+            "save %s: directory %s is not writable" % (prefix, directory))
 
 
 def _wants_trace(options):

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _graphrun
 from . import errors
-from .session import Session
+from .session import Session, prepare_checkpoint_directory
 
 _KEEP_PERIODIC = 5  # newest periodic checkpoints kept, as the CLI keeps them
 
@@ -142,7 +142,7 @@ def train(graph, train=None, steps=1, init=None, restore=None, feeds=None, feed_
         step_feeds[name] = value
     if save is not None:
         save = os.fspath(save)
-        _graphrun.check_directory(_graphrun.checkpoint_directory(save))
+        prepare_checkpoint_directory(save)
 
     fixed = dict(feeds or {})
     if init:

@@ -118,6 +118,26 @@ class TrainTest(unittest.TestCase):
         self.assertIn("missing.ckpt", str(e.exception))
         with self.assertRaises(errors.InvalidArgumentError):
             graphrun.train(graph, train="train", init="init", restore="x")
+        # A save under a file is refused before any step, naming both.
+        with open(os.path.join(self.tmp, "a_file"), "w") as f:
+            f.write("x")
+        bad = os.path.join(self.tmp, "a_file", "model.ckpt")
+        with self.assertRaises(errors.InvalidArgumentError) as e:
+            graphrun.train(graph, train="train", steps=1, restore=fixture("mlp_adam_init.ckpt"),
+                           feed_steps=feed_steps("mlp_adam"), save=bad)
+        self.assertIn(bad, str(e.exception))
+        self.assertIn("not a directory", str(e.exception))
+        # A truncated checkpoint is DataLoss naming the file and the key.
+        truncated = os.path.join(self.tmp, "cut.ckpt")
+        with open(fixture("mlp_adam_init.ckpt.index"), "rb") as src, open(truncated + ".index", "wb") as dst:
+            dst.write(src.read())
+        with open(fixture("mlp_adam_init.ckpt.data-00000-of-00001"), "rb") as src, \
+                open(truncated + ".data-00000-of-00001", "wb") as dst:
+            dst.write(src.read()[:1000])
+        with self.assertRaises(errors.DataLossError) as e:
+            graphrun.train(graph, train="train", steps=1, restore=truncated,
+                           feed_steps=feed_steps("mlp_adam"))
+        self.assertIn("cut.ckpt.data-00000-of-00001", str(e.exception))
         with self.assertRaises(errors.OpError) as e:
             graphrun.train(graph, train="train", steps=1, restore=fixture("mlp_adam_init.ckpt"),
                            feeds={"x:0": np.zeros((16, 8), np.float32)})  # y not fed
