@@ -11,6 +11,8 @@
 // GRAPHRUN_CONV2D_LIBRARY=eigen.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -158,48 +160,93 @@ class MaxPoolGradOp : public OpKernel {
   }
 
  private:
+  // The gradient of one window [h_lo, h_hi) x [w_lo, w_hi) of an image for
+  // channels [c, c + kBlock): each channel's first maximum in row-major
+  // scan order (windowed::KeepMaxima's rule: only a strictly greater value
+  // moves it) takes g[c + j].
+  template <int kBlock>
+  static void WindowBlock(const T* __restrict xb, T* __restrict dxb, const T* __restrict g,
+                          int64_t c, int64_t h_lo, int64_t h_hi, int64_t w_lo, int64_t w_hi,
+                          int64_t cols, int64_t depth) {
+    if constexpr (kBlock > 1 && (std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+      // GCC's vector types: the maxima and where they are (pixel offsets,
+      // integers as wide as T so that the comparison's mask selects them)
+      // stay in vector registers; written as plain loops, the compiler
+      // unrolls the block and then cannot vectorize the selects.
+      using Int = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+      typedef T Vec __attribute__((vector_size(kBlock * sizeof(T))));
+      typedef Int Mask __attribute__((vector_size(kBlock * sizeof(T))));
+      Vec best;
+      std::memcpy(&best, xb + (h_lo * cols + w_lo) * depth + c, sizeof(Vec));
+      Mask where = Mask{} + static_cast<Int>((h_lo * cols + w_lo) * depth);
+      for (int64_t h = h_lo; h < h_hi; ++h) {
+        for (int64_t w = (h == h_lo ? w_lo + 1 : w_lo); w < w_hi; ++w) {
+          const int64_t base = (h * cols + w) * depth;
+          Vec x;
+          std::memcpy(&x, xb + base + c, sizeof(Vec));
+          const Mask greater = best < x;
+          best = greater ? x : best;
+          where = greater ? Mask{} + static_cast<Int>(base) : where;
+        }
+      }
+      for (int j = 0; j < kBlock; ++j) dxb[where[j] + c + j] += g[c + j];
+    } else {
+      T best[kBlock];
+      int64_t where[kBlock];
+      const int64_t first = (h_lo * cols + w_lo) * depth + c;
+      for (int j = 0; j < kBlock; ++j) {
+        best[j] = xb[first + j];
+        where[j] = first + j;
+      }
+      for (int64_t h = h_lo; h < h_hi; ++h) {
+        for (int64_t w = (h == h_lo ? w_lo + 1 : w_lo); w < w_hi; ++w) {
+          const int64_t base = (h * cols + w) * depth + c;
+          for (int j = 0; j < kBlock; ++j) {
+            const bool greater = best[j] < xb[base + j];
+            best[j] = greater ? xb[base + j] : best[j];
+            where[j] = greater ? base + j : where[j];
+          }
+        }
+      }
+      for (int j = 0; j < kBlock; ++j) dxb[where[j]] += g[c + j];
+    }
+  }
+
   template <typename Window>
   void Images(const T* x, const T* dy, T* dx, int64_t first, int64_t last, int64_t rows,
               int64_t cols, int64_t depth, const Window& wr_, const Window& wc_) const {
     const Window* wr = &wr_;
     const Window* wc = &wc_;
-    // Per channel, the window's maximum so far and where it is (an offset
-    // in the image): kept in registers-sized arrays the channel loop
-    // vectorizes over.
-    std::vector<T> best(depth);
-    std::vector<int64_t> where(depth);
-    T* const best_p = best.data();
-    int64_t* const where_p = where.data();
     const int64_t image = rows * cols * depth;
+    const bool blocks = image <= std::numeric_limits<int32_t>::max();
     for (int64_t b = first; b < last; ++b) {
       const T* xb = x + b * image;
       T* dxb = dx + b * image;
       std::fill(dxb, dxb + image, static_cast<T>(0));
       for (int64_t oh = 0; oh < wr->out; ++oh) {
         const int64_t h0 = oh * attrs_.strides[1] - wr->pad_before;
-        const int64_t h1 = std::min(h0 + attrs_.ksize[1], rows);
+        const int64_t h_lo = std::max<int64_t>(h0, 0);
+        const int64_t h_hi = std::min(h0 + attrs_.ksize[1], rows);
         for (int64_t ow = 0; ow < wc->out; ++ow) {
           const int64_t w0 = ow * attrs_.strides[2] - wc->pad_before;
-          const int64_t w1 = std::min(w0 + attrs_.ksize[2], cols);
-          bool first_element = true;
-          for (int64_t h = std::max<int64_t>(h0, 0); h < h1; ++h) {
-            for (int64_t w = std::max<int64_t>(w0, 0); w < w1; ++w) {
-              const int64_t base = (h * cols + w) * depth;
-              const T* xs = xb + base;
-              if (first_element) {
-                for (int64_t c = 0; c < depth; ++c) {
-                  best_p[c] = xs[c];
-                  where_p[c] = base + c;
-                }
-                first_element = false;
-                continue;
-              }
-              windowed::KeepMaxima(xs, best_p, where_p, base, depth);
-            }
-          }
-          if (first_element) continue;  // a window entirely in the padding
+          const int64_t w_lo = std::max<int64_t>(w0, 0);
+          const int64_t w_hi = std::min(w0 + attrs_.ksize[2], cols);
+          if (h_lo >= h_hi || w_lo >= w_hi) continue;  // a window entirely in the padding
           const T* g = dy + ((b * wr->out + oh) * wc->out + ow) * depth;
-          for (int64_t c = 0; c < depth; ++c) dxb[where_p[c]] += g[c];
+          // Channels 8 at a time (a 256-bit vector of floats), then one
+          // block of 4, then singly. The blocks keep a float image's
+          // offsets in 32-bit integers.
+          int64_t c = 0;
+          for (; blocks && c + 8 <= depth; c += 8) {
+            WindowBlock<8>(xb, dxb, g, c, h_lo, h_hi, w_lo, w_hi, cols, depth);
+          }
+          if (blocks && c + 4 <= depth) {
+            WindowBlock<4>(xb, dxb, g, c, h_lo, h_hi, w_lo, w_hi, cols, depth);
+            c += 4;
+          }
+          for (; c < depth; ++c) {
+            WindowBlock<1>(xb, dxb, g, c, h_lo, h_hi, w_lo, w_hi, cols, depth);
+          }
         }
       }
     }

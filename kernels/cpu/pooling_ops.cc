@@ -79,35 +79,45 @@ absl::Status CheckPatchCount(const Patches& patches, const PoolDims& d) {
 }
 
 // out[k] = the fold of `f` from `init` over the depth vectors of input
-// pixels [r_lo, r_hi) x [c_lo, c_hi) of image b, for each channel k. The
-// channels go 16 at a time, each block's running values kept in registers
-// while the window is read (the block's trip count is fixed, so the
-// compiler vectorizes it at -O2), then one at a time.
+// pixels [r_lo, r_hi) x [c_lo, c_hi) of image b, for channels [k, k +
+// kBlock): the block's running values kept in registers while the window is
+// read (the trip count is fixed, so the compiler vectorizes it at -O2).
+template <int kBlock, typename T, typename F>
+void WindowReduceBlock(const T* __restrict src, const PoolDims& d, int64_t b, int64_t r_lo,
+                       int64_t r_hi, int64_t c_lo, int64_t c_hi, int64_t k, T* __restrict out,
+                       T init, F f) {
+  T acc[kBlock];
+  for (int j = 0; j < kBlock; ++j) acc[j] = init;
+  for (int64_t rr = r_lo; rr < r_hi; ++rr) {
+    for (int64_t cc = c_lo; cc < c_hi; ++cc) {
+      const T* x = src + ((b * d.rows + rr) * d.cols + cc) * d.depth + k;
+      for (int j = 0; j < kBlock; ++j) acc[j] = f(acc[j], x[j]);
+    }
+  }
+  for (int j = 0; j < kBlock; ++j) out[k + j] = acc[j];
+}
+
+// The fold over every channel: blocks of 16, then one of 8 and one of 4
+// (the 8- and 16-channel layers of small CNNs would otherwise go channel
+// by channel), then the last ones singly.
 template <typename T, typename F>
 void WindowReduce(const T* __restrict src, const PoolDims& d, int64_t b, int64_t r_lo,
                   int64_t r_hi, int64_t c_lo, int64_t c_hi, T* __restrict out, T init, F f) {
   const int64_t depth = d.depth;
-  constexpr int kBlock = 16;
   int64_t k = 0;
-  for (; k + kBlock <= depth; k += kBlock) {
-    T acc[kBlock];
-    for (int j = 0; j < kBlock; ++j) acc[j] = init;
-    for (int64_t rr = r_lo; rr < r_hi; ++rr) {
-      for (int64_t cc = c_lo; cc < c_hi; ++cc) {
-        const T* x = src + ((b * d.rows + rr) * d.cols + cc) * depth + k;
-        for (int j = 0; j < kBlock; ++j) acc[j] = f(acc[j], x[j]);
-      }
-    }
-    for (int j = 0; j < kBlock; ++j) out[k + j] = acc[j];
+  for (; k + 16 <= depth; k += 16) {
+    WindowReduceBlock<16>(src, d, b, r_lo, r_hi, c_lo, c_hi, k, out, init, f);
+  }
+  if (k + 8 <= depth) {
+    WindowReduceBlock<8>(src, d, b, r_lo, r_hi, c_lo, c_hi, k, out, init, f);
+    k += 8;
+  }
+  if (k + 4 <= depth) {
+    WindowReduceBlock<4>(src, d, b, r_lo, r_hi, c_lo, c_hi, k, out, init, f);
+    k += 4;
   }
   for (; k < depth; ++k) {
-    T acc = init;
-    for (int64_t rr = r_lo; rr < r_hi; ++rr) {
-      for (int64_t cc = c_lo; cc < c_hi; ++cc) {
-        acc = f(acc, src[((b * d.rows + rr) * d.cols + cc) * depth + k]);
-      }
-    }
-    out[k] = acc;
+    WindowReduceBlock<1>(src, d, b, r_lo, r_hi, c_lo, c_hi, k, out, init, f);
   }
 }
 

@@ -11,6 +11,22 @@ def _pool2x2_max(x):
     return x[:, :h // 2 * 2, :w // 2 * 2].reshape(n, h // 2, 2, w // 2, 2, c).max(axis=(2, 4))
 
 
+def _max_pool_same(x, k, stride):
+    """MaxPool of an NHWC array with a k x k window, SAME padding (padded
+    positions never win)."""
+    n, h, w, c = x.shape
+    oh, ow = -(-h // stride), -(-w // stride)
+    top = max((oh - 1) * stride + k - h, 0) // 2
+    left = max((ow - 1) * stride + k - w, 0) // 2
+    out = np.empty((n, oh, ow, c), x.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            r0, c0 = i * stride - top, j * stride - left
+            win = x[:, max(r0, 0):r0 + k, max(c0, 0):c0 + k]
+            out[:, i, j] = win.max(axis=(1, 2))
+    return out
+
+
 # --- Pooling (NHWC / NDHWC) ---
 P = rand([2, 5, 6, 3])
 case("AvgPool", ("value", P), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
@@ -48,6 +64,29 @@ case("MaxPoolGrad", ("orig_input", MPX.astype(f64)), ("orig_output", _pool2x2_ma
      ("grad", rand([1, 2, 2, 2], f64)), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
 case("MaxPoolGrad", ("orig_input", MPX), ("orig_output", _pool2x2_max(MPX)),
      ("grad", rand([1, 3, 2, 2])), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+# 29 and 12 channels: the kernels' channel blocks of 16, 8 and 4 and the
+# single channels after them; TIES holds small integers, so windows tie.
+_CH = np.random.default_rng(29)  # its own stream: the cases below keep theirs
+WIDE = _CH.uniform(-2, 2, [2, 5, 6, 29]).astype(f32)
+TIES = np.floor(_CH.uniform(-2, 2, [2, 5, 6, 12])).astype(f32)
+case("MaxPool", ("input", WIDE), ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding="SAME")
+case("MaxPool", ("input", TIES), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+case("AvgPool", ("value", WIDE), ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding="SAME")
+case("MaxPoolGrad", ("orig_input", WIDE),
+     ("orig_output", _max_pool_same(WIDE, 3, 2)),
+     ("grad", _CH.uniform(-2, 2, [2, 3, 3, 29]).astype(f32)), ksize=[1, 3, 3, 1],
+     strides=[1, 2, 2, 1], padding="SAME")
+case("MaxPoolGrad", ("orig_input", TIES), ("orig_output", _pool2x2_max(TIES)),
+     ("grad", _CH.uniform(-2, 2, [2, 2, 3, 12]).astype(f32)), ksize=[1, 2, 2, 1],
+     strides=[1, 2, 2, 1], padding="VALID")
+case("MaxPoolGrad", ("orig_input", TIES.astype(f64)),
+     ("orig_output", _max_pool_same(TIES.astype(f64), 3, 1)),
+     ("grad", _CH.uniform(-2, 2, [2, 5, 6, 12])), ksize=[1, 3, 3, 1], strides=[1, 1, 1, 1],
+     padding="SAME")
+case("MaxPoolGrad", ("orig_input", TIES.astype(np.float16)),
+     ("orig_output", _pool2x2_max(TIES).astype(np.float16)),
+     ("grad", _CH.uniform(-2, 2, [2, 2, 3, 12]).astype(np.float16)), ksize=[1, 2, 2, 1],
+     strides=[1, 2, 2, 1], padding="VALID")
 
 # --- Space, batch and depth ---
 # SpaceToBatchND and BatchToSpaceND are left out: TensorFlow 2.21's shape function
