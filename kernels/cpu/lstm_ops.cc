@@ -1,22 +1,28 @@
-// LSTMBlockCell on CPU, as TensorFlow's LSTMBlockCellOp (lstm_ops.cc): one
-// step of an LSTM cell in one kernel.
+// The LSTM ops on CPU, as TensorFlow's (lstm_ops.cc): LSTMBlockCell, one
+// step of an LSTM cell in one kernel, and BlockLSTM / BlockLSTMV2, the same
+// cell over every step of a sequence x [time, batch, input].
 //
-//   [i, ci, f, o] = [x, h_prev] * w + b       (gate columns in that order)
+//   [i, ci, f, o] = [x, h_prev] * w + b       (LSTMBlockCell's and
+//                                              BlockLSTM's gate columns;
+//                                              BlockLSTMV2's are i, f, ci, o)
 //   i  = sigmoid(i + cs_prev * wci)            (peepholes when use_peephole)
-//   f  = sigmoid(f + forget_bias + cs_prev * wcf)
+//   f  = sigmoid(f + forget_bias + cs_prev * wcf)   (no forget_bias in V2)
 //   ci = tanh(ci)
 //   cs = clip(ci * i + cs_prev * f, cell_clip) (no clip when cell_clip <= 0)
 //   o  = sigmoid(o + cs * wco)
 //   co = tanh(cs)
 //   h  = co * o
 //
-// The product is one Gemm of [x, h_prev] (copied side by side) with w; the
-// gates are Eigen's logistic and tanh functors, the ones the Sigmoid and
-// Tanh kernels use, so a cell fused from a Keras graph (graph/optimize/
-// lstm_cell.cc) computes what its nodes did, up to the order of the
-// product's sums.
+// The cell's product is one Gemm of [x, h_prev] (copied side by side) with
+// w. The sequence ops multiply the inputs of all steps by w's input rows in
+// one Gemm first, then per step only h_prev by its recurrent rows; steps
+// from seq_len_max on are zeros in every output. The gates are Eigen's
+// logistic and tanh functors, the ones the Sigmoid and Tanh kernels use, so
+// a cell fused from a Keras graph (graph/optimize/lstm_cell.cc) computes
+// what its nodes did, up to the order of the product's sums.
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -29,46 +35,131 @@
 namespace graphrun {
 namespace {
 
+// Where each gate's block of `units` columns starts, in units.
+struct GateLayout {
+  int i, ci, f, o;
+};
+constexpr GateLayout kIcfo = {0, 1, 2, 3};  // LSTMBlockCell, BlockLSTM
+constexpr GateLayout kIfco = {0, 2, 1, 3};  // BlockLSTMV2
+
+struct CellAttrs {
+  float forget_bias = 0.0f;
+  float cell_clip = 0.0f;
+  bool use_peephole = false;
+};
+
+// The outputs' rows for one batch row: `gates` holds the row's 4 * h
+// pre-activations with the bias added; each of out[0..6] (i, cs, f, o, ci,
+// co, h) points at the row's h values.
+void CellRow(const CellAttrs& a, const GateLayout& l, const float* gates_p, const float* cs_prev,
+             const float* wci_p, const float* wcf_p, const float* wco_p, int64_t h,
+             float* const out[7]) {
+  using Row = Eigen::Map<Eigen::ArrayXf>;
+  using ConstRow = Eigen::Map<const Eigen::ArrayXf>;
+  const ConstRow gates(gates_p, 4 * h);
+  const ConstRow cs_in(cs_prev, h);
+  const ConstRow wci(wci_p, h), wcf(wcf_p, h), wco(wco_p, h);
+  Row i(out[0], h), cs(out[1], h), f(out[2], h), o(out[3], h), ci(out[4], h), co(out[5], h),
+      hr(out[6], h);
+  if (a.use_peephole) {
+    i = (gates.segment(l.i * h, h) + cs_in * wci).logistic();
+    f = (gates.segment(l.f * h, h) + a.forget_bias + cs_in * wcf).logistic();
+  } else {
+    i = gates.segment(l.i * h, h).logistic();
+    f = (gates.segment(l.f * h, h) + a.forget_bias).logistic();
+  }
+  ci = gates.segment(l.ci * h, h).tanh();
+  cs = ci * i + cs_in * f;
+  if (a.cell_clip > 0.0f) cs = cs.max(-a.cell_clip).min(a.cell_clip);
+  if (a.use_peephole) {
+    o = (gates.segment(l.o * h, h) + cs * wco).logistic();
+  } else {
+    o = gates.segment(l.o * h, h).logistic();
+  }
+  co = cs.tanh();
+  hr = co * o;
+}
+
+// The shapes both kinds share: cs_prev and h_prev [batch, units], w
+// [input + units, 4 * units], peepholes [units], b [4 * units] (inputs
+// `first` + 0..6). x's checks are the caller's.
+absl::Status CheckWeights(OpKernelContext* ctx, const std::string& op, int first,
+                          int64_t batch, int64_t input, int64_t units,
+                          const std::string& shapes) {
+  const Tensor& cs_prev = ctx->input(first);
+  const Tensor& h_prev = ctx->input(first + 1);
+  const Tensor& w = ctx->input(first + 2);
+  const Tensor& b = ctx->input(first + 6);
+  auto error = [&](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": ", what, "; ", shapes));
+  };
+  if (cs_prev.dims() != 2 || h_prev.dims() != 2 || w.dims() != 2) {
+    return error("cs_prev, h_prev and w must be matrices");
+  }
+  if (cs_prev.dim_size(0) != batch || h_prev.dim_size(0) != batch) {
+    return error("x, cs_prev and h_prev must have the same batch size");
+  }
+  if (h_prev.dim_size(1) != units) {
+    return error("cs_prev and h_prev must have the same number of units");
+  }
+  if (w.dim_size(0) != input + units || w.dim_size(1) != 4 * units) {
+    return error("w must be [input + units, 4 * units]");
+  }
+  if (b.dims() != 1 || b.dim_size(0) != 4 * units) return error("b must be [4 * units]");
+  for (int i = first + 3; i < first + 6; ++i) {
+    if (ctx->input(i).dims() != 1 || ctx->input(i).dim_size(0) != units) {
+      return error(absl::StrCat("the peephole weights (input ", i, ") must be [units], got ",
+                                ctx->input(i).shape().DebugString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string Shapes(OpKernelContext* ctx, int first) {
+  std::string s;
+  const char* names[] = {"x", "cs_prev", "h_prev", "w", "wci", "wcf", "wco", "b"};
+  for (int k = 0; k < 8; ++k) {
+    absl::StrAppend(&s, k == 0 ? "" : ", ", names[k], " ",
+                    ctx->input(first + k).shape().DebugString());
+  }
+  return s;
+}
+
+// A cell runs once per step of a loop, one step after another: below
+// about 20 us of arithmetic, waking a second thread for half of the
+// product costs more than it saves (a 64-unit cell at batch 2 spent a
+// fifth of its time in futex wake-ups that way).
+const Eigen::ThreadPoolDevice* StepDevice(OpKernelContext* ctx, double work) {
+  return work < kStepThreadedMinWork ? nullptr : ctx->device()->eigen_cpu_device();
+}
+
+absl::Status ReadAttrs(OpKernelConstruction* ctx, bool forget_bias, CellAttrs* a) {
+  if (forget_bias) {
+    absl::Status s = ctx->GetAttr("forget_bias", &a->forget_bias);
+    if (!s.ok()) return s;
+  }
+  absl::Status s = ctx->GetAttr("cell_clip", &a->cell_clip);
+  if (!s.ok()) return s;
+  return ctx->GetAttr("use_peephole", &a->use_peephole);
+}
 
 class LstmBlockCellOp : public OpKernel {
  public:
   explicit LstmBlockCellOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("forget_bias", &forget_bias_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("cell_clip", &cell_clip_));
-    OP_REQUIRES_OK(ctx, ctx->GetAttr("use_peephole", &use_peephole_));
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, /*forget_bias=*/true, &attrs_));
   }
 
   void Compute(OpKernelContext* ctx) override {
     const Tensor& x = ctx->input(0);
     const Tensor& cs_prev = ctx->input(1);
-    const Tensor& h_prev = ctx->input(2);
-    const Tensor& w = ctx->input(3);
-    const Tensor& b = ctx->input(7);
-    auto shape_error = [&](absl::string_view what) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "LSTMBlockCell: ", what, "; x ", x.shape().DebugString(), ", cs_prev ",
-          cs_prev.shape().DebugString(), ", h_prev ", h_prev.shape().DebugString(), ", w ",
-          w.shape().DebugString(), ", b ", b.shape().DebugString()));
-    };
-    OP_REQUIRES(ctx, x.dims() == 2 && cs_prev.dims() == 2 && h_prev.dims() == 2 && w.dims() == 2,
-                shape_error("x, cs_prev, h_prev and w must be matrices"));
+    OP_REQUIRES(ctx, x.dims() == 2 && cs_prev.dims() == 2,
+                absl::InvalidArgumentError(absl::StrCat(
+                    "LSTMBlockCell: x, cs_prev, h_prev and w must be matrices; ",
+                    Shapes(ctx, 0))));
     const int64_t batch = x.dim_size(0);
     const int64_t input = x.dim_size(1);
     const int64_t units = cs_prev.dim_size(1);
-    OP_REQUIRES(ctx, cs_prev.dim_size(0) == batch && h_prev.dim_size(0) == batch,
-                shape_error("x, cs_prev and h_prev must have the same batch size"));
-    OP_REQUIRES(ctx, h_prev.dim_size(1) == units,
-                shape_error("cs_prev and h_prev must have the same number of units"));
-    OP_REQUIRES(ctx, w.dim_size(0) == input + units && w.dim_size(1) == 4 * units,
-                shape_error("w must be [input + units, 4 * units]"));
-    OP_REQUIRES(ctx, b.dims() == 1 && b.dim_size(0) == 4 * units,
-                shape_error("b must be [4 * units]"));
-    for (int i = 4; i < 7; ++i) {
-      OP_REQUIRES(ctx, ctx->input(i).dims() == 1 && ctx->input(i).dim_size(0) == units,
-                  shape_error(absl::StrCat("the peephole weights (input ", i,
-                                           ") must be [units], got ",
-                                           ctx->input(i).shape().DebugString())));
-    }
+    OP_REQUIRES_OK(ctx, CheckWeights(ctx, def().op(), 1, batch, input, units, Shapes(ctx, 0)));
     Tensor* out[7];
     for (int i = 0; i < 7; ++i) {
       OP_REQUIRES_OK(ctx, ctx->allocate_output(i, TensorShape({batch, units}), &out[i]));
@@ -82,60 +173,121 @@ class LstmBlockCellOp : public OpKernel {
     xh.resize(batch * width);
     icfo.resize(batch * 4 * units);
     const float* xs = x.flat<float>().data();
-    const float* hs = h_prev.flat<float>().data();
+    const float* hs = ctx->input(2).flat<float>().data();
     for (int64_t r = 0; r < batch; ++r) {
       std::memcpy(&xh[r * width], xs + r * input, input * sizeof(float));
       std::memcpy(&xh[r * width + input], hs + r * units, units * sizeof(float));
     }
-    // A cell runs once per step of a loop, one step after another: below
-    // about 20 us of arithmetic, waking a second thread for half of the
-    // product costs more than it saves (a 64-unit cell at batch 2 spent a
-    // fifth of its time in futex wake-ups that way).
-    const double work = static_cast<double>(batch) * width * 4 * units;
-    Gemm<float>(work < kStepThreadedMinWork ? nullptr : ctx->device()->eigen_cpu_device(), false,
-                false, batch, 4 * units, width, xh.data(), w.flat<float>().data(), icfo.data());
-
-    using Row = Eigen::Map<Eigen::ArrayXf>;
-    using ConstRow = Eigen::Map<const Eigen::ArrayXf>;
-    const int64_t h = units;
-    const ConstRow bias(b.flat<float>().data(), 4 * h);
-    const ConstRow wci(ctx->input(4).flat<float>().data(), h);
-    const ConstRow wcf(ctx->input(5).flat<float>().data(), h);
-    const ConstRow wco(ctx->input(6).flat<float>().data(), h);
+    Gemm<float>(StepDevice(ctx, static_cast<double>(batch) * width * 4 * units), false, false,
+                batch, 4 * units, width, xh.data(), ctx->input(3).flat<float>().data(),
+                icfo.data());
+    const float* bias = ctx->input(7).flat<float>().data();
     for (int64_t r = 0; r < batch; ++r) {
-      Row gates(&icfo[r * 4 * h], 4 * h);
-      gates += bias;
-      const ConstRow cs_in(cs_prev.flat<float>().data() + r * h, h);
-      auto row = [&](int output) { return Row(out[output]->flat<float>().data() + r * h, h); };
-      Row i = row(0), cs = row(1), f = row(2), o = row(3), ci = row(4), co = row(5), hr = row(6);
-      if (use_peephole_) {
-        i = (gates.segment(0, h) + cs_in * wci).logistic();
-        f = (gates.segment(2 * h, h) + forget_bias_ + cs_in * wcf).logistic();
-      } else {
-        i = gates.segment(0, h).logistic();
-        f = (gates.segment(2 * h, h) + forget_bias_).logistic();
-      }
-      ci = gates.segment(h, h).tanh();
-      cs = ci * i + cs_in * f;
-      if (cell_clip_ > 0.0f) cs = cs.max(-cell_clip_).min(cell_clip_);
-      if (use_peephole_) {
-        o = (gates.segment(3 * h, h) + cs * wco).logistic();
-      } else {
-        o = gates.segment(3 * h, h).logistic();
-      }
-      co = cs.tanh();
-      hr = co * o;
+      float* gates = &icfo[r * 4 * units];
+      for (int64_t k = 0; k < 4 * units; ++k) gates[k] += bias[k];
+      float* rows[7];
+      for (int k = 0; k < 7; ++k) rows[k] = out[k]->flat<float>().data() + r * units;
+      CellRow(attrs_, kIcfo, gates, cs_prev.flat<float>().data() + r * units,
+              ctx->input(4).flat<float>().data(), ctx->input(5).flat<float>().data(),
+              ctx->input(6).flat<float>().data(), units, rows);
     }
   }
 
  private:
-  float forget_bias_ = 1.0f;
-  float cell_clip_ = 3.0f;
-  bool use_peephole_ = false;
+  CellAttrs attrs_;
+};
+
+// BlockLSTM (kIcfo, forget_bias) and BlockLSTMV2 (kIfco, none).
+class BlockLstmOp : public OpKernel {
+ public:
+  BlockLstmOp(OpKernelConstruction* ctx, GateLayout layout, bool forget_bias)
+      : OpKernel(ctx), layout_(layout) {
+    OP_REQUIRES_OK(ctx, ReadAttrs(ctx, forget_bias, &attrs_));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& seq_len_max = ctx->input(0);
+    const Tensor& x = ctx->input(1);
+    const Tensor& cs_prev = ctx->input(2);
+    const std::string op = def().op();
+    OP_REQUIRES(ctx, seq_len_max.NumElements() == 1,
+                absl::InvalidArgumentError(absl::StrCat(
+                    op, ": seq_len_max must be a scalar, got shape ",
+                    seq_len_max.shape().DebugString())));
+    OP_REQUIRES(ctx, x.dims() == 3 && cs_prev.dims() == 2,
+                absl::InvalidArgumentError(absl::StrCat(
+                    op, ": x must be [time, batch, input] and cs_prev a matrix; ",
+                    Shapes(ctx, 1))));
+    const int64_t time = x.dim_size(0), batch = x.dim_size(1), input = x.dim_size(2);
+    const int64_t units = cs_prev.dim_size(1);
+    OP_REQUIRES_OK(ctx, CheckWeights(ctx, op, 2, batch, input, units, Shapes(ctx, 1)));
+    const int64_t steps = std::max<int64_t>(seq_len_max.flat<int64_t>()[0], 0);
+    OP_REQUIRES(ctx, steps <= time,
+                absl::InvalidArgumentError(absl::StrCat(
+                    op, ": seq_len_max is ", steps, " but x has only ", time, " steps")));
+    Tensor* out[7];
+    for (int i = 0; i < 7; ++i) {
+      OP_REQUIRES_OK(ctx, ctx->allocate_output(i, TensorShape({time, batch, units}), &out[i]));
+      float* o = out[i]->flat<float>().data();
+      std::fill(o + steps * batch * units, o + time * batch * units, 0.0f);
+    }
+    if (steps == 0 || batch == 0 || units == 0) return;
+
+    const int64_t gates_width = 4 * units;
+    const float* w = ctx->input(4).flat<float>().data();
+    const float* bias = ctx->input(8).flat<float>().data();
+    // Every step's input product at once: [steps * batch, input] * w's
+    // first `input` rows, the bias added.
+    std::vector<float> xw(steps * batch * gates_width);
+    Gemm<float>(ctx->device()->eigen_cpu_device(), false, false, steps * batch, gates_width,
+                input, x.flat<float>().data(), w, xw.data());
+    std::vector<float> hw(batch * gates_width);
+    const float* u = w + input * gates_width;  // the recurrent rows
+    const Eigen::ThreadPoolDevice* step_device =
+        StepDevice(ctx, static_cast<double>(batch) * units * gates_width);
+    const float* h_prev = ctx->input(3).flat<float>().data();
+    const float* c_prev = cs_prev.flat<float>().data();
+    for (int64_t t = 0; t < steps; ++t) {
+      Gemm<float>(step_device, false, false, batch, gates_width, units, h_prev, u, hw.data());
+      float* gates_t = xw.data() + t * batch * gates_width;
+      for (int64_t r = 0; r < batch; ++r) {
+        float* gates = gates_t + r * gates_width;
+        const float* recurrent = hw.data() + r * gates_width;
+        for (int64_t k = 0; k < gates_width; ++k) gates[k] += recurrent[k] + bias[k];
+        float* rows[7];
+        for (int k = 0; k < 7; ++k) {
+          rows[k] = out[k]->flat<float>().data() + (t * batch + r) * units;
+        }
+        CellRow(attrs_, layout_, gates, c_prev + r * units, ctx->input(5).flat<float>().data(),
+                ctx->input(6).flat<float>().data(), ctx->input(7).flat<float>().data(), units,
+                rows);
+      }
+      h_prev = out[6]->flat<float>().data() + t * batch * units;
+      c_prev = out[1]->flat<float>().data() + t * batch * units;
+    }
+  }
+
+ private:
+  const GateLayout layout_;
+  CellAttrs attrs_;
+};
+
+class BlockLstmV1Op : public BlockLstmOp {
+ public:
+  explicit BlockLstmV1Op(OpKernelConstruction* ctx) : BlockLstmOp(ctx, kIcfo, true) {}
+};
+
+class BlockLstmV2Op : public BlockLstmOp {
+ public:
+  explicit BlockLstmV2Op(OpKernelConstruction* ctx) : BlockLstmOp(ctx, kIfco, false) {}
 };
 
 REGISTER_KERNEL(KernelDefBuilder("LSTMBlockCell").Device(kDeviceCpu).TypeConstraint<float>("T"),
                 LstmBlockCellOp);
+REGISTER_KERNEL(KernelDefBuilder("BlockLSTM").Device(kDeviceCpu).TypeConstraint<float>("T"),
+                BlockLstmV1Op);
+REGISTER_KERNEL(KernelDefBuilder("BlockLSTMV2").Device(kDeviceCpu).TypeConstraint<float>("T"),
+                BlockLstmV2Op);
 
 }  // namespace
 }  // namespace graphrun

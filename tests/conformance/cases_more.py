@@ -539,3 +539,25 @@ case("LSTMBlockCell", *LSTM_IN)
 case("LSTMBlockCell", *LSTM_IN, forget_bias=0.5, cell_clip=0.2, use_peephole=True)
 case("LSTMBlockCell", *LSTM_IN, cell_clip=-1.0)
 case("LSTMBlockCell", *LSTM_IN[:3], ("w", LW[:4]), *LSTM_IN[4:])
+
+# --- BlockLSTM, BlockLSTMV2 (4 steps, batch 2, input 3, cell 2) ---
+_BL = np.random.default_rng(41)  # its own stream: the cases below keep theirs
+BL_X = _BL.uniform(-2, 2, [4, 2, 3]).astype(f32)
+BL_CS, BL_H = _BL.uniform(-1, 1, [2, 2]).astype(f32), _BL.uniform(-1, 1, [2, 2]).astype(f32)
+BL_W, BL_B = _BL.uniform(-1, 1, [5, 8]).astype(f32), _BL.uniform(-1, 1, [8]).astype(f32)
+BL_WC = [_BL.uniform(-1, 1, [2]).astype(f32) for _ in range(3)]
+
+
+def _block_lstm_inputs(steps, w=BL_W):
+    return [("seq_len_max", np.array(steps, i64)), ("x", BL_X), ("cs_prev", BL_CS),
+            ("h_prev", BL_H), ("w", w), ("wci", BL_WC[0]), ("wcf", BL_WC[1]),
+            ("wco", BL_WC[2]), ("b", BL_B)]
+
+
+for _op in ("BlockLSTM", "BlockLSTMV2"):
+    case(_op, *_block_lstm_inputs(4))
+    case(_op, *_block_lstm_inputs(2), cell_clip=0.2, use_peephole=True)  # zeros after step 2
+    case(_op, *_block_lstm_inputs(0))
+    case(_op, *_block_lstm_inputs(4, BL_W[:4]))  # w's rows are not input + cell
+case("BlockLSTM", *_block_lstm_inputs(3), forget_bias=0.5, cell_clip=-1.0)
+case("BlockLSTMV2", *_block_lstm_inputs(4), cell_clip=0.5)
