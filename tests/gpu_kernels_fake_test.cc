@@ -159,7 +159,7 @@ TEST_P(FakeGpuModelsTest, MatchesTensorFlowWithItsNodesOnTheGpu) {
 // The models above come from the manifest: an empty or missing one would
 // leave nothing to check.
 TEST(FakeGpuModelsManifestTest, ListsEveryModel) {
-  EXPECT_EQ(testing::ReadFixtureManifest("tests/fixtures/models/").size(), 24u);
+  EXPECT_EQ(testing::ReadFixtureManifest("tests/fixtures/models/").size(), 26u);
 }
 
 INSTANTIATE_TEST_SUITE_P(

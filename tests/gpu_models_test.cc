@@ -50,7 +50,7 @@ TEST_P(GpuModelsTest, OptimizedMatchesTensorFlowWithItsNodesOnTheGpu) {
 // Runs with or without a GPU: the models come from the manifest, and an
 // empty or missing one would leave nothing to check.
 TEST(GpuModelsManifestTest, ListsEveryModel) {
-  EXPECT_EQ(testing::ReadFixtureManifest("tests/fixtures/models/").size(), 24u);
+  EXPECT_EQ(testing::ReadFixtureManifest("tests/fixtures/models/").size(), 26u);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -32,6 +32,9 @@
 //                      BiasAdd, Split into four gates, Sigmoid/Tanh, the
 //                      state update) become TensorFlow's LSTMBlockCell with
 //                      the weights stacked and reordered as it wants them
+//   LSTM loop fusion   a while loop that steps one LSTMBlockCell through a
+//                      TensorList of the sequence (and nothing else)
+//                      becomes one BlockLSTM over the whole sequence
 //   kernel fusion      MatMul or Conv2D (NHWC) + BiasAdd (or Add of a
 //                      per-channel constant) [+ Relu/Relu6/Elu/LeakyRelu/
 //                      Tanh/Sigmoid] on the CPU becomes TensorFlow's
@@ -115,6 +118,8 @@ absl::Status FoldBatchNorms(GraphDef* graph, const OptimizerOptions& options,
 absl::Status FoldPads(GraphDef* graph, const OptimizerOptions& options,
                       OptimizationReport::Pass* report);
 absl::Status FuseLstmCells(GraphDef* graph, const OptimizerOptions& options,
+                           OptimizationReport::Pass* report);
+absl::Status FuseLstmLoops(GraphDef* graph, const OptimizerOptions& options,
                            OptimizationReport::Pass* report);
 absl::Status FuseKernels(GraphDef* graph, const OptimizerOptions& options,
                          OptimizationReport::Pass* report);

@@ -28,6 +28,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/skinny_gemm.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -247,8 +248,21 @@ class BlockLstmOp : public OpKernel {
         StepDevice(ctx, static_cast<double>(batch) * units * gates_width);
     const float* h_prev = ctx->input(3).flat<float>().data();
     const float* c_prev = cs_prev.flat<float>().data();
+    // A few rows (a small batch): the recurrent weights streamed once a step
+    // on this thread (skinny_gemm.h), which a library GEMM for each step's
+    // small product does not match.
+    const bool skinny = batch <= cpu::kSkinnyMaxRows && gates_width >= 16;
     for (int64_t t = 0; t < steps; ++t) {
-      Gemm<float>(step_device, false, false, batch, gates_width, units, h_prev, u, hw.data());
+      if (skinny) {
+        cpu::SkinnyTap tap;
+        tap.weights = u;
+        for (int64_t r = 0; r < batch; ++r) {
+          tap.rows.emplace_back(static_cast<int>(r), h_prev + r * units);
+        }
+        cpu::SkinnyGemm(nullptr, {&tap, 1}, units, gates_width, batch, hw.data());
+      } else {
+        Gemm<float>(step_device, false, false, batch, gates_width, units, h_prev, u, hw.data());
+      }
       float* gates_t = xw.data() + t * batch * gates_width;
       for (int64_t r = 0; r < batch; ++r) {
         float* gates = gates_t + r * gates_width;
