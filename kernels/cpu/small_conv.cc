@@ -42,10 +42,27 @@ inline void LoadInputs(const float* x, int64_t pixel_step, __m256* xv,
   ((xv[kP] = _mm256_broadcast_ss(x + kP * pixel_step)), ...);
 }
 
+// What is applied to the accumulators before they are stored: a bias per
+// output channel (or none) and Relu or Relu6 (as std::max and std::min: a
+// NaN stays NaN). Other activations run after, on the stored row.
+struct InRegister {
+  const float* bias = nullptr;
+  bool relu = false, relu6 = false;
+};
+
+template <int kNv>
+inline __m256 Finish(const InRegister& e, __m256 v, int vector) {
+  if (e.bias != nullptr) v = _mm256_add_ps(v, _mm256_loadu_ps(e.bias + 8 * vector));
+  // max(0, v) is v when v is NaN; min(6, v) likewise.
+  if (e.relu || e.relu6) v = _mm256_max_ps(_mm256_setzero_ps(), v);
+  if (e.relu6) v = _mm256_min_ps(_mm256_set1_ps(6.0f), v);
+  return v;
+}
+
 template <int kNv, int kPixels, size_t... kI>
 inline void Pixels(const ConvGeometry& g, const float* x, int64_t row_step,
                    int64_t pixel_step, const float* filter, int64_t kr_lo, int64_t kr_hi,
-                   float* out, std::index_sequence<kI...>) {
+                   const InRegister& e, float* out, std::index_sequence<kI...>) {
   __m256 acc[kPixels * kNv];
   ((acc[kI] = _mm256_setzero_ps()), ...);
   const int64_t taps = g.filter_cols * g.in_depth;
@@ -61,7 +78,9 @@ inline void Pixels(const ConvGeometry& g, const float* x, int64_t row_step,
       ((acc[kI] = _mm256_fmadd_ps(xv[kI / kNv], wv[kI % kNv], acc[kI])), ...);
     }
   }
-  (_mm256_storeu_ps(out + (kI / kNv) * out_depth + 8 * (kI % kNv), acc[kI]), ...);
+  (_mm256_storeu_ps(out + (kI / kNv) * out_depth + 8 * (kI % kNv),
+                    Finish<kNv>(e, acc[kI], kI % kNv)),
+   ...);
 }
 
 // Output rows [begin, end) (batch-major).
@@ -79,6 +98,19 @@ void Rows(const ConvGeometry& g, const float* in, const float* filter, float* ou
       std::max(g.in_cols + g.pad_left, (g.out_cols - 1) * g.stride_cols + g.filter_cols);
   const int64_t row_step = width * depth;
   std::vector<float> band(g.filter_rows * row_step, 0.0f);
+  // Bias, Relu and Relu6 in registers; another activation after each row.
+  InRegister in_register;
+  bool after = false;
+  if (epilogue != nullptr) {
+    in_register.bias = bias;
+    in_register.relu = epilogue->activation == FusedActivation::kRelu;
+    in_register.relu6 = epilogue->activation == FusedActivation::kRelu6;
+    if (epilogue->activation != FusedActivation::kNone && !in_register.relu &&
+        !in_register.relu6) {
+      in_register.bias = nullptr;
+      after = true;
+    }
+  }
   for (int64_t r = begin; r < end; ++r) {
     const int64_t b = r / g.out_rows, orow = r % g.out_rows;
     const int64_t ir0 = orow * g.stride_rows - g.pad_top;
@@ -96,7 +128,7 @@ void Rows(const ConvGeometry& g, const float* in, const float* filter, float* ou
       constexpr int kPixels = decltype(pixels)::value;
       for (; ocol + kPixels <= g.out_cols; ocol += kPixels) {
         Pixels<kNv, kPixels>(g, band.data() + ocol * pixel_step, row_step, pixel_step, filter,
-                             kr_lo, kr_hi, out_row + ocol * g.out_depth,
+                             kr_lo, kr_hi, in_register, out_row + ocol * g.out_depth,
                              std::make_index_sequence<kPixels * kNv>());
       }
     };
@@ -104,7 +136,7 @@ void Rows(const ConvGeometry& g, const float* in, const float* filter, float* ou
     if constexpr (kGroup > 4) group(std::integral_constant<int, 4>());
     if constexpr (kGroup > 2) group(std::integral_constant<int, 2>());
     group(std::integral_constant<int, 1>());
-    if (epilogue != nullptr) {
+    if (after) {
       epilogue->ApplyBlock(bias, g.out_depth, out, r * g.out_cols, g.out_cols, 0, g.out_depth);
     }
   }
@@ -115,9 +147,9 @@ void Rows(const ConvGeometry& g, const float* in, const float* filter, float* ou
 
 bool SmallConvFits(const ConvGeometry& g) {
 #ifdef GRAPHRUN_SMALL_CONV
-  return g.multiplier == 0 && g.out_depth % 8 == 0 && g.out_depth >= 8 && g.out_depth <= 32 && g.in_depth >= 1 &&
-         g.in_depth <= 4 && g.filter_rows >= 1 && g.filter_cols >= 1 && g.stride_rows >= 1 &&
-         g.stride_cols >= 1;
+  return g.multiplier == 0 && g.out_depth % 8 == 0 && g.out_depth >= 8 && g.out_depth <= 32 &&
+         g.in_depth >= 1 && g.in_depth <= 4 && g.filter_rows >= 1 && g.filter_cols >= 1 &&
+         g.stride_rows >= 1 && g.stride_cols >= 1;
 #else
   (void)g;
   return false;

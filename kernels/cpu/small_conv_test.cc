@@ -126,12 +126,17 @@ TEST(SmallConvTest, MatchesDirectConvolution) {
   }
 }
 
+// The bias and Relu / Relu6 are applied in registers, other activations on
+// the stored rows: each gives the activation of the bare convolution plus
+// the bias, NaN where the convolution is NaN.
 TEST(SmallConvTest, PoolThreadsGiveTheSameFloatsAndTheEpilogueApplies) {
   const Case c = {4, 12, 12, 3, 3, 3, 16, 1, 1, true};
   const ConvGeometry g = GeometryOf(c);
   ASSERT_EQ(SmallConvFits(g), kBuilt);
   if (!kBuilt) return;
-  const std::vector<float> in = Random(g.batch * g.in_rows * g.in_cols * g.in_depth, 3);
+  std::vector<float> in = Random(g.batch * g.in_rows * g.in_cols * g.in_depth, 3);
+  for (float& x : in) x *= 4.0f;  // outputs beyond 6, for Relu6
+  in[5 * g.in_depth] = NAN;       // a NaN pixel in the first image's first row
   const std::vector<float> filter =
       Random(g.filter_rows * g.filter_cols * g.in_depth * g.out_depth, 4);
   const std::vector<float> bias = Random(g.out_depth, 5);
@@ -139,17 +144,36 @@ TEST(SmallConvTest, PoolThreadsGiveTheSameFloatsAndTheEpilogueApplies) {
   SmallConv(nullptr, g, in.data(), filter.data(), alone.data());
   Eigen::ThreadPool threads(2);
   Eigen::ThreadPoolDevice device(&threads, 2);
-  std::vector<float> pooled(alone.size());
-  BiasActivation relu;
-  relu.activation = FusedActivation::kRelu;
-  SmallConv(&device, g, in.data(), filter.data(), pooled.data(), &relu, bias.data());
-  int negatives = 0;
-  for (size_t i = 0; i < alone.size(); ++i) {
-    const float want = std::max(alone[i] + bias[i % g.out_depth], 0.0f);
-    ASSERT_EQ(pooled[i], want) << "element " << i;
-    negatives += alone[i] + bias[i % g.out_depth] < 0;
+  struct Activation {
+    FusedActivation kind;
+    float (*f)(float);
+  };
+  const Activation activations[] = {
+      {FusedActivation::kNone, [](float x) { return x; }},
+      {FusedActivation::kRelu, [](float x) { return std::max(x, 0.0f); }},
+      {FusedActivation::kRelu6, [](float x) { return std::min(std::max(x, 0.0f), 6.0f); }},
+      {FusedActivation::kElu, [](float x) { return x < 0 ? std::expm1(x) : x; }},
+  };
+  for (const Activation& a : activations) {
+    SCOPED_TRACE(static_cast<int>(a.kind));
+    BiasActivation epilogue;
+    epilogue.activation = a.kind;
+    std::vector<float> pooled(alone.size());
+    SmallConv(&device, g, in.data(), filter.data(), pooled.data(), &epilogue, bias.data());
+    int nans = 0, clipped = 0;
+    for (size_t i = 0; i < alone.size(); ++i) {
+      const float want = a.f(alone[i] + bias[i % g.out_depth]);
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(pooled[i])) << "element " << i;
+        ++nans;
+        continue;
+      }
+      ASSERT_EQ(pooled[i], want) << "element " << i;
+      clipped += want != alone[i] + bias[i % g.out_depth];
+    }
+    EXPECT_GT(nans, 0);
+    if (a.kind != FusedActivation::kNone) EXPECT_GT(clipped, 0);  // had something to do
   }
-  EXPECT_GT(negatives, 0);  // the activation had something to clip
 }
 
 TEST(SmallConvTest, TakesOnlyFewChannels) {
