@@ -71,6 +71,9 @@ const ConvShape kShapes[] = {
     {"inceptionv3_3_1x7_160to160", 2, 3, 3, 160, 1, 7, 160, 1, true},
     {"xception_33_1x1_64to128", 2, 33, 33, 64, 1, 1, 128, 1, false},
     {"xception_5_1x1_728to728", 2, 5, 5, 728, 1, 1, 728, 1, false},
+    // bench/side_by_side.py's VGG-style CNN: its first layer, batch 8.
+    {"vgg_cnn_64_3x3_3to32", 8, 64, 64, 3, 3, 3, 32, 1, true},
+    {"stem_64_3x3_3to16", 8, 64, 64, 3, 3, 3, 16, 1, true},
     // The small CNN of bench/train_vs_tensorflow.py, batch 64.
     {"cnn_conv1_28x28_5x5_1to8", 64, 28, 28, 1, 5, 5, 8, 1, true},
     {"cnn_conv2_14x14_5x5_8to16", 64, 14, 14, 8, 5, 5, 16, 1, true},

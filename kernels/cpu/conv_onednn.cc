@@ -83,6 +83,16 @@ bool OneDnnHasWinograd() {
   return has;
 }
 
+bool OneDnnConvGeometry::operator==(const OneDnnConvGeometry& o) const {
+  return batch == o.batch && in_rows == o.in_rows && in_cols == o.in_cols &&
+         in_depth == o.in_depth && filter_rows == o.filter_rows &&
+         filter_cols == o.filter_cols && out_depth == o.out_depth &&
+         stride_rows == o.stride_rows && stride_cols == o.stride_cols &&
+         pad_top == o.pad_top && pad_bottom == o.pad_bottom &&
+         pad_left == o.pad_left && pad_right == o.pad_right &&
+         out_rows == o.out_rows && out_cols == o.out_cols && multiplier == o.multiplier;
+}
+
 // One piece: images [image, + piece.batch), output rows [out_row, +
 // piece.out_rows) from input rows [in_row, + piece.in_rows), output
 // channels [out_channel, + piece.out_depth).

@@ -33,7 +33,6 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/conv_geometry.h"
 #include "kernels/cpu/bias_activation.h"
 
 namespace Eigen {
@@ -68,8 +67,21 @@ ConvAlgorithm ConvAlgorithmFromEnv();
 // 2.x has it for float32 on AVX-512 only). Probed once.
 bool OneDnnHasWinograd();
 
-// An NHWC convolution's geometry (conv_geometry.h).
-using OneDnnConvGeometry = ConvGeometry;
+// An NHWC convolution's geometry; pads as TensorFlow computes them.
+struct OneDnnConvGeometry {
+  int64_t batch = 0, in_rows = 0, in_cols = 0, in_depth = 0;
+  int64_t filter_rows = 0, filter_cols = 0, out_depth = 0;
+  int64_t stride_rows = 1, stride_cols = 1;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int64_t out_rows = 0, out_cols = 0;
+  // 0: an ordinary convolution, filter [rows, cols, in_depth, out_depth].
+  // Above 0: a depthwise one (DepthwiseConv2dNative), filter [rows, cols,
+  // in_depth, multiplier], out_depth = in_depth * multiplier, output
+  // channel c * multiplier + q from input channel c.
+  int64_t multiplier = 0;
+
+  bool operator==(const OneDnnConvGeometry& o) const;
+};
 
 // The geometry of the NHWC convolution `d` describes (conv_ops.cc's and
 // depthwise_conv_op.cc's dims, which name their fields alike: batch,

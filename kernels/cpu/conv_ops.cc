@@ -1,9 +1,7 @@
 // Conv2D on CPU, as TensorFlow's Conv2DOp. float NHWC ungrouped undilated
 // SAME / VALID convolutions run on oneDNN (conv_onednn.h), 1.1-3.6x faster
 // than the Eigen path below on most Keras-model shapes (bench/conv_benchmark.cc);
-// GRAPHRUN_CONV2D_LIBRARY=eigen forces the Eigen path. Layers with few
-// channels (at most 4 in, 8 to 32 out: a CNN's first layer) run on a direct
-// kernel (small_conv.h) instead, faster than oneDNN's there. Everything else:
+// GRAPHRUN_CONV2D_LIBRARY=eigen forces the Eigen path. Everything else:
 // im2col (each output pixel's
 // receptive field copied channel-run by channel-run into a buffer of at most
 // kMaxPatchElements, chunk by chunk of output pixels), then a GEMM (Eigen
@@ -36,7 +34,6 @@
 #include "kernels/cpu/bias_activation.h"
 #include "kernels/cpu/conv_onednn.h"
 #include "kernels/cpu/skinny_gemm.h"
-#include "kernels/cpu/small_conv.h"
 #include "kernels/cpu/cpu_kernel_util.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
@@ -324,7 +321,6 @@ class Conv2DOp : public OpKernel {
     }
     if constexpr (std::is_same_v<T, float>) {
       if (RunSkinny(ctx, d, input, filter, output, fused)) return;
-      if (RunSmall(ctx, d, input, filter, output, fused)) return;
       const std::optional<cpu::OneDnnConvGeometry> g =
           UseOneDnn(d) ? cpu::OneDnnGeometryOf(d, d.out_depth) : std::nullopt;
       if (g.has_value()) {
@@ -539,22 +535,6 @@ class Conv2DOp : public OpKernel {
     if (fused != nullptr) {
       fused->epilogue.Apply(&ctx->eigen_cpu_device(), fused->bias, d.out_depth, out, pixels);
     }
-    return true;
-  }
-
-  // A float NHWC convolution with few channels on the direct kernel
-  // (small_conv.h); false when it is not one.
-  bool RunSmall(OpKernelContext* ctx, const ConvDims& d, const Tensor& input,
-                const Tensor& filter, Tensor* output, const cpu::OneDnnConvBias* fused) {
-    // (OneDnnGeometryOf turns down dilations and padding as wide as the
-    // window.)
-    if (library_ != cpu::Conv2DLibrary::kAuto || nchw_ || d.groups != 1) return false;
-    const std::optional<cpu::ConvGeometry> g = cpu::OneDnnGeometryOf(d, d.out_depth);
-    if (!g.has_value() || !cpu::SmallConvFits(*g)) return false;
-    cpu::SmallConv(&ctx->eigen_cpu_device(), *g, input.flat<float>().data(),
-                   filter.flat<float>().data(), output->flat<float>().data(),
-                   fused != nullptr ? &fused->epilogue : nullptr,
-                   fused != nullptr ? fused->bias : nullptr);
     return true;
   }
 
