@@ -2,7 +2,7 @@
 import numpy as np
 import tensorflow as tf
 
-from conformance_cases import SPECIAL, case, f32, f64, i32, i64, rand
+from conformance_cases import SPECIAL, case, f32, f64, i32, i64, program, rand
 
 
 def _pool2x2_max(x):
@@ -554,10 +554,31 @@ def _block_lstm_inputs(steps, w=BL_W):
             ("wco", BL_WC[2]), ("b", BL_B)]
 
 
+def _block_lstm_short(op, steps, **attrs):
+    """Fewer steps than x has: TensorFlow zeroes cs and h after them and
+    leaves the other outputs' memory as it was, so only cs and h are
+    recorded."""
+    def build():
+        out = getattr(tf.raw_ops, op)(
+            **{k: tf.constant(v) for k, v in _block_lstm_inputs(steps)}, **attrs)
+        return [], [out.cs, out.h]
+    return build
+
+
 for _op in ("BlockLSTM", "BlockLSTMV2"):
     case(_op, *_block_lstm_inputs(4))
-    case(_op, *_block_lstm_inputs(2), cell_clip=0.2, use_peephole=True)  # zeros after step 2
-    case(_op, *_block_lstm_inputs(0))
+    program(_op, _block_lstm_short(_op, 2, cell_clip=0.2, use_peephole=True))
+    program(_op, _block_lstm_short(_op, 0))
     case(_op, *_block_lstm_inputs(4, BL_W[:4]))  # w's rows are not input + cell
-case("BlockLSTM", *_block_lstm_inputs(3), forget_bias=0.5, cell_clip=-1.0)
+program("BlockLSTM", _block_lstm_short("BlockLSTM", 3, forget_bias=0.5, cell_clip=-1.0))
 case("BlockLSTMV2", *_block_lstm_inputs(4), cell_clip=0.5)
+# An odd batch and 32 gate columns: the recurrent product's vector blocks,
+# its row pairs and its single last row.
+_BL3 = [("seq_len_max", np.array(3, i64)), ("x", _BL.uniform(-2, 2, [3, 3, 4]).astype(f32)),
+        ("cs_prev", _BL.uniform(-1, 1, [3, 8]).astype(f32)),
+        ("h_prev", _BL.uniform(-1, 1, [3, 8]).astype(f32)),
+        ("w", _BL.uniform(-0.5, 0.5, [12, 32]).astype(f32))] + [
+            (n, _BL.uniform(-1, 1, [8]).astype(f32)) for n in ("wci", "wcf", "wco")] + [
+            ("b", _BL.uniform(-1, 1, [32]).astype(f32))]
+case("BlockLSTMV2", *_BL3)
+case("BlockLSTM", *_BL3, use_peephole=True)
