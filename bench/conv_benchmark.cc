@@ -74,6 +74,8 @@ const ConvShape kShapes[] = {
     // bench/side_by_side.py's VGG-style CNN: its first layer, batch 8.
     {"vgg_cnn_64_3x3_3to32", 8, 64, 64, 3, 3, 3, 32, 1, true},
     {"stem_64_3x3_3to16", 8, 64, 64, 3, 3, 3, 16, 1, true},
+    // The text CNN fixture's Conv1D (a 1-row Conv2D), batch 2.
+    {"text_cnn_1x32_1x5_64to128", 2, 1, 32, 64, 1, 5, 128, 1, false},
     // The small CNN of bench/train_vs_tensorflow.py, batch 64.
     {"cnn_conv1_28x28_5x5_1to8", 64, 28, 28, 1, 5, 5, 8, 1, true},
     {"cnn_conv2_14x14_5x5_8to16", 64, 14, 14, 8, 5, 5, 16, 1, true},
