@@ -2,6 +2,7 @@
 // TensorFlow's (core/ops/rnn_ops.cc and lstm_ops.cc).
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/shape_inference.h"
@@ -60,73 +61,32 @@ absl::Status LstmShape(InferenceContext* c, const char* op, bool sequence) {
   return absl::OkStatus();
 }
 
-REGISTER_OP("LSTMBlockCell")
-    .Input("x: T")
-    .Input("cs_prev: T")
-    .Input("h_prev: T")
-    .Input("w: T")
-    .Input("wci: T")
-    .Input("wcf: T")
-    .Input("wco: T")
-    .Input("b: T")
-    .Output("i: T")
-    .Output("cs: T")
-    .Output("f: T")
-    .Output("o: T")
-    .Output("ci: T")
-    .Output("co: T")
-    .Output("h: T")
-    .Attr("forget_bias: float = 1.0")
-    .Attr("cell_clip: float = 3.0")
-    .Attr("use_peephole: bool = false")
-    .Attr("T: {half, float}")
-    .SetShapeFn([](InferenceContext* c) { return LstmShape(c, "LSTMBlockCell", false); });
+// LSTMBlockCell (sequence false) and BlockLSTM / BlockLSTMV2 (true): the
+// same inputs and outputs, the sequence ops with seq_len_max (int64 only,
+// as TensorFlow's) first; `forget_bias` false leaves that attr out (V2).
+void RegisterLstm(const char* op, bool sequence, bool forget_bias, const char* cell_clip) {
+  OpDefBuilder b(op);
+  if (sequence) b.Input("seq_len_max: int64");
+  for (const char* in : {"x", "cs_prev", "h_prev", "w", "wci", "wcf", "wco", "b"}) {
+    b.Input(absl::StrCat(in, ": T"));
+  }
+  for (const char* out : {"i", "cs", "f", "o", "ci", "co", "h"}) {
+    b.Output(absl::StrCat(out, ": T"));
+  }
+  if (forget_bias) b.Attr("forget_bias: float = 1.0");
+  b.Attr(absl::StrCat("cell_clip: float = ", cell_clip));
+  b.Attr("use_peephole: bool = false");
+  b.Attr("T: {half, float}");
+  b.SetShapeFn([op, sequence](InferenceContext* c) { return LstmShape(c, op, sequence); });
+  internal::OpRegistrar registrar(b);
+}
 
-// TensorFlow's seq_len_max is int64 only.
-REGISTER_OP("BlockLSTM")
-    .Input("seq_len_max: int64")
-    .Input("x: T")
-    .Input("cs_prev: T")
-    .Input("h_prev: T")
-    .Input("w: T")
-    .Input("wci: T")
-    .Input("wcf: T")
-    .Input("wco: T")
-    .Input("b: T")
-    .Output("i: T")
-    .Output("cs: T")
-    .Output("f: T")
-    .Output("o: T")
-    .Output("ci: T")
-    .Output("co: T")
-    .Output("h: T")
-    .Attr("forget_bias: float = 1.0")
-    .Attr("cell_clip: float = 3.0")
-    .Attr("use_peephole: bool = false")
-    .Attr("T: {half, float}")
-    .SetShapeFn([](InferenceContext* c) { return LstmShape(c, "BlockLSTM", true); });
-
-REGISTER_OP("BlockLSTMV2")
-    .Input("seq_len_max: int64")
-    .Input("x: T")
-    .Input("cs_prev: T")
-    .Input("h_prev: T")
-    .Input("w: T")
-    .Input("wci: T")
-    .Input("wcf: T")
-    .Input("wco: T")
-    .Input("b: T")
-    .Output("i: T")
-    .Output("cs: T")
-    .Output("f: T")
-    .Output("o: T")
-    .Output("ci: T")
-    .Output("co: T")
-    .Output("h: T")
-    .Attr("cell_clip: float = 0.0")
-    .Attr("use_peephole: bool = false")
-    .Attr("T: {half, float}")
-    .SetShapeFn([](InferenceContext* c) { return LstmShape(c, "BlockLSTMV2", true); });
+const bool kRegistered = [] {
+  RegisterLstm("LSTMBlockCell", /*sequence=*/false, /*forget_bias=*/true, "3.0");
+  RegisterLstm("BlockLSTM", /*sequence=*/true, /*forget_bias=*/true, "3.0");
+  RegisterLstm("BlockLSTMV2", /*sequence=*/true, /*forget_bias=*/false, "0.0");
+  return true;
+}();
 
 }  // namespace
 }  // namespace graphrun

@@ -140,6 +140,20 @@ void GraphView::Compact() {
   while (nodes->size() > w) nodes->RemoveLast();
 }
 
+std::string UniqueName(const GraphView& view, const std::vector<NodeDef>& added,
+                       const std::string& base) {
+  auto taken = [&](const std::string& name) {
+    if (view.Find(name) >= 0) return true;
+    for (const NodeDef& n : added) {
+      if (n.name() == name) return true;
+    }
+    return false;
+  };
+  std::string name = base;
+  for (int k = 0; taken(name); ++k) name = absl::StrCat(base, "_", k);
+  return name;
+}
+
 void AddControlInputsOf(const GraphView& view, const std::vector<int>& nodes, NodeDef* to) {
   std::vector<std::string> seen;
   for (int node : nodes) {

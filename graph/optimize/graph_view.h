@@ -65,6 +65,11 @@ class GraphView {
   std::vector<bool> removed_;
 };
 
+// `base`, or `base`_0, `base`_1, ...: the first name that neither a node of
+// the view nor one of `added` (nodes a pass is about to add) has.
+std::string UniqueName(const GraphView& view, const std::vector<NodeDef>& added,
+                       const std::string& base);
+
 // Appends to `to` the control inputs of each of `nodes`, each once, in
 // order (a fused node keeps the ordering its parts had).
 void AddControlInputsOf(const GraphView& view, const std::vector<int>& nodes, NodeDef* to);

@@ -36,6 +36,7 @@ using optimize::CpuOrUnpinned;
 using optimize::FindAttr;
 using optimize::GraphView;
 using optimize::IsFloat;
+using optimize::UniqueName;
 
 // A constant operand: a Const, or a constant Enter of one (`enter` >= 0).
 struct ConstSource {
@@ -276,20 +277,6 @@ bool MatchCell(const GraphView& view, const OptimizerOptions& options, int split
   }
   *cell = m;
   return true;
-}
-
-std::string UniqueName(const GraphView& view, const std::vector<NodeDef>& added,
-                       const std::string& base) {
-  auto taken = [&](const std::string& name) {
-    if (view.Find(name) >= 0) return true;
-    for (const NodeDef& n : added) {
-      if (n.name() == name) return true;
-    }
-    return false;
-  };
-  std::string name = base;
-  for (int k = 0; taken(name); ++k) name = absl::StrCat(base, "_", k);
-  return name;
 }
 
 // Adds a Const holding `value` and, when the cell's weights enter a frame,

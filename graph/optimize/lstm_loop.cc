@@ -358,14 +358,7 @@ absl::Status FuseLstmLoops(GraphDef* graph, const OptimizerOptions& options,
     const NodeDef& c = view.node(cell);
     const std::string base = absl::StrCat(loop.frame, "/block_lstm");
     auto name = [&](const std::string& suffix) {
-      std::string n = base + suffix;
-      for (int k = 0; view.Find(n) >= 0 ||
-                      std::any_of(added.begin(), added.end(),
-                                  [&](const NodeDef& a) { return a.name() == n; });
-           ++k) {
-        n = absl::StrCat(base, suffix, "_", k);
-      }
-      return n;
+      return optimize::UniqueName(view, added, base + suffix);
     };
     auto add_const = [&](const std::string& suffix, const Tensor& value) {
       NodeDef k;

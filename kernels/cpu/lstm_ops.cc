@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "kernels/cpu/bias_activation.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
@@ -84,18 +85,30 @@ void CellRow(const CellAttrs& a, const GateLayout& l, const float* gates_p, cons
   hr = co * o;
 }
 
+// "x [..], cs_prev [..], ..., b [..]" for the inputs from `first` (x) on,
+// for errors.
+std::string Shapes(OpKernelContext* ctx, int first) {
+  std::string s;
+  const char* names[] = {"x", "cs_prev", "h_prev", "w", "wci", "wcf", "wco", "b"};
+  for (int k = 0; k < 8; ++k) {
+    absl::StrAppend(&s, k == 0 ? "" : ", ", names[k], " ",
+                    ctx->input(first + k).shape().DebugString());
+  }
+  return s;
+}
+
 // The shapes both kinds share: cs_prev and h_prev [batch, units], w
 // [input + units, 4 * units], peepholes [units], b [4 * units] (inputs
-// `first` + 0..6). x's checks are the caller's.
+// `first` + 0..6, x the one before). x's checks are the caller's.
 absl::Status CheckWeights(OpKernelContext* ctx, const std::string& op, int first,
-                          int64_t batch, int64_t input, int64_t units,
-                          const std::string& shapes) {
+                          int64_t batch, int64_t input, int64_t units) {
   const Tensor& cs_prev = ctx->input(first);
   const Tensor& h_prev = ctx->input(first + 1);
   const Tensor& w = ctx->input(first + 2);
   const Tensor& b = ctx->input(first + 6);
   auto error = [&](absl::string_view what) {
-    return absl::InvalidArgumentError(absl::StrCat(op, ": ", what, "; ", shapes));
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": ", what, "; ", Shapes(ctx, first - 1)));
   };
   if (cs_prev.dims() != 2 || h_prev.dims() != 2 || w.dims() != 2) {
     return error("cs_prev, h_prev and w must be matrices");
@@ -117,16 +130,6 @@ absl::Status CheckWeights(OpKernelContext* ctx, const std::string& op, int first
     }
   }
   return absl::OkStatus();
-}
-
-std::string Shapes(OpKernelContext* ctx, int first) {
-  std::string s;
-  const char* names[] = {"x", "cs_prev", "h_prev", "w", "wci", "wcf", "wco", "b"};
-  for (int k = 0; k < 8; ++k) {
-    absl::StrAppend(&s, k == 0 ? "" : ", ", names[k], " ",
-                    ctx->input(first + k).shape().DebugString());
-  }
-  return s;
 }
 
 // A cell runs once per step of a loop, one step after another: below
@@ -163,7 +166,7 @@ class LstmBlockCellOp : public OpKernel {
     const int64_t batch = x.dim_size(0);
     const int64_t input = x.dim_size(1);
     const int64_t units = cs_prev.dim_size(1);
-    OP_REQUIRES_OK(ctx, CheckWeights(ctx, def().op(), 1, batch, input, units, Shapes(ctx, 0)));
+    OP_REQUIRES_OK(ctx, CheckWeights(ctx, def().op(), 1, batch, input, units));
     Tensor* out[7];
     for (int i = 0; i < 7; ++i) {
       OP_REQUIRES_OK(ctx, ctx->allocate_output(i, TensorShape({batch, units}), &out[i]));
@@ -279,7 +282,7 @@ class BlockLstmOp : public OpKernel {
     const Tensor& seq_len_max = ctx->input(0);
     const Tensor& x = ctx->input(1);
     const Tensor& cs_prev = ctx->input(2);
-    const std::string op = def().op();
+    const std::string& op = def().op();
     OP_REQUIRES(ctx, seq_len_max.NumElements() == 1,
                 absl::InvalidArgumentError(absl::StrCat(
                     op, ": seq_len_max must be a scalar, got shape ",
@@ -290,7 +293,7 @@ class BlockLstmOp : public OpKernel {
                     Shapes(ctx, 1))));
     const int64_t time = x.dim_size(0), batch = x.dim_size(1), input = x.dim_size(2);
     const int64_t units = cs_prev.dim_size(1);
-    OP_REQUIRES_OK(ctx, CheckWeights(ctx, op, 2, batch, input, units, Shapes(ctx, 1)));
+    OP_REQUIRES_OK(ctx, CheckWeights(ctx, op, 2, batch, input, units));
     const int64_t steps = std::max<int64_t>(seq_len_max.flat<int64_t>()[0], 0);
     OP_REQUIRES(ctx, steps <= time,
                 absl::InvalidArgumentError(absl::StrCat(
@@ -306,16 +309,16 @@ class BlockLstmOp : public OpKernel {
     const int64_t gates_width = 4 * units;
     const float* w = ctx->input(4).flat<float>().data();
     const float* bias = ctx->input(8).flat<float>().data();
-    // Every step's input product at once: [steps * batch, input] * w's
-    // first `input` rows, the bias added.
+    // Every step's input product at once, [steps * batch, input] * w's
+    // first `input` rows, each block of it finished with the bias by the
+    // thread that multiplied it (as _FusedMatMul's epilogue).
     std::vector<float> xw(steps * batch * gates_width);
-    Gemm<float>(ctx->device()->eigen_cpu_device(), false, false, steps * batch, gates_width,
-                input, x.flat<float>().data(), w, xw.data());
-    // The bias once into every step's pre-activations.
-    for (int64_t row = 0; row < steps * batch; ++row) {
-      float* g = xw.data() + row * gates_width;
-      for (int64_t k = 0; k < gates_width; ++k) g[k] += bias[k];
-    }
+    const cpu::BiasActivation add_bias;  // no activation
+    GemmWithEpilogue(ctx->device()->eigen_cpu_device(), false, false, steps * batch,
+                     gates_width, input, x.flat<float>().data(), w, xw.data(),
+                     [&](int64_t m0, int64_t mc, int64_t n0, int64_t nc) {
+                       add_bias.ApplyBlock(bias, gates_width, xw.data(), m0, mc, n0, nc);
+                     });
     const float* u = w + input * gates_width;  // the recurrent rows
     // A small batch adds h_prev * u into the pre-activations on this
     // thread; a larger one multiplies with Gemm (the pool past
@@ -326,6 +329,11 @@ class BlockLstmOp : public OpKernel {
         StepDevice(ctx, static_cast<double>(batch) * units * gates_width);
     const float* h_prev = ctx->input(3).flat<float>().data();
     const float* c_prev = cs_prev.flat<float>().data();
+    const float* wci = ctx->input(5).flat<float>().data();
+    const float* wcf = ctx->input(6).flat<float>().data();
+    const float* wco = ctx->input(7).flat<float>().data();
+    float* outs[7];
+    for (int k = 0; k < 7; ++k) outs[k] = out[k]->flat<float>().data();
     for (int64_t t = 0; t < steps; ++t) {
       float* gates_t = xw.data() + t * batch * gates_width;
       if (small) {
@@ -335,17 +343,13 @@ class BlockLstmOp : public OpKernel {
         for (int64_t k = 0; k < batch * gates_width; ++k) gates_t[k] += hw[k];
       }
       for (int64_t r = 0; r < batch; ++r) {
-        float* gates = gates_t + r * gates_width;
         float* rows[7];
-        for (int k = 0; k < 7; ++k) {
-          rows[k] = out[k]->flat<float>().data() + (t * batch + r) * units;
-        }
-        CellRow(attrs_, layout_, gates, c_prev + r * units, ctx->input(5).flat<float>().data(),
-                ctx->input(6).flat<float>().data(), ctx->input(7).flat<float>().data(), units,
-                rows);
+        for (int k = 0; k < 7; ++k) rows[k] = outs[k] + (t * batch + r) * units;
+        CellRow(attrs_, layout_, gates_t + r * gates_width, c_prev + r * units, wci, wcf, wco,
+                units, rows);
       }
-      h_prev = out[6]->flat<float>().data() + t * batch * units;
-      c_prev = out[1]->flat<float>().data() + t * batch * units;
+      h_prev = outs[6] + t * batch * units;
+      c_prev = outs[1] + t * batch * units;
     }
   }
 
