@@ -15,6 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "distributed/data_plane.h"
+#include "distributed/task_probe.h"
 #include "graph/import.h"
 #include "graph/status_macros.h"
 #include "placer/cost_model.h"
@@ -33,6 +34,9 @@ constexpr absl::Duration kCloseTimeout = absl::Seconds(5);
 // What a RunGraph call's feeds may add up to: protobuf serializes messages
 // of under 2 GB.
 constexpr int64_t kMaxFeedBytes = (int64_t{1} << 31) - (int64_t{16} << 20);
+// How long a task may take to answer when a failed step asks which of its
+// tasks are gone.
+constexpr absl::Duration kProbeTimeout = absl::Seconds(2);
 // How long a fetch pulled over the data plane may stall.
 constexpr absl::Duration kFetchStallTimeout = absl::Seconds(5);
 
@@ -288,7 +292,7 @@ class MasterSession : public Session {
     }
     if (!status.Get().ok()) {
       CleanupStep(step_id, "");
-      return status.Get();
+      return RootCause(status.Get(), *plan);
     }
     // The step's state goes with each task's next call (one call less per
     // task and step: 0.6 -> 0.33 ms for a small two-task step here).
@@ -344,6 +348,35 @@ class MasterSession : public Session {
   }
 
  private:
+  // A step whose every failure was Cancelled or Aborted may have lost a
+  // task whose own call was cancelled before its loss showed (another
+  // task noticed first): the step's tasks that no longer answer are then
+  // the cause, Unavailable naming them.
+  absl::Status RootCause(const absl::Status& s, const MasterPlan& plan) {
+    if (s.code() != absl::StatusCode::kCancelled && s.code() != absl::StatusCode::kAborted) {
+      return s;
+    }
+    std::map<std::string, std::string> step_tasks;
+    for (const MasterPlan::Part& part : plan.parts) {
+      step_tasks[tasks_[part.task].name] = tasks_[part.task].address;
+    }
+    const std::map<std::string, std::string> gone = UnreachableTasks(
+        step_tasks,
+        [this](const std::string& task,
+               const std::string&) -> absl::StatusOr<std::shared_ptr<WorkerInterface>> {
+          for (const Task& t : tasks_) {
+            if (t.name == task) return t.worker;
+          }
+          return absl::NotFoundError(task);
+        },
+        kProbeTimeout);
+    if (gone.empty()) return s;
+    std::vector<std::string> why;
+    for (const auto& [task, reason] : gone) why.push_back(reason);
+    return absl::UnavailableError(
+        absl::StrCat(absl::StrJoin(why, "; "), " (the step ended: ", s.message(), ")"));
+  }
+
   // GetStatus on every task at once, each waiting up to connect_timeout
   // for a task that is not listening yet.
   absl::Status DiscoverDevices() {

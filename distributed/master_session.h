@@ -13,7 +13,10 @@
 // Failures: the first task whose RunGraph fails (an error of a kernel, a
 // worker that died — Unavailable naming the task — or the step's timeout)
 // aborts the step on every other task (CleanupStep with the reason) and
-// cancels their calls, so Run returns that error instead of hanging. After
+// cancels their calls, so Run returns that error instead of hanging. When
+// every task that failed says only Cancelled or Aborted, the step's tasks
+// that no longer answer are named instead (Unavailable): a task's loss may
+// show first as another task's cancelled receive. After
 // every step each task forgets the step's state; when the session goes,
 // each forgets the session's graphs.
 //

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/graph_io.h"
 #include "graph/npy.h"
+#include "tests/fixture_tensors.h"
 #include "graph/replicate.h"
 #include "gtest/gtest.h"
 #include "runtime/replicated_session.h"
@@ -22,17 +23,9 @@ namespace {
 
 constexpr char kDir[] = "tests/fixtures/training/";
 
-Tensor Npy(const std::string& name) {
-  absl::StatusOr<Tensor> t = ReadNpyFile(absl::StrCat(kDir, name));
-  EXPECT_TRUE(t.ok()) << t.status();
-  return t.ok() ? *t : Tensor();
-}
+Tensor Npy(const std::string& name) { return FixtureNpy(absl::StrCat(kDir, name)); }
 
-Tensor Row(const Tensor& t, int64_t step) {
-  TensorShape row = t.shape();
-  row.RemoveDim(0);
-  return *t.Slice(step, step + 1).Reshaped(row);
-}
+Tensor Row(const Tensor& t, int64_t step) { return StepRow(t, step); }
 
 void ExpectClose(const Tensor& got, const Tensor& want, double rtol, const std::string& what) {
   ASSERT_EQ(got.NumElements(), want.NumElements()) << what;

@@ -44,6 +44,10 @@ ABSL_FLAG(std::string, save, "",
 ABSL_FLAG(bool, recover, false,
           "train over workers: when a task goes away, start the tasks again, restore the newest "
           "checkpoint of --save and go on from its step");
+ABSL_FLAG(std::string, recover_with, "restarted",
+          "train --recover: `restarted` (start the tasks again, or wait for them over "
+          "--cluster) or `remaining` (go on without the worker tasks that are gone, their "
+          "nodes moved to the workers left; ps tasks are still started again or waited for)");
 ABSL_FLAG(int, replicas, 1,
           "train: data-parallel replicas (N GPUs or CPU devices of this process, or the first N "
           "worker tasks), each fed an equal slice of every batch, gradients averaged");
@@ -204,7 +208,8 @@ Usage:
                                          until SIGTERM
   graphrun train GRAPH --train OP [--init OP] [--restore PREFIX] [--steps N]
                [--feed NAME=FILE.npy] [--feed_steps NAME=FILE.npy] [--fetch T]
-               [--out DIR] [--save PREFIX] [--save_every K] [--recover]
+               [--out DIR] [--save PREFIX] [--save_every K]
+               [--recover [--recover_with=restarted|remaining]]
                [--replicas N [--fusion_threshold_mb MB] [--check_replicas]
                [--fetch_all_replicas]] [every run option]
                                          train: --init (or --restore a TensorFlow
@@ -479,6 +484,7 @@ int main(int argc, char** argv) {
     train.save = absl::GetFlag(FLAGS_save);
     train.save_every = absl::GetFlag(FLAGS_save_every);
     train.recover = absl::GetFlag(FLAGS_recover);
+    train.recover_with = absl::GetFlag(FLAGS_recover_with);
     train.wait_for_variables_s = absl::GetFlag(FLAGS_wait_for_variables_s);
     train.replicas.replicas = absl::GetFlag(FLAGS_replicas);
     train.replicas.fusion_threshold_mb = absl::GetFlag(FLAGS_fusion_threshold_mb);

@@ -14,6 +14,7 @@
 #include "distributed/cluster_spec.h"
 #include "distributed/grpc_worker.h"
 #include "distributed/master_session.h"
+#include "distributed/task_probe.h"
 #include "distributed/wire_codec.h"
 #include "graph/graph_io.h"
 #include "graph/import.h"
@@ -182,7 +183,7 @@ void LogPsPlacement(const placer::PsPlacement& placed) {
 // started here (kept in *local until the run ends).
 absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
     const RunCommandArgs& args, const GraphDef& graph, const SessionOptions& options,
-    std::unique_ptr<LocalWorkers>* local) {
+    std::unique_ptr<LocalWorkers>* local, RunSession* out) {
   if (!args.cluster_file.empty() && args.local_workers > 0) {
     return absl::InvalidArgumentError("give --cluster or --local_workers, not both");
   }
@@ -220,10 +221,19 @@ absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
   } else {
     GR_ASSIGN_OR_RETURN(ClusterSpec cluster, LoadClusterSpecFile(args.cluster_file));
     for (const TaskRef& t : cluster.AllTasks()) {
+      const std::string task = TaskDeviceName(t);
+      if (std::find(args.left_out_tasks.begin(), args.left_out_tasks.end(), task) !=
+          args.left_out_tasks.end()) {
+        continue;
+      }
       GR_ASSIGN_OR_RETURN(std::string address, cluster.TaskAddress(t));
-      master.cluster[TaskDeviceName(t)] = address;
+      master.cluster[task] = address;
     }
   }
+  out->cluster = master.cluster;
+  out->unreachable_tasks = [cluster = master.cluster, connect = master.connect] {
+    return UnreachableTasks(cluster, connect, absl::Seconds(5));
+  };
   return NewMasterSession(graph, master);
 }
 
@@ -298,13 +308,13 @@ absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const Graph
   auto keep = std::make_shared<std::pair<RunGpus, std::unique_ptr<LocalWorkers>>>();
   keep->first = std::move(gpus);
   absl::StatusOr<std::unique_ptr<Session>> session;
+  RunSession out;
   if (distributed) {
-    session = NewDistributedSession(args, graph, options, &keep->second);
+    session = NewDistributedSession(args, graph, options, &keep->second, &out);
   } else {
     session = Session::Create(graph, options);
   }
   if (!session.ok()) return session.status();
-  RunSession out;
   out.session = *std::move(session);
   out.keep = std::move(keep);
   out.graph = graph;

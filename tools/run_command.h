@@ -4,6 +4,7 @@
 #define GRAPHRUN_TOOLS_RUN_COMMAND_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -62,6 +63,9 @@ struct RunCommandArgs {
   // gradients | all (= fp16) | none | bf16: distributed/wire_codec.h
   std::string wire_compression = "gradients";
   int connect_timeout_s = 30;
+  // Over --cluster: tasks of the file to leave out ("/job:worker/replica:0/
+  // task:1"), gone ones that training goes on without.
+  std::vector<std::string> left_out_tasks;
   // GPUs of this machine: auto (the idle ones), all, none, or indices like
   // "0,2"; with auto, how many (-1: every idle one).
   std::string gpus = "auto";
@@ -81,6 +85,10 @@ struct RunSession {
   // The graph the session runs: the one given, with its device requests
   // cleared (--clear_devices) or its variables placed on ps tasks.
   GraphDef graph;
+  // Over workers: the tasks, task name -> "host:port", and which of them do
+  // not answer now (task name -> why).
+  std::map<std::string, std::string> cluster;
+  std::function<std::map<std::string, std::string>()> unreachable_tasks;
 };
 absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const GraphDef& graph);
 

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <memory>
@@ -27,13 +28,22 @@
 #include "graph/meta_graph_io.h"
 #include "graph/npy.h"
 #include "graph/status_macros.h"
+#include "distributed/cluster_spec.h"
+#include "placer/device_name.h"
+#include "placer/task_moves.h"
 #include "runtime/trace.h"
 #include "runtime/saved_model.h"
 #include "runtime/replicated_session.h"
 #include "runtime/saver.h"
+#include "runtime/train_loop.h"
 
 namespace graphrun {
 namespace {
+
+using distributed::ClusterSpec;
+using distributed::LoadClusterSpecFile;
+using distributed::TaskDeviceName;
+using distributed::TaskRef;
 
 std::atomic<bool> interrupted{false};
 extern "C" void OnInterrupt(int) { interrupted.store(true); }
@@ -179,6 +189,78 @@ absl::StatusOr<std::shared_ptr<const MetaGraphDef>> SavedModelForTraining(
   return std::shared_ptr<const MetaGraphDef>(meta);
 }
 
+// --recover_with=remaining: leaves the worker tasks that `gone` names (task
+// name -> why) out of the next session's tasks and moves their nodes in
+// `graph` to the workers left, each in turn. Local tasks are started anew,
+// renumbered 0..n-1; a --cluster's keep their indices. ps tasks, which hold
+// variables, are not left out. Returns a line saying what changed, "" when
+// no worker task is gone.
+absl::StatusOr<std::string> LeaveOutGoneWorkers(const std::map<std::string, std::string>& gone,
+                                                RunCommandArgs* run, GraphDef* graph) {
+  std::vector<int> workers, lost;
+  std::string why;
+  const bool local = run->local_workers > 0;
+  if (local) {
+    for (int i = 0; i < run->local_workers; ++i) workers.push_back(i);
+  }
+  auto worker_index = [](const std::string& task) {
+    absl::StatusOr<placer::DeviceName> name = placer::ParseDeviceName(task);
+    return name.ok() && name->has_task && name->job == "worker" ? name->task : -1;
+  };
+  for (const auto& [task, reason] : gone) {
+    const int index = worker_index(task);
+    if (index < 0) continue;
+    lost.push_back(index);
+    absl::StrAppend(&why, why.empty() ? "" : "; ", reason);
+  }
+  if (lost.empty()) return std::string();
+  if (!local) {
+    GR_ASSIGN_OR_RETURN(ClusterSpec cluster, LoadClusterSpecFile(run->cluster_file));
+    for (const TaskRef& t : cluster.AllTasks()) {
+      const std::string name = TaskDeviceName(t);
+      if (t.job == "worker" && std::find(run->left_out_tasks.begin(), run->left_out_tasks.end(),
+                                         name) == run->left_out_tasks.end()) {
+        workers.push_back(t.index);
+      }
+    }
+  }
+  absl::StatusOr<std::map<int, int>> moves = placer::MovesWithout(workers, lost, local);
+  if (!moves.ok()) {
+    return absl::Status(moves.status().code(),
+                        absl::StrCat("no worker task left to go on with (", why, ")"));
+  }
+  GR_RETURN_IF_ERROR(placer::MoveTasks(graph, {{"worker", *moves}}).status());
+  std::string moved;
+  for (int t : lost) absl::StrAppend(&moved, moved.empty() ? "" : ", ", t, " -> ", (*moves)[t]);
+  const int left = static_cast<int>(workers.size() - lost.size());
+  if (local) {
+    run->local_workers = left;
+    run->client_task.clear();
+  } else {
+    for (int t : lost) {
+      const std::string name = TaskDeviceName(TaskRef{"worker", t});
+      if (run->client_task == name) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the client's own task ", name, " is gone (", why,
+            "); its replica cannot go on without it"));
+      }
+      run->left_out_tasks.push_back(name);
+    }
+    if (run->client_task.empty()) {
+      // Feeds and fetches go through the first worker left (the default,
+      // worker 0, may be gone).
+      for (const auto& [from, to] : *moves) {
+        if (std::find(lost.begin(), lost.end(), from) == lost.end()) {
+          run->client_task = TaskDeviceName(TaskRef{"worker", to});
+          break;
+        }
+      }
+    }
+  }
+  return absl::StrCat("going on with the ", left, " worker task(s) left: the nodes of worker ",
+                      "task ", moved, local ? " (renumbered)" : "", " (", why, ")");
+}
+
 }  // namespace
 
 int TrainCommand(const TrainCommandArgs& given) {
@@ -233,6 +315,15 @@ int TrainCommand(const TrainCommandArgs& given) {
         "--recover needs workers (--local_workers or --cluster) and checkpoints to recover "
         "from (--save PREFIX --save_every K)"));
   }
+  if (args.recover_with != "restarted" && args.recover_with != "remaining") {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--recover_with must be restarted or remaining, not '", args.recover_with, "'")));
+  }
+  if (args.recover_with == "remaining" && args.replicas.replicas > 1) {
+    return Fail(absl::InvalidArgumentError(
+        "--recover_with=remaining does not go with --replicas: each replica's share of the "
+        "batch would change"));
+  }
   if (!args.restore.empty() && !args.init_ops.empty()) {
     return Fail(absl::InvalidArgumentError(
         "--restore and --init both set the variables: give one"));
@@ -283,264 +374,182 @@ int TrainCommand(const TrainCommandArgs& given) {
     }
   }
   const bool replicated = args.replicas.replicas > 1;
-  auto new_session = [&]() {
-    return replicated ? NewReplicatedRunSession(run, *graph, args.replicas)
-                      : NewRunSession(run, *graph);
-  };
-  absl::StatusOr<RunSession> made = new_session();
-  if (!made.ok()) return Fail(made.status());
-  Session* session = made->session.get();
-  // Replicas: replica 0's variables copied to the others once set, and,
-  // with --check_replicas, compared after every step.
-  auto broadcast = [&]() -> absl::Status {
+  auto broadcast = [&](Session* session) -> absl::Status {
+    // Replicas: replica 0's variables copied to the others once set.
     return replicated ? static_cast<ReplicatedSession*>(session)->Broadcast() : absl::OkStatus();
   };
-  std::vector<Tensor> outputs;
-  // Sets the variables from the checkpoint at `prefix`, with the graph's own
-  // Saver when it has one.
-  auto restore_from = [&](const std::string& given_prefix) -> absl::Status {
-    if (saver.has_value()) {
-      // The graph's own Saver: RestoreV2 and its Assigns.
-      GR_ASSIGN_OR_RETURN(std::string prefix, ResolveCheckpointPrefix(given_prefix));
-      absl::Status s = session->Run(
-          {{saver->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}}, {},
-          {saver->restore_op_name()}, &outputs);
-      if (!s.ok()) {
-        return absl::Status(s.code(), absl::StrCat("restoring ", prefix, ": ", s.message()));
-      }
-      if (!run.quiet) std::cout << "restored " << prefix << " with the graph's Saver\n";
-      return broadcast();
+  TrainLoopOptions loop;
+  loop.train_op = args.train_op;
+  loop.fetches = run.fetches;
+  loop.steps = run.steps;
+  loop.timeout_ms = run.timeout_ms;
+  loop.feeds = [&](int step) -> absl::StatusOr<TrainFeeds> {
+    TrainFeeds in = feeds;
+    for (const auto& [name, t] : step_feeds) {
+      GR_ASSIGN_OR_RETURN(Tensor slice, StepSlice(t, step));
+      in.emplace_back(name, std::move(slice));
     }
-    GR_ASSIGN_OR_RETURN(int restored, RestoreVariables(made->graph, session, given_prefix));
-    if (!run.quiet) {
-      std::cout << "restored " << restored << " variable(s) from " << given_prefix << "\n";
-    }
-    return broadcast();
+    return in;
   };
-  if (!args.init_ops.empty()) {
-    absl::Status s = session->Run(feeds, {}, args.init_ops, &outputs);
-    if (!s.ok()) return Fail(absl::Status(s.code(), absl::StrCat("--init: ", s.message())));
-    s = broadcast();
-    if (!s.ok()) return Fail(s);
-  }
-  if (!args.restore.empty()) {
-    absl::Status s = restore_from(args.restore);
-    if (!s.ok()) return Fail(s);
-  }
-  if (args.wait_for_variables_s > 0) {
-    absl::Status s =
-        WaitForVariables(made->graph, session, absl::Seconds(args.wait_for_variables_s));
-    if (!s.ok()) return Fail(s);
-  }
-
-  if (saved_model != nullptr) {
-    // The SavedModel's variables (unless --restore or --init set them),
-    // then its init op, as its loader would.
-    absl::Status s = RestoreAndInitialize(session, *saved_model, run.graph,
-                                          args.restore.empty() && args.init_ops.empty());
-    if (s.ok()) s = broadcast();
-    if (!s.ok()) return Fail(s);
-  }
-
-  std::signal(SIGINT, OnInterrupt);
-  const bool tty = isatty(fileno(stderr));
-  std::vector<std::vector<Tensor>> fetched(run.fetches.size());
-  std::vector<Tensor> last;  // the last step's fetches
-  std::vector<double> curve;
-  const bool has_curve = !run.fetches.empty();
-  const auto start = std::chrono::steady_clock::now();
-  auto last_report = start;
-  int done = 0;
-  std::vector<double> step_ms;
-  RunMetadata metadata;
-  // Periodic saves go to PREFIX-<step> (as TensorFlow's Saver names them
-  // with a global step), the newest kKeepPeriodic kept; the last one to
-  // PREFIX. Each is published in the `checkpoint` file only once complete,
-  // so a kill at any moment leaves the newest complete checkpoint named
-  // there.
-  constexpr size_t kKeepPeriodic = 5;
-  std::vector<std::string> periodic_saves;
-  auto save = [&](int step, bool periodic) -> absl::Status {
-    const std::string prefix = periodic ? absl::StrCat(args.save, "-", step) : args.save;
-    int saved = 0;
-    if (saver.has_value()) {
-      // The graph's own Saver: SaveV2 over its variables.
-      std::vector<Tensor> unused;
-      absl::Status s = session->Run(
-          {{saver->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}},
-          {saver->save_tensor_name()}, {}, &unused);
-      if (!s.ok()) {
-        return absl::Status(s.code(), absl::StrCat("saving ", prefix, ": ", s.message()));
-      }
-    } else {
-      GR_ASSIGN_OR_RETURN(saved, SaveVariables(made->graph, session, prefix));
+  loop.saver = saver;
+  // Sets the variables of the first session: --init, --restore (with the
+  // graph's own Saver when it has one), a chief's values on the ps tasks,
+  // a SavedModel's own.
+  loop.initialize = [&](Session* session, const GraphDef& graph) -> absl::Status {
+    std::vector<Tensor> outputs;
+    if (!args.init_ops.empty()) {
+      absl::Status s = session->Run(feeds, {}, args.init_ops, &outputs);
+      if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--init: ", s.message()));
+      GR_RETURN_IF_ERROR(broadcast(session));
     }
-    std::vector<std::string> dropped;
-    if (periodic) {
-      periodic_saves.push_back(prefix);
-      if (periodic_saves.size() > kKeepPeriodic) {
-        dropped.push_back(periodic_saves.front());
-        periodic_saves.erase(periodic_saves.begin());
+    if (!args.restore.empty()) {
+      if (saver.has_value()) {
+        GR_ASSIGN_OR_RETURN(std::string prefix, ResolveCheckpointPrefix(args.restore));
+        absl::Status s = session->Run(
+            {{saver->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}}, {},
+            {saver->restore_op_name()}, &outputs);
+        if (!s.ok()) {
+          return absl::Status(s.code(), absl::StrCat("restoring ", prefix, ": ", s.message()));
+        }
+        if (!run.quiet) std::cout << "restored " << prefix << " with the graph's Saver\n";
+      } else {
+        GR_ASSIGN_OR_RETURN(int restored, RestoreVariables(graph, session, args.restore));
+        if (!run.quiet) {
+          std::cout << "restored " << restored << " variable(s) from " << args.restore << "\n";
+        }
       }
+      GR_RETURN_IF_ERROR(broadcast(session));
     }
-    GR_RETURN_IF_ERROR(UpdateCheckpointState(prefix, dropped));
-    for (const std::string& d : dropped) RemoveCheckpoint(d);
-    if (periodic && !run.quiet && !tty) {
-      std::cout << "step " << step << ": saved "
-                << (saver.has_value() ? "" : absl::StrCat(saved, " variable(s) ")) << "to "
-                << prefix << "\n";
+    if (args.wait_for_variables_s > 0) {
+      GR_RETURN_IF_ERROR(
+          WaitForVariables(graph, session, absl::Seconds(args.wait_for_variables_s)));
+    }
+    if (saved_model != nullptr) {
+      // The SavedModel's variables (unless --restore or --init set them),
+      // then its init op, as its loader would.
+      GR_RETURN_IF_ERROR(RestoreAndInitialize(session, *saved_model, run.graph,
+                                              args.restore.empty() && args.init_ops.empty()));
+      GR_RETURN_IF_ERROR(broadcast(session));
     }
     return absl::OkStatus();
   };
-  // --recover: a step or periodic save that fails because a task went away
-  // (UNAVAILABLE, ABORTED) starts the session again (and the local tasks),
-  // restores the newest complete checkpoint of --save and goes on from its
-  // step, dropping the fetches of the steps after it. It gives up when a
-  // recovery makes no progress (the same checkpoint twice in a row) or
-  // after kMaxRecoveries. Returns the step to run next.
-  constexpr int kMaxRecoveries = 10;
-  int recoveries = 0;
-  std::string last_recovered_from;
-  auto recover = [&](const absl::Status& failure) -> absl::StatusOr<int> {
-    const bool task_gone = failure.code() == absl::StatusCode::kUnavailable ||
-                           failure.code() == absl::StatusCode::kAborted;
-    if (!args.recover || !task_gone) return failure;
-    absl::StatusOr<std::string> newest = ResolveCheckpointPrefix(CheckpointDirectory(args.save));
-    if (!newest.ok()) {
-      return absl::Status(failure.code(), absl::StrCat(failure.message(),
-                                                       "; no checkpoint to recover from: ",
-                                                       newest.status().message()));
-    }
-    const std::string prefix = *newest;
-    int resume = 0;
-    const size_t dash = prefix.rfind('-');
-    if (dash == std::string::npos || !absl::SimpleAtoi(prefix.substr(dash + 1), &resume)) {
-      return absl::Status(failure.code(), absl::StrCat(failure.message(), "; ", prefix,
-                                                       " names no step to resume from"));
-    }
-    if (++recoveries > kMaxRecoveries || prefix == last_recovered_from) {
-      return absl::Status(failure.code(),
-                          absl::StrCat(failure.message(), "; gave up after ", recoveries - 1,
-                                       " recoveries (the last from ", last_recovered_from, ")"));
-    }
-    last_recovered_from = prefix;
-    std::fprintf(stderr, "graphrun train: %s\ngraphrun train: recovering from %s (step %d)\n",
-                 std::string(failure.message()).c_str(), prefix.c_str(), resume);
-    made->session.reset();
-    made->keep.reset();  // the local tasks stop
-    made = new_session();
-    if (!made.ok()) return made.status();
-    session = made->session.get();
-    GR_RETURN_IF_ERROR(restore_from(prefix));
-    for (auto& f : fetched) f.resize(std::min<size_t>(f.size(), resume));
-    curve.resize(std::min<size_t>(curve.size(), resume));
-    periodic_saves.erase(std::remove_if(periodic_saves.begin(), periodic_saves.end(),
-                                        [&](const std::string& p) {
-                                          int k = 0;
-                                          return absl::SimpleAtoi(p.substr(p.rfind('-') + 1), &k) &&
-                                                 k > resume;
-                                        }),
-                         periodic_saves.end());
-    done = resume;
-    return resume;
-  };
-  for (int step = 0; step < run.steps && !interrupted.load(); ++step) {
-    std::vector<std::pair<std::string, Tensor>> step_in = feeds;
-    for (const auto& [name, t] : step_feeds) {
-      absl::StatusOr<Tensor> slice = StepSlice(t, step);
-      if (!slice.ok()) return Fail(slice.status());
-      step_in.emplace_back(name, *std::move(slice));
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    RunOptions run_options;
-    run_options.set_timeout_in_ms(run.timeout_ms);
-    const bool trace = !run.trace_path.empty() && step + 1 == run.steps;
-    if (trace) run_options.set_trace_level(RunOptions::FULL_TRACE);
-    std::vector<std::string> targets;
-    if (!args.train_op.empty()) targets.push_back(args.train_op);
-    absl::Status s = session->Run(run_options, step_in, run.fetches, targets, &outputs,
-                                  trace ? &metadata : nullptr);
-    step_ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    if (!s.ok()) {
-      if (tty) std::fputc('\n', stderr);
-      s = absl::Status(s.code(), absl::StrCat("step ", step, ": ", s.message()));
-      absl::StatusOr<int> resumed = recover(s);
-      if (!resumed.ok()) return Fail(resumed.status());
-      step = *resumed - 1;
-      continue;
-    }
-    if (replicated && args.replicas.check_replicas) {
-      s = static_cast<ReplicatedSession*>(session)->CheckReplicasEqual();
-      if (!s.ok()) return Fail(absl::Status(s.code(), absl::StrCat("after step ", step, ": ", s.message())));
-    }
-    // Every step's fetches are kept only to be stacked into --out.
-    if (!out_paths.empty()) {
-      for (size_t i = 0; i < outputs.size(); ++i) fetched[i].push_back(outputs[i]);
-    }
-    last = outputs;
-    if (has_curve && IsScalarNumber(outputs[0])) curve.push_back(ScalarValue(outputs[0]));
-    done = step + 1;
-    const auto now = std::chrono::steady_clock::now();
-    if (tty && (done == run.steps || now - last_report > std::chrono::milliseconds(200))) {
-      last_report = now;
-      const double secs = std::chrono::duration<double>(now - start).count();
-      std::string line = absl::StrFormat("\rstep %d/%d  %.1f steps/s", done, run.steps,
-                                         done / std::max(secs, 1e-9));
-      if (!curve.empty()) absl::StrAppend(&line, "  ", labels[0], " ", curve.back());
-      std::fputs(line.c_str(), stderr);
-      std::fflush(stderr);
-    }
-    if (args.save_every > 0 && done % args.save_every == 0 && done != run.steps) {
-      absl::Status saved = save(done, /*periodic=*/true);
-      if (!saved.ok()) {
-        absl::StatusOr<int> resumed = recover(saved);
-        if (!resumed.ok()) return Fail(resumed.status());
-        step = *resumed - 1;
-      }
-    }
+  loop.after_restore = broadcast;
+  if (replicated && args.replicas.check_replicas) {
+    // --check_replicas: the replicas' variables compared after every step.
+    loop.after_step = [](Session* session, int) {
+      return static_cast<ReplicatedSession*>(session)->CheckReplicasEqual();
+    };
   }
+  loop.save = args.save;
+  loop.save_every = args.save_every;
+  loop.recover = args.recover;
+  // Every step's fetches are kept only to be stacked into --out.
+  loop.keep_fetches = !out_paths.empty();
+  loop.trace_last_step = !run.trace_path.empty();
+  loop.stop = [] { return interrupted.load(); };
+  const bool tty = isatty(fileno(stderr));
+  const auto start = std::chrono::steady_clock::now();
+  auto last_report = start;
+  loop.on_step = [&](int step, const std::vector<Tensor>& out) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!tty || (step + 1 != run.steps && now - last_report <= std::chrono::milliseconds(200))) {
+      return;
+    }
+    last_report = now;
+    const double secs = std::chrono::duration<double>(now - start).count();
+    std::string line = absl::StrFormat("\rstep %d/%d  %.1f steps/s", step + 1, run.steps,
+                                       (step + 1) / std::max(secs, 1e-9));
+    if (!out.empty() && IsScalarNumber(out[0])) {
+      absl::StrAppend(&line, "  ", labels[0], " ", ScalarValue(out[0]));
+    }
+    std::fputs(line.c_str(), stderr);
+    std::fflush(stderr);
+  };
+  loop.log = [&](const std::string& line) {
+    if (!run.quiet && !tty) std::cout << line << "\n";
+  };
+  loop.on_recover = [&](const absl::Status& failure, const std::string& prefix, int step) {
+    std::fprintf(stderr, "%sgraphrun train: %s\ngraphrun train: recovering from %s (step %d)\n",
+                 tty ? "\n" : "", std::string(failure.message()).c_str(), prefix.c_str(), step);
+  };
+  // The sessions: the first as the flags say; after a failure, with the
+  // tasks started again (or waited for), or with --recover_with=remaining
+  // without the worker tasks that no longer answer. The last session's
+  // tasks are kept until then so they can be asked.
+  RunCommandArgs session_run = run;
+  GraphDef session_graph = *graph;
+  std::shared_ptr<void> last_keep;
+  std::function<std::map<std::string, std::string>()> last_unreachable;
+  const TrainSessionFactory make = [&](const absl::Status& failure)
+      -> absl::StatusOr<TrainSession> {
+    if (!failure.ok() && args.recover_with == "remaining" && last_unreachable) {
+      const std::map<std::string, std::string> gone = last_unreachable();
+      GR_ASSIGN_OR_RETURN(std::string note,
+                          LeaveOutGoneWorkers(gone, &session_run, &session_graph));
+      if (!note.empty()) std::fprintf(stderr, "graphrun train: %s\n", note.c_str());
+    }
+    last_keep.reset();
+    last_unreachable = nullptr;
+    GR_ASSIGN_OR_RETURN(RunSession made,
+                        replicated ? NewReplicatedRunSession(session_run, session_graph,
+                                                             args.replicas)
+                                   : NewRunSession(session_run, session_graph));
+    last_keep = made.keep;
+    last_unreachable = made.unreachable_tasks;
+    return TrainSession{std::move(made.session), std::move(made.graph), std::move(made.keep)};
+  };
+
+  std::signal(SIGINT, OnInterrupt);
+  absl::StatusOr<TrainLoopResult> trained = RunTrainLoop(make, loop);
   if (tty) std::fputc('\n', stderr);
+  if (!trained.ok()) return Fail(trained.status());
+  const TrainLoopResult& r = *trained;
+  const int done = r.steps_done;
   const double total_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!args.save.empty()) {
-    absl::Status saved = save(done, /*periodic=*/false);
-    if (!saved.ok()) return Fail(saved);
-  }
   for (size_t i = 0; i < run.fetches.size() && done > 0; ++i) {
     if (!run.quiet) {
-      std::cout << labels[i] << ": " << Summary(last[i]) << " (step " << done - 1 << ")\n";
+      std::cout << labels[i] << ": " << Summary(r.last[i]) << " (step " << done - 1 << ")\n";
     }
     if (!out_paths.empty()) {
-      absl::StatusOr<Tensor> stacked = Stack(fetched[i], labels[i]);
+      absl::StatusOr<Tensor> stacked = Stack(r.fetched[i], labels[i]);
       if (!stacked.ok()) return Fail(stacked.status());
       absl::Status s = WriteNpyFile(out_paths[i], *stacked);
       if (!s.ok()) return Fail(s);
     }
   }
-  if (!run.out_dir.empty() && curve.size() == static_cast<size_t>(done) && done > 0) {
-    absl::Status s = WriteLossCurve(run.out_dir, labels[0], curve);
-    if (!s.ok()) return Fail(s);
+  if (!run.out_dir.empty() && done > 0 && !r.fetched.empty()) {
+    // The loss curve of the first fetch, when it is a number each step.
+    std::vector<double> curve;
+    for (const Tensor& t : r.fetched[0]) {
+      if (!IsScalarNumber(t)) break;
+      curve.push_back(ScalarValue(t));
+    }
+    if (curve.size() == static_cast<size_t>(done)) {
+      absl::Status s = WriteLossCurve(run.out_dir, labels[0], curve);
+      if (!s.ok()) return Fail(s);
+    }
   }
-  if (!run.trace_path.empty() && metadata.has_step_stats()) {
+  if (!run.trace_path.empty() && r.trace.has_step_stats()) {
     absl::Status s =
-        WriteFileAtomically(run.trace_path, StepStatsToChromeTrace(metadata.step_stats()));
+        WriteFileAtomically(run.trace_path, StepStatsToChromeTrace(r.trace.step_stats()));
     if (!s.ok()) return Fail(s);
     if (!run.quiet) std::cout << "wrote trace of the last step " << run.trace_path << "\n";
   }
   if (!run.quiet) {
     std::cout << absl::StrFormat("%d steps in %.3f s: %.1f steps/s", done, total_s,
                                  done / std::max(total_s, 1e-9));
-    if (!step_ms.empty()) {
+    if (!r.step_ms.empty()) {
       // The first step builds the plan: the median is of the others.
-      std::vector<double> sorted(step_ms.begin() + (step_ms.size() > 1 ? 1 : 0), step_ms.end());
+      std::vector<double> sorted(r.step_ms.begin() + (r.step_ms.size() > 1 ? 1 : 0),
+                                 r.step_ms.end());
       std::sort(sorted.begin(), sorted.end());
       std::cout << absl::StrFormat(", median step %.3f ms", sorted[sorted.size() / 2]);
     }
     std::cout << "\n";
     if (!args.save.empty()) std::cout << "saved checkpoint " << args.save << "\n";
   }
-  if (interrupted.load()) {
+  if (r.stopped) {
     std::fprintf(stderr, "graphrun train: interrupted after step %d\n", done);
     return 130;
   }

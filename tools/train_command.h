@@ -26,6 +26,10 @@ struct TrainCommandArgs {
   // --recover: when a task goes away, start the tasks again, restore the
   // newest checkpoint and go on from its step.
   bool recover = false;
+  // --recover_with: "restarted" (the tasks started again or waited for) or
+  // "remaining" (the worker tasks that are gone left out, their nodes moved
+  // to the workers left).
+  std::string recover_with = "restarted";
   // --wait_for_variables_s: a between-graph replica that is not the chief
   // waits for the chief to set the variables on the ps tasks.
   int wait_for_variables_s = 0;

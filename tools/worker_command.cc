@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -132,6 +133,13 @@ int WorkerCommand(const WorkerCommandArgs& args) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  // Fault injection (tests): GRAPHRUN_CRASH_TASK names the one task that
+  // GRAPHRUN_CRASH_AT applies to, when tasks share an environment.
+  if (const char* only = std::getenv("GRAPHRUN_CRASH_TASK");
+      only != nullptr && me->task_name != only) {
+    ::unsetenv("GRAPHRUN_CRASH_AT");
+  }
 
   WorkerOptions options;
   options.task_name = me->task_name;

@@ -32,7 +32,9 @@ absl::Status ReadRangeInto(const std::string& path, int64_t offset, int64_t size
 // "bundle.data_written" (a bundle's data file written, nothing renamed),
 // "bundle.between_renames" (data renamed into place, index not yet),
 // "merge.shards_renamed" (a merge's shards renamed, index not yet written),
-// "worker.run_graph" (a worker task asked to run a step's partition).
+// "worker.run_graph" (a worker task asked to run a step's partition; with
+// GRAPHRUN_CRASH_TASK=/job:J/replica:0/task:K only that task of a cluster
+// started with one environment crashes).
 // Without the variable this is a no-op.
 void CrashPoint(absl::string_view point);
 

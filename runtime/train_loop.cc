@@ -1,0 +1,205 @@
+#include "runtime/train_loop.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
+#include "runtime/saver.h"
+
+namespace graphrun {
+
+int CheckpointStep(const std::string& prefix) {
+  const size_t dash = prefix.rfind('-');
+  int step = 0;
+  if (dash == std::string::npos || !absl::SimpleAtoi(prefix.substr(dash + 1), &step) ||
+      step < 0) {
+    return -1;
+  }
+  return step;
+}
+
+namespace {
+
+class Loop {
+ public:
+  Loop(const TrainSessionFactory& make, const TrainLoopOptions& o) : make_(make), o_(o) {}
+
+  absl::StatusOr<TrainLoopResult> Run() {
+    if (!o_.initialize) return absl::InvalidArgumentError("the training loop needs `initialize`");
+    if (o_.steps < 0) return absl::InvalidArgumentError("steps must be >= 0");
+    if (o_.save_every < 0) return absl::InvalidArgumentError("save_every must be >= 0");
+    if (o_.save_every > 0 && o_.save.empty()) {
+      return absl::InvalidArgumentError("periodic saves need a checkpoint prefix to save to");
+    }
+    if (o_.recover && o_.save_every < 1) {
+      return absl::InvalidArgumentError(
+          "recovery needs periodic checkpoints to recover from (save and save_every)");
+    }
+    GR_ASSIGN_OR_RETURN(ts_, make_(absl::OkStatus()));
+    GR_RETURN_IF_ERROR(o_.initialize(ts_.session.get(), ts_.graph));
+    if (o_.keep_fetches) r_.fetched.resize(o_.fetches.size());
+    std::vector<Tensor> outputs;
+    for (int step = 0; step < o_.steps; ++step) {
+      if (o_.stop && o_.stop()) {
+        r_.stopped = true;
+        break;
+      }
+      TrainFeeds feeds;
+      if (o_.feeds) {
+        GR_ASSIGN_OR_RETURN(feeds, o_.feeds(step));
+      }
+      RunOptions run_options;
+      run_options.set_timeout_in_ms(o_.timeout_ms);
+      const bool trace = o_.trace_last_step && step + 1 == o_.steps;
+      if (trace) run_options.set_trace_level(RunOptions::FULL_TRACE);
+      std::vector<std::string> targets;
+      if (!o_.train_op.empty()) targets.push_back(o_.train_op);
+      const auto t0 = std::chrono::steady_clock::now();
+      absl::Status s = ts_.session->Run(run_options, feeds, o_.fetches, targets, &outputs,
+                                        trace ? &r_.trace : nullptr);
+      r_.step_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+              .count());
+      if (s.ok() && o_.after_step) s = o_.after_step(ts_.session.get(), step);
+      if (!s.ok()) {
+        s = absl::Status(s.code(), absl::StrCat("step ", step, ": ", s.message()));
+        GR_ASSIGN_OR_RETURN(const int resume, Recover(s));
+        step = resume - 1;
+        continue;
+      }
+      if (o_.keep_fetches) {
+        for (size_t k = 0; k < outputs.size(); ++k) r_.fetched[k].push_back(outputs[k]);
+      }
+      r_.last = outputs;
+      r_.steps_done = step + 1;
+      if (o_.on_step) o_.on_step(step, outputs);
+      if (o_.save_every > 0 && r_.steps_done % o_.save_every == 0 &&
+          r_.steps_done != o_.steps) {
+        absl::Status saved = Save(r_.steps_done, /*periodic=*/true);
+        if (!saved.ok()) {
+          GR_ASSIGN_OR_RETURN(const int resume, Recover(saved));
+          step = resume - 1;
+        }
+      }
+    }
+    if (!o_.save.empty()) GR_RETURN_IF_ERROR(Save(r_.steps_done, /*periodic=*/false));
+    return std::move(r_);
+  }
+
+ private:
+  void Log(const std::string& line) {
+    if (o_.log) o_.log(line);
+  }
+
+  absl::Status Save(int step, bool periodic) {
+    const std::string prefix = periodic ? absl::StrCat(o_.save, "-", step) : o_.save;
+    int saved = 0;
+    if (o_.saver.has_value()) {
+      std::vector<Tensor> unused;
+      absl::Status s = ts_.session->Run(
+          {{o_.saver->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}},
+          {o_.saver->save_tensor_name()}, {}, &unused);
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("saving ", prefix, ": ", s.message()));
+      }
+    } else {
+      GR_ASSIGN_OR_RETURN(saved, SaveVariables(ts_.graph, ts_.session.get(), prefix));
+    }
+    std::vector<std::string> dropped;
+    if (periodic) {
+      periodic_saves_.push_back(prefix);
+      if (periodic_saves_.size() > static_cast<size_t>(std::max(1, o_.keep_periodic))) {
+        dropped.push_back(periodic_saves_.front());
+        periodic_saves_.erase(periodic_saves_.begin());
+      }
+    }
+    GR_RETURN_IF_ERROR(UpdateCheckpointState(prefix, dropped));
+    for (const std::string& d : dropped) RemoveCheckpoint(d);
+    if (periodic) {
+      Log(absl::StrCat("step ", step, ": saved ",
+                       o_.saver.has_value() ? "" : absl::StrCat(saved, " variable(s) "), "to ",
+                       prefix));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Restore(const std::string& prefix) {
+    if (o_.saver.has_value()) {
+      std::vector<Tensor> unused;
+      absl::Status s = ts_.session->Run(
+          {{o_.saver->filename_tensor_name(), Tensor::Scalar<std::string>(prefix)}}, {},
+          {o_.saver->restore_op_name()}, &unused);
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("restoring ", prefix, ": ", s.message()));
+      }
+    } else {
+      GR_RETURN_IF_ERROR(RestoreVariables(ts_.graph, ts_.session.get(), prefix).status());
+    }
+    return o_.after_restore ? o_.after_restore(ts_.session.get()) : absl::OkStatus();
+  }
+
+  // A failure of a task that went away: a new session, the newest complete
+  // checkpoint restored. Returns the step to run next; other failures come
+  // back as they are.
+  absl::StatusOr<int> Recover(const absl::Status& failure) {
+    const bool task_gone = failure.code() == absl::StatusCode::kUnavailable ||
+                           failure.code() == absl::StatusCode::kAborted;
+    if (!o_.recover || !task_gone) return failure;
+    absl::StatusOr<std::string> newest = ResolveCheckpointPrefix(CheckpointDirectory(o_.save));
+    if (!newest.ok()) {
+      return absl::Status(failure.code(), absl::StrCat(failure.message(),
+                                                       "; no checkpoint to recover from: ",
+                                                       newest.status().message()));
+    }
+    const std::string prefix = *newest;
+    const int resume = CheckpointStep(prefix);
+    if (resume < 0) {
+      return absl::Status(failure.code(), absl::StrCat(failure.message(), "; ", prefix,
+                                                       " names no step to resume from"));
+    }
+    if (r_.recoveries + 1 > o_.max_recoveries || prefix == last_recovered_from_) {
+      return absl::Status(failure.code(),
+                          absl::StrCat(failure.message(), "; gave up after ", r_.recoveries,
+                                       " recoveries (the last from ", last_recovered_from_, ")"));
+    }
+    ++r_.recoveries;
+    last_recovered_from_ = prefix;
+    if (o_.on_recover) o_.on_recover(failure, prefix, resume);
+    // The old session goes before what it needed (its worker processes).
+    ts_.session.reset();
+    ts_.keep.reset();
+    absl::StatusOr<TrainSession> made = make_(failure);
+    if (!made.ok()) {
+      return absl::Status(made.status().code(),
+                          absl::StrCat("recovering from ", prefix, ": ", made.status().message()));
+    }
+    ts_ = *std::move(made);
+    GR_RETURN_IF_ERROR(Restore(prefix));
+    for (auto& f : r_.fetched) f.resize(std::min<size_t>(f.size(), resume));
+    periodic_saves_.erase(std::remove_if(periodic_saves_.begin(), periodic_saves_.end(),
+                                         [&](const std::string& p) {
+                                           return CheckpointStep(p) > resume;
+                                         }),
+                          periodic_saves_.end());
+    r_.steps_done = resume;
+    return resume;
+  }
+
+  const TrainSessionFactory& make_;
+  const TrainLoopOptions& o_;
+  TrainSession ts_;
+  TrainLoopResult r_;
+  std::vector<std::string> periodic_saves_;
+  std::string last_recovered_from_;
+};
+
+}  // namespace
+
+absl::StatusOr<TrainLoopResult> RunTrainLoop(const TrainSessionFactory& make,
+                                             const TrainLoopOptions& options) {
+  return Loop(make, options).Run();
+}
+
+}  // namespace graphrun
