@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
+#include <map>
 #include <cstdio>
 #include <random>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -188,6 +191,13 @@ class MasterSession : public Session {
 
   std::vector<Device*> devices() const override { return {}; }
 
+  absl::Status CancelRunningSteps(const std::string& reason) override {
+    const absl::Status cancelled = absl::CancelledError(reason);
+    absl::MutexLock lock(&running_mu_);
+    for (auto& [id, cancel] : running_) cancel(cancelled);
+    return absl::OkStatus();
+  }
+
   absl::Status Run(const RunOptions& run_options,
                    const std::vector<std::pair<std::string, Tensor>>& feeds,
                    const std::vector<std::string>& fetches,
@@ -256,6 +266,18 @@ class MasterSession : public Session {
       }
       CleanupStep(step_id, std::string(reason.message()));
       for (auto& c : calls) c->opts.StartCancel();
+    };
+    {
+      // Known to CancelRunningSteps until it returns.
+      absl::MutexLock lock(&running_mu_);
+      running_[step_id] = [&](const absl::Status& reason) {
+        status.Update(reason);
+        abort_others(reason);
+      };
+    }
+    absl::Cleanup forget_running = [this, step_id] {
+      absl::MutexLock lock(&running_mu_);
+      running_.erase(step_id);
     };
     auto pending = std::make_shared<Pending>(num_parts);
     for (int p = 0; p < num_parts; ++p) {
@@ -667,6 +689,10 @@ class MasterSession : public Session {
   std::unique_ptr<placer::CostModel> cost_model_;
   std::unique_ptr<placer::KernelAvailability> availability_;
   std::atomic<int64_t> next_step_id_{1};
+  // The steps running now, by step id: what cancels each.
+  absl::Mutex running_mu_;
+  std::map<int64_t, std::function<void(const absl::Status&)>> running_
+      ABSL_GUARDED_BY(running_mu_);
   // Clean-up calls in flight, which the destructor waits for.
   std::shared_ptr<Pending> cleanups_ = std::make_shared<Pending>();
   // Per task: steps that ended well, not yet told.

@@ -160,6 +160,16 @@ class DirectSession : public Session {
 
   absl::Status Extend(const GraphDef& graph) override { return plans_.Extend(graph); }
 
+  absl::Status CancelRunningSteps(const std::string& reason) override {
+    const absl::Status cancelled = absl::CancelledError(reason);
+    absl::MutexLock lock(&running_mu_);
+    for (auto& [id, step] : running_) {
+      step.cancellation->StartCancel();
+      if (step.rendezvous != nullptr) step.rendezvous->StartAbort(cancelled);
+    }
+    return absl::OkStatus();
+  }
+
   std::vector<Device*> devices() const override {
     std::vector<Device*> out;
     for (const auto& d : devices_) out.push_back(d.get());
@@ -228,6 +238,15 @@ class DirectSession : public Session {
     args.rendezvous = rendezvous.get();
     absl::Cleanup cleanup_rendezvous = [this, step_id = args.step_id, &rendezvous] {
       if (rendezvous != nullptr) rendezvous_mgr_->Cleanup(step_id);
+    };
+    {
+      // Known to CancelRunningSteps until it returns.
+      absl::MutexLock lock(&running_mu_);
+      running_[args.step_id] = RunningStep{&cancellation, rendezvous.get()};
+    }
+    absl::Cleanup forget_running = [this, step_id = args.step_id] {
+      absl::MutexLock lock(&running_mu_);
+      running_.erase(step_id);
     };
     if (client_rendezvous) {
       // The client side: feeds are sent before the step starts.
@@ -520,6 +539,13 @@ class DirectSession : public Session {
   std::unique_ptr<placer::KernelAvailability> availability_;
   std::unique_ptr<Eigen::ThreadPool> inter_op_pool_;
   std::atomic<int64_t> next_step_id_{1};
+  // The steps running now, by step id: what cancels each.
+  struct RunningStep {
+    CancellationManager* cancellation;
+    Rendezvous* rendezvous;  // null for a step of one partition
+  };
+  absl::Mutex running_mu_;
+  std::map<int64_t, RunningStep> running_ ABSL_GUARDED_BY(running_mu_);
   // The rendezvous of each running step that needs one.
   std::unique_ptr<RendezvousMgr> rendezvous_mgr_;
   // By StepSignature::key, over the graph Extend set last.

@@ -47,6 +47,9 @@ class ReplicatedSession : public Session {
                    RunMetadata* metadata) override;
   using Session::Run;
   std::vector<Device*> devices() const override { return inner_->devices(); }
+  absl::Status CancelRunningSteps(const std::string& reason) override {
+    return inner_->CancelRunningSteps(reason);
+  }
 
   // Copies replica 0's variables to the other replicas: after an
   // initializer (whose random values may differ by replica) or a restore

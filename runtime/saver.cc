@@ -313,8 +313,15 @@ absl::StatusOr<int> RestoreSharded(const std::vector<Variable>& vars,
   return static_cast<int>(vars.size());
 }
 
-absl::Status WaitForVariables(const GraphDef& graph, Session* session, absl::Duration timeout) {
+absl::Status WaitForVariables(
+    const GraphDef& graph, Session* session, absl::Duration timeout,
+    const std::function<bool(const std::string& name, const std::string& device)>& wait_for) {
   GR_ASSIGN_OR_RETURN(std::vector<Variable> vars, Variables(graph));
+  if (wait_for) {
+    vars.erase(std::remove_if(vars.begin(), vars.end(),
+                              [&](const Variable& v) { return !wait_for(v.name, v.device); }),
+               vars.end());
+  }
   if (vars.empty()) return absl::OkStatus();
   GraphDef nodes;
   std::vector<std::string> fetches;

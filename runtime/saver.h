@@ -13,6 +13,7 @@
 #ifndef GRAPHRUN_RUNTIME_SAVER_H_
 #define GRAPHRUN_RUNTIME_SAVER_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,13 @@ absl::StatusOr<int> RestoreVariables(const GraphDef& graph, Session* session,
 // chief of a between-graph replicated job, initializes or restores them
 // on the ps tasks), asking every 50-500 ms. DeadlineExceeded after
 // `timeout`, naming the variables still without a value.
-absl::Status WaitForVariables(const GraphDef& graph, Session* session, absl::Duration timeout);
+// `wait_for`, when set, picks the variables to wait for by name and device
+// (a between-graph replica leaves out its own task's local variables,
+// which it sets itself once the shared ones have values).
+absl::Status WaitForVariables(
+    const GraphDef& graph, Session* session, absl::Duration timeout,
+    const std::function<bool(const std::string& name, const std::string& device)>& wait_for =
+        nullptr);
 
 // PREFIX itself, or the newest checkpoint named by the `checkpoint` file of
 // PREFIX when PREFIX is a directory.

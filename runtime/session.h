@@ -26,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "graph/protos/graph.pb.h"
 #include "graph/tensor.h"
 #include "runtime/device.h"
@@ -122,6 +123,16 @@ class Session {
   }
 
   virtual std::vector<Device*> devices() const = 0;
+
+  // Cancels every step running now: each ends with Cancelled, its waiting
+  // kernels (a queue's dequeue, an accumulator's take) woken, the message
+  // saying `reason`. Steps started afterwards run as usual. What stops a
+  // queue runner's thread, as closing TensorFlow's session does.
+  // Unimplemented for sessions that cannot.
+  virtual absl::Status CancelRunningSteps(const std::string& reason) {
+    return absl::UnimplementedError(
+        absl::StrCat("this session cannot cancel its running steps (", reason, ")"));
+  }
 };
 
 }  // namespace graphrun

@@ -1,10 +1,13 @@
 #include "runtime/train_loop.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
 #include "runtime/saver.h"
 
@@ -21,6 +24,85 @@ int CheckpointStep(const std::string& prefix) {
 }
 
 namespace {
+
+// Queue runners: each op run over and over on its own thread in one session
+// until stopped or failed.
+class QueueRunners {
+ public:
+  ~QueueRunners() { Stop(); }
+
+  // FailedPrecondition when the session cannot cancel its steps (its
+  // runners could not be stopped).
+  absl::Status Start(Session* session, const std::vector<std::string>& ops) {
+    Stop();
+    if (ops.empty()) return absl::OkStatus();
+    // Nothing runs in the session now: this only asks whether it can.
+    absl::Status can = session->CancelRunningSteps("starting the queue runners");
+    if (!can.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "queue runners need a session that can cancel its running steps: ", can.message()));
+    }
+    session_ = session;
+    stopping_.store(false);
+    {
+      absl::MutexLock lock(&mu_);
+      error_ = absl::OkStatus();
+      live_ = static_cast<int>(ops.size());
+    }
+    for (const std::string& op : ops) {
+      threads_.emplace_back([this, op] {
+        std::vector<Tensor> unused;
+        while (!stopping_.load()) {
+          absl::Status s = session_->Run({}, {}, {op}, &unused);
+          if (s.ok() || stopping_.load()) continue;
+          if (s.code() != absl::StatusCode::kOutOfRange) {
+            const absl::Status failed(s.code(), absl::StrCat("queue runner ", op, ": ",
+                                                             s.message()));
+            {
+              absl::MutexLock lock(&mu_);
+              if (error_.ok()) error_ = failed;
+            }
+            // The step waiting for this one's work would wait for ever.
+            session_->CancelRunningSteps(std::string(failed.message())).IgnoreError();
+          }
+          break;
+        }
+        absl::MutexLock lock(&mu_);
+        --live_;
+      });
+    }
+    return absl::OkStatus();
+  }
+
+  // Cancels what the runners are running, until each has seen that it
+  // must stop (one may start another step just as the first is cancelled),
+  // and joins them.
+  void Stop() {
+    if (threads_.empty()) return;
+    stopping_.store(true);
+    auto none_live = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return live_ == 0; };
+    while (true) {
+      session_->CancelRunningSteps("the training steps ended").IgnoreError();
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&none_live), absl::Milliseconds(50))) break;
+    }
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+
+  absl::Status error() {
+    absl::MutexLock lock(&mu_);
+    return error_;
+  }
+
+ private:
+  Session* session_ = nullptr;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stopping_{false};
+  absl::Mutex mu_;
+  int live_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
+};
 
 class Loop {
  public:
@@ -39,6 +121,7 @@ class Loop {
     }
     GR_ASSIGN_OR_RETURN(ts_, make_(absl::OkStatus()));
     GR_RETURN_IF_ERROR(o_.initialize(ts_.session.get(), ts_.graph));
+    GR_RETURN_IF_ERROR(runners_.Start(ts_.session.get(), o_.queue_runners));
     if (o_.keep_fetches) r_.fetched.resize(o_.fetches.size());
     std::vector<Tensor> outputs;
     for (int step = 0; step < o_.steps; ++step) {
@@ -62,6 +145,11 @@ class Loop {
       r_.step_ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
               .count());
+      if (absl::Status runner = runners_.error(); !runner.ok()) {
+        // A queue runner's failure is the cause of the step's (which it
+        // cancelled), and ends the loop even when the step got through.
+        s = runner;
+      }
       if (s.ok() && o_.after_step) s = o_.after_step(ts_.session.get(), step);
       if (!s.ok()) {
         s = absl::Status(s.code(), absl::StrCat("step ", step, ": ", s.message()));
@@ -84,6 +172,8 @@ class Loop {
         }
       }
     }
+    runners_.Stop();
+    GR_RETURN_IF_ERROR(runners_.error());
     if (!o_.save.empty()) GR_RETURN_IF_ERROR(Save(r_.steps_done, /*periodic=*/false));
     return std::move(r_);
   }
@@ -167,7 +257,9 @@ class Loop {
     ++r_.recoveries;
     last_recovered_from_ = prefix;
     if (o_.on_recover) o_.on_recover(failure, prefix, resume);
-    // The old session goes before what it needed (its worker processes).
+    // The old session goes before what it needed (its worker processes),
+    // and its queue runners before it.
+    runners_.Stop();
     ts_.session.reset();
     ts_.keep.reset();
     absl::StatusOr<TrainSession> made = make_(failure);
@@ -177,6 +269,7 @@ class Loop {
     }
     ts_ = *std::move(made);
     GR_RETURN_IF_ERROR(Restore(prefix));
+    GR_RETURN_IF_ERROR(runners_.Start(ts_.session.get(), o_.queue_runners));
     for (auto& f : r_.fetched) f.resize(std::min<size_t>(f.size(), resume));
     periodic_saves_.erase(std::remove_if(periodic_saves_.begin(), periodic_saves_.end(),
                                          [&](const std::string& p) {
@@ -190,6 +283,7 @@ class Loop {
   const TrainSessionFactory& make_;
   const TrainLoopOptions& o_;
   TrainSession ts_;
+  QueueRunners runners_;  // declared after ts_: stopped before it goes
   TrainLoopResult r_;
   std::vector<std::string> periodic_saves_;
   std::string last_recovered_from_;

@@ -92,6 +92,14 @@ struct TrainLoopOptions {
   // or after max_recoveries.
   bool recover = false;
   int max_recoveries = 10;
+  // Ops that each run over and over on a thread of their own while the
+  // steps run, as TensorFlow's queue runners (the chief's sync op of a
+  // SyncReplicasOptimizer): started once the variables are set, stopped
+  // (their step cancelled) before the final save and before a recovery,
+  // started again after it. One ending with OutOfRange (its queue closed)
+  // stops quietly; another failure cancels the running step and ends the
+  // loop with it, or is recovered from when it lost a task.
+  std::vector<std::string> queue_runners;
   // Keep every step's fetches in the result (else only the last step's).
   bool keep_fetches = false;
   // Trace the last step (RunOptions::FULL_TRACE) into the result.

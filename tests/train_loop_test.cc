@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "google/protobuf/text_format.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "graph/graph_io.h"
@@ -52,6 +53,9 @@ class FailingSession : public Session {
     return inner_->Run(options, feeds, fetches, targets, outputs, metadata);
   }
   std::vector<Device*> devices() const override { return inner_->devices(); }
+  absl::Status CancelRunningSteps(const std::string& reason) override {
+    return inner_->CancelRunningSteps(reason);
+  }
 
  private:
   std::unique_ptr<Session> inner_;
@@ -219,6 +223,47 @@ TEST_F(TrainLoopTest, StopEndsTheLoopAndStillSaves) {
   absl::StatusOr<std::string> newest = ResolveCheckpointPrefix(dir_);
   ASSERT_TRUE(newest.ok()) << newest.status();
   EXPECT_EQ(*newest, options_.save);
+}
+
+// Nodes beside the MLP for queue runners: a dequeue from a queue nothing
+// fills (it waits until cancelled) and a check that always fails.
+void AddRunnerNodes(GraphDef* graph) {
+  GraphDef more;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    node { name: "q" op: "FIFOQueueV2"
+           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+    node { name: "wait" op: "QueueDequeueV2" input: "q"
+           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+    node { name: "nan" op: "Const"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape {} float_val: nan } } } }
+    node { name: "bad" op: "CheckNumerics" input: "nan"
+           attr { key: "T" value { type: DT_FLOAT } }
+           attr { key: "message" value { s: "the runner's value" } } }
+  )pb", &more));
+  for (const NodeDef& n : more.node()) *graph->add_node() = n;
+}
+
+TEST_F(TrainLoopTest, AWaitingQueueRunnerIsStoppedWhenTheStepsEnd) {
+  // The runner waits the whole run in a dequeue nothing meets; the loop
+  // cancels it after the last step, saves and returns.
+  AddRunnerNodes(&graph_);
+  options_.queue_runners = {"wait"};
+  absl::StatusOr<TrainLoopResult> r = RunTrainLoop(Factory({Fault{7, -1}}), options_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(recovered_from_, (std::vector<int>{6}));  // stopped and started again
+  ExpectTensorFlowsRun(*r);
+}
+
+TEST_F(TrainLoopTest, AFailingQueueRunnerEndsTheLoopNamingIt) {
+  AddRunnerNodes(&graph_);
+  options_.queue_runners = {"bad"};
+  absl::StatusOr<TrainLoopResult> r = RunTrainLoop(Factory({}), options_);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "queue runner bad: "))
+      << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "the runner's value")) << r.status();
 }
 
 TEST_F(TrainLoopTest, RefusesRecoveryWithoutPeriodicCheckpoints) {

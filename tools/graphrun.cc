@@ -44,6 +44,9 @@ ABSL_FLAG(std::string, save, "",
 ABSL_FLAG(bool, recover, false,
           "train over workers: when a task goes away, start the tasks again, restore the newest "
           "checkpoint of --save and go on from its step");
+ABSL_FLAG(int, first_step, 0,
+          "train: step i feeds slice first_step + i of each --feed_steps file (a run that "
+          "goes on where another stopped)");
 ABSL_FLAG(std::string, recover_with, "restarted",
           "train --recover: `restarted` (start the tasks again, or wait for them over "
           "--cluster) or `remaining` (go on without the worker tasks that are gone, their "
@@ -210,6 +213,7 @@ Usage:
                [--feed NAME=FILE.npy] [--feed_steps NAME=FILE.npy] [--fetch T]
                [--out DIR] [--save PREFIX] [--save_every K]
                [--recover [--recover_with=restarted|remaining]]
+               [--local_init OP] [--queue_runner OP] [--first_step K]
                [--replicas N [--fusion_threshold_mb MB] [--check_replicas]
                [--fetch_all_replicas]] [every run option]
                                          train: --init (or --restore a TensorFlow
@@ -220,7 +224,13 @@ Usage:
                                          over the steps, DIR/loss.csv and
                                          loss.svg chart the first; --save writes
                                          a checkpoint TensorFlow reads; Ctrl-C
-                                         finishes the step, saves, exits 130
+                                         finishes the step, saves, exits 130;
+                                         --local_init ops run in order once the
+                                         variables are set (a SyncReplicas
+                                         optimizer's local step and chief init),
+                                         each --queue_runner op over and over on
+                                         a thread while the steps run (its sync
+                                         op, on the chief)
   graphrun inspect GRAPH                 summary: ops, inputs, outputs, devices,
                                          ops this build cannot run, validation
                                          (exit status 1 when it fails)
@@ -321,7 +331,8 @@ int Inspect(const std::vector<std::string>& args) {
 // lists); absl flags keep only the last value, so they are taken out of
 // argv first.
 struct RepeatedFlags {
-  std::vector<std::string> feeds, fetches, targets, inits, feed_steps;
+  std::vector<std::string> feeds, fetches, targets, inits, feed_steps, local_inits,
+      queue_runners;
 };
 
 std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* out) {
@@ -332,7 +343,9 @@ std::vector<char*> ExtractRepeatedFlags(int argc, char** argv, RepeatedFlags* ou
     std::string value;
     for (auto [name, vec] : {std::pair<const char*, std::vector<std::string>*>{"feed", &out->feeds},
                              {"fetch", &out->fetches}, {"target", &out->targets},
-                             {"init", &out->inits}, {"feed_steps", &out->feed_steps}}) {
+                             {"init", &out->inits}, {"feed_steps", &out->feed_steps},
+                             {"local_init", &out->local_inits},
+                             {"queue_runner", &out->queue_runners}}) {
       for (const std::string& prefix : {std::string("--") + name, std::string("-") + name}) {
         if (arg == prefix && i + 1 < argc) {
           dst = vec;
@@ -479,6 +492,9 @@ int main(int argc, char** argv) {
     if (!RunArgsFromFlags(args[0], repeated, "train", &train.run)) return 2;
     train.init_ops = repeated.inits;
     train.feed_steps = repeated.feed_steps;
+    train.local_init_ops = repeated.local_inits;
+    train.first_step = absl::GetFlag(FLAGS_first_step);
+    train.queue_runners = repeated.queue_runners;
     train.train_op = absl::GetFlag(FLAGS_train);
     train.restore = absl::GetFlag(FLAGS_restore);
     train.save = absl::GetFlag(FLAGS_save);

@@ -305,6 +305,9 @@ int TrainCommand(const TrainCommandArgs& given) {
         "give the train op: --train OP (", run.graph, " names none in a train_op collection)")));
   }
   if (run.steps < 0) return Fail(absl::InvalidArgumentError("--steps must be >= 0"));
+  if (args.first_step < 0) {
+    return Fail(absl::InvalidArgumentError("--first_step must be >= 0"));
+  }
   if (args.save_every < 0) return Fail(absl::InvalidArgumentError("--save_every must be >= 0"));
   if (args.save_every > 0 && args.save.empty()) {
     return Fail(absl::InvalidArgumentError("--save_every needs --save PREFIX"));
@@ -330,6 +333,8 @@ int TrainCommand(const TrainCommandArgs& given) {
   }
   for (const std::string& op : [&] {
          std::vector<std::string> ops = args.init_ops;
+         ops.insert(ops.end(), args.local_init_ops.begin(), args.local_init_ops.end());
+         ops.insert(ops.end(), args.queue_runners.begin(), args.queue_runners.end());
          if (!args.train_op.empty()) ops.push_back(args.train_op);
          return ops;
        }()) {
@@ -350,10 +355,12 @@ int TrainCommand(const TrainCommandArgs& given) {
   for (const std::string& f : args.feed_steps) {
     auto feed = ReadFeedFlag(f);
     if (!feed.ok()) return Fail(feed.status());
-    if (feed->second.dims() == 0 || feed->second.dim_size(0) < run.steps) {
+    if (feed->second.dims() == 0 || feed->second.dim_size(0) < args.first_step + run.steps) {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
-          "--feed_steps ", f, ": needs a leading step axis of at least --steps=", run.steps,
-          ", has shape ", feed->second.shape().DebugString())));
+          "--feed_steps ", f, ": needs a leading step axis of at least ",
+          args.first_step > 0 ? absl::StrCat("--first_step + --steps = ", args.first_step, " + ")
+                              : "--steps=",
+          run.steps, ", has shape ", feed->second.shape().DebugString())));
     }
     step_feeds.push_back(*std::move(feed));
   }
@@ -386,12 +393,25 @@ int TrainCommand(const TrainCommandArgs& given) {
   loop.feeds = [&](int step) -> absl::StatusOr<TrainFeeds> {
     TrainFeeds in = feeds;
     for (const auto& [name, t] : step_feeds) {
-      GR_ASSIGN_OR_RETURN(Tensor slice, StepSlice(t, step));
+      GR_ASSIGN_OR_RETURN(Tensor slice, StepSlice(t, args.first_step + step));
       in.emplace_back(name, std::move(slice));
     }
     return in;
   };
   loop.saver = saver;
+  // --local_init, in order: once the variables are set, and again after a
+  // recovery's restore (as TensorFlow's local init op runs in every new
+  // session).
+  auto local_init = [&](Session* session) -> absl::Status {
+    std::vector<Tensor> outputs;
+    for (const std::string& op : args.local_init_ops) {
+      absl::Status s = session->Run({}, {}, {op}, &outputs);
+      if (!s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("--local_init ", op, ": ", s.message()));
+      }
+    }
+    return absl::OkStatus();
+  };
   // Sets the variables of the first session: --init, --restore (with the
   // graph's own Saver when it has one), a chief's values on the ps tasks,
   // a SavedModel's own.
@@ -421,8 +441,17 @@ int TrainCommand(const TrainCommandArgs& given) {
       GR_RETURN_IF_ERROR(broadcast(session));
     }
     if (args.wait_for_variables_s > 0) {
-      GR_RETURN_IF_ERROR(
-          WaitForVariables(graph, session, absl::Seconds(args.wait_for_variables_s)));
+      // The client's own task's variables are its local ones, which
+      // --local_init sets once the shared ones have values.
+      absl::StatusOr<placer::DeviceName> own = placer::ParseDeviceName(run.client_task);
+      GR_RETURN_IF_ERROR(WaitForVariables(
+          graph, session, absl::Seconds(args.wait_for_variables_s),
+          [&](const std::string&, const std::string& device) {
+            if (run.client_task.empty() || !own.ok()) return true;
+            absl::StatusOr<placer::DeviceName> d = placer::ParseDeviceName(device);
+            return !(d.ok() && d->has_job && d->has_task && d->job == own->job &&
+                     d->task == own->task);
+          }));
     }
     if (saved_model != nullptr) {
       // The SavedModel's variables (unless --restore or --init set them),
@@ -431,9 +460,13 @@ int TrainCommand(const TrainCommandArgs& given) {
                                               args.restore.empty() && args.init_ops.empty()));
       GR_RETURN_IF_ERROR(broadcast(session));
     }
-    return absl::OkStatus();
+    return local_init(session);
   };
-  loop.after_restore = broadcast;
+  loop.after_restore = [&](Session* session) -> absl::Status {
+    GR_RETURN_IF_ERROR(broadcast(session));
+    return local_init(session);
+  };
+  loop.queue_runners = args.queue_runners;
   if (replicated && args.replicas.check_replicas) {
     // --check_replicas: the replicas' variables compared after every step.
     loop.after_step = [](Session* session, int) {

@@ -18,8 +18,19 @@ struct TrainCommandArgs {
   // every session option, as `graphrun run` takes them.
   RunCommandArgs run;
   std::vector<std::string> init_ops;    // --init: run once before the steps
+  // --local_init: run in order, each on its own, once the variables are set
+  // (after --init, --restore, --wait_for_variables_s) and after each
+  // recovery's restore: local variables, a SyncReplicasOptimizer's
+  // local_step_init_op and chief_init_op.
+  std::vector<std::string> local_init_ops;
+  // --queue_runner: each runs over and over on a thread of its own while
+  // the steps run (TrainLoopOptions::queue_runners).
+  std::vector<std::string> queue_runners;
   std::string train_op;                 // --train: run every step
   std::vector<std::string> feed_steps;  // NAME=FILE.npy; step i feeds slice i
+  // --first_step K: step i feeds slice K + i of each --feed_steps file (a
+  // run that goes on where another stopped).
+  int first_step = 0;
   std::string restore;                  // --restore PREFIX: a V2 checkpoint
   std::string save;                     // --save PREFIX: after the last step
   int save_every = 0;                   // --save_every K: also every K steps
