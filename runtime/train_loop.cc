@@ -47,6 +47,7 @@ class QueueRunners {
     {
       absl::MutexLock lock(&mu_);
       error_ = absl::OkStatus();
+      stop_requested_ = false;
       live_ = static_cast<int>(ops.size());
     }
     for (const std::string& op : ops) {
@@ -62,8 +63,20 @@ class QueueRunners {
               absl::MutexLock lock(&mu_);
               if (error_.ok()) error_ = failed;
             }
-            // The step waiting for this one's work would wait for ever.
-            session_->CancelRunningSteps(std::string(failed.message())).IgnoreError();
+            // The step waiting for this one's work would wait for ever: it
+            // is cancelled, and so is any step started until the loop stops
+            // the runners (one may just be starting).
+            auto stop_requested = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+              return stop_requested_;
+            };
+            while (true) {
+              session_->CancelRunningSteps(std::string(failed.message())).IgnoreError();
+              absl::MutexLock lock(&mu_);
+              if (mu_.AwaitWithTimeout(absl::Condition(&stop_requested),
+                                       absl::Milliseconds(50))) {
+                break;
+              }
+            }
           }
           break;
         }
@@ -79,6 +92,10 @@ class QueueRunners {
   // and joins them.
   void Stop() {
     if (threads_.empty()) return;
+    {
+      absl::MutexLock lock(&mu_);
+      stop_requested_ = true;
+    }
     stopping_.store(true);
     auto none_live = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return live_ == 0; };
     while (true) {
@@ -101,6 +118,7 @@ class QueueRunners {
   std::atomic<bool> stopping_{false};
   absl::Mutex mu_;
   int live_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_requested_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status error_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -139,12 +157,17 @@ class Loop {
       if (trace) run_options.set_trace_level(RunOptions::FULL_TRACE);
       std::vector<std::string> targets;
       if (!o_.train_op.empty()) targets.push_back(o_.train_op);
-      const auto t0 = std::chrono::steady_clock::now();
-      absl::Status s = ts_.session->Run(run_options, feeds, o_.fetches, targets, &outputs,
-                                        trace ? &r_.trace : nullptr);
-      r_.step_ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-              .count());
+      // A queue runner that failed between steps: its failure is this
+      // step's (which would wait for its work).
+      absl::Status s = runners_.error();
+      if (s.ok()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        s = ts_.session->Run(run_options, feeds, o_.fetches, targets, &outputs,
+                             trace ? &r_.trace : nullptr);
+        r_.step_ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
+      }
       if (absl::Status runner = runners_.error(); !runner.ok()) {
         // A queue runner's failure is the cause of the step's (which it
         // cancelled), and ends the loop even when the step got through.
@@ -153,7 +176,7 @@ class Loop {
       if (s.ok() && o_.after_step) s = o_.after_step(ts_.session.get(), step);
       if (!s.ok()) {
         s = absl::Status(s.code(), absl::StrCat("step ", step, ": ", s.message()));
-        GR_ASSIGN_OR_RETURN(const int resume, Recover(s));
+        GR_ASSIGN_OR_RETURN(const int resume, Recover(s, step));
         step = resume - 1;
         continue;
       }
@@ -167,7 +190,7 @@ class Loop {
           r_.steps_done != o_.steps) {
         absl::Status saved = Save(r_.steps_done, /*periodic=*/true);
         if (!saved.ok()) {
-          GR_ASSIGN_OR_RETURN(const int resume, Recover(saved));
+          GR_ASSIGN_OR_RETURN(const int resume, Recover(saved, r_.steps_done));
           step = resume - 1;
         }
       }
@@ -197,15 +220,18 @@ class Loop {
     } else {
       GR_ASSIGN_OR_RETURN(saved, SaveVariables(ts_.graph, ts_.session.get(), prefix));
     }
+    // Published first, then counted among this run's checkpoints (the
+    // ones recovery goes back to); the oldest beyond keep_periodic goes.
     std::vector<std::string> dropped;
-    if (periodic) {
-      periodic_saves_.push_back(prefix);
-      if (periodic_saves_.size() > static_cast<size_t>(std::max(1, o_.keep_periodic))) {
-        dropped.push_back(periodic_saves_.front());
-        periodic_saves_.erase(periodic_saves_.begin());
-      }
+    const size_t keep = static_cast<size_t>(std::max(1, o_.keep_periodic));
+    if (periodic && periodic_saves_.size() + 1 > keep) {
+      dropped.push_back(periodic_saves_.front());
     }
     GR_RETURN_IF_ERROR(UpdateCheckpointState(prefix, dropped));
+    if (periodic) {
+      if (!dropped.empty()) periodic_saves_.erase(periodic_saves_.begin());
+      periodic_saves_.push_back(prefix);
+    }
     for (const std::string& d : dropped) RemoveCheckpoint(d);
     if (periodic) {
       Log(absl::StrCat("step ", step, ": saved ",
@@ -230,32 +256,33 @@ class Loop {
     return o_.after_restore ? o_.after_restore(ts_.session.get()) : absl::OkStatus();
   }
 
-  // A failure of a task that went away: a new session, the newest complete
-  // checkpoint restored. Returns the step to run next; other failures come
-  // back as they are.
-  absl::StatusOr<int> Recover(const absl::Status& failure) {
+  // A failure of a task that went away, at step `at`: a new session with
+  // the variables of the newest checkpoint this run saved (or set anew by
+  // `initialize` when it saved none yet). Returns the step to run next;
+  // other failures come back as they are.
+  absl::StatusOr<int> Recover(const absl::Status& failure, int at) {
     const bool task_gone = failure.code() == absl::StatusCode::kUnavailable ||
                            failure.code() == absl::StatusCode::kAborted;
     if (!o_.recover || !task_gone) return failure;
-    absl::StatusOr<std::string> newest = ResolveCheckpointPrefix(CheckpointDirectory(o_.save));
-    if (!newest.ok()) {
-      return absl::Status(failure.code(), absl::StrCat(failure.message(),
-                                                       "; no checkpoint to recover from: ",
-                                                       newest.status().message()));
-    }
-    const std::string prefix = *newest;
-    const int resume = CheckpointStep(prefix);
-    if (resume < 0) {
-      return absl::Status(failure.code(), absl::StrCat(failure.message(), "; ", prefix,
-                                                       " names no step to resume from"));
-    }
-    if (r_.recoveries + 1 > o_.max_recoveries || prefix == last_recovered_from_) {
+    // Only this run's own checkpoints: one left in the directory by another
+    // run may hold other steps.
+    const std::string prefix = periodic_saves_.empty() ? "" : periodic_saves_.back();
+    const int resume = prefix.empty() ? 0 : CheckpointStep(prefix);
+    if (r_.recoveries >= o_.max_recoveries) {
       return absl::Status(failure.code(),
                           absl::StrCat(failure.message(), "; gave up after ", r_.recoveries,
-                                       " recoveries (the last from ", last_recovered_from_, ")"));
+                                       " recoveries (at most ", o_.max_recoveries, ")"));
+    }
+    if (r_.recoveries > 0 && prefix == last_recovered_from_ && at <= last_failed_at_) {
+      return absl::Status(
+          failure.code(),
+          absl::StrCat(failure.message(), "; gave up after ", r_.recoveries,
+                       " recoveries: it failed at step ", at, " again after going back to ",
+                       prefix.empty() ? "the initial variables" : prefix));
     }
     ++r_.recoveries;
     last_recovered_from_ = prefix;
+    last_failed_at_ = at;
     if (o_.on_recover) o_.on_recover(failure, prefix, resume);
     // The old session goes before what it needed (its worker processes),
     // and its queue runners before it.
@@ -263,19 +290,19 @@ class Loop {
     ts_.session.reset();
     ts_.keep.reset();
     absl::StatusOr<TrainSession> made = make_(failure);
+    const std::string from = prefix.empty() ? "the initial variables" : prefix;
     if (!made.ok()) {
       return absl::Status(made.status().code(),
-                          absl::StrCat("recovering from ", prefix, ": ", made.status().message()));
+                          absl::StrCat("recovering from ", from, ": ", made.status().message()));
     }
     ts_ = *std::move(made);
-    GR_RETURN_IF_ERROR(Restore(prefix));
+    if (prefix.empty()) {
+      GR_RETURN_IF_ERROR(o_.initialize(ts_.session.get(), ts_.graph));
+    } else {
+      GR_RETURN_IF_ERROR(Restore(prefix));
+    }
     GR_RETURN_IF_ERROR(runners_.Start(ts_.session.get(), o_.queue_runners));
     for (auto& f : r_.fetched) f.resize(std::min<size_t>(f.size(), resume));
-    periodic_saves_.erase(std::remove_if(periodic_saves_.begin(), periodic_saves_.end(),
-                                         [&](const std::string& p) {
-                                           return CheckpointStep(p) > resume;
-                                         }),
-                          periodic_saves_.end());
     r_.steps_done = resume;
     return resume;
   }
@@ -287,6 +314,7 @@ class Loop {
   TrainLoopResult r_;
   std::vector<std::string> periodic_saves_;
   std::string last_recovered_from_;
+  int last_failed_at_ = -1;
 };
 
 }  // namespace

@@ -10,8 +10,9 @@
 // or periodic save that fails because a task went away (Unavailable,
 // Aborted) drops the session, asks the factory for a new one (which may
 // start the tasks again, wait for them, or leave out the ones that are
-// gone), restores the newest complete checkpoint and goes on from its step:
-// the loss curve continues where that checkpoint left it.
+// gone), restores the newest complete checkpoint this run saved (or sets the
+// variables anew when it saved none yet) and goes on from its step: the
+// loss curve continues where that checkpoint left it.
 //
 //   TrainLoopOptions o;
 //   o.train_op = "train";
@@ -88,8 +89,8 @@ struct TrainLoopOptions {
   int save_every = 0;  // also every K steps, to PREFIX-<step>; 0 never
   int keep_periodic = 5;
   // Recover from a task that went away; needs save_every >= 1. Gives up
-  // when a recovery makes no progress (the same checkpoint twice in a row)
-  // or after max_recoveries.
+  // when a recovery makes no progress (a failure no later than the last
+  // one, from the same checkpoint) or after max_recoveries.
   bool recover = false;
   int max_recoveries = 10;
   // Ops that each run over and over on a thread of their own while the
@@ -111,7 +112,8 @@ struct TrainLoopOptions {
   // A line for the user after each periodic save.
   std::function<void(const std::string& line)> log;
   // Before each recovery: the failure, and the checkpoint and step it goes
-  // on from.
+  // on from ("" and 0 when the run had saved none yet: `initialize` then
+  // sets the variables again).
   std::function<void(const absl::Status& failure, const std::string& prefix, int step)>
       on_recover;
 };

@@ -96,7 +96,8 @@ class TrainLoopTest : public ::testing::Test {
     options_.on_recover = [this](const absl::Status& failure, const std::string& prefix,
                                  int step) {
       recovered_from_.push_back(step);
-      EXPECT_EQ(prefix, absl::StrCat(options_.save, "-", step));
+      // Step 0: no checkpoint yet, the variables set anew.
+      EXPECT_EQ(prefix, step == 0 ? "" : absl::StrCat(options_.save, "-", step));
       EXPECT_TRUE(absl::StrContains(failure.message(), "task:0 is unreachable"))
           << failure.message();
     };
@@ -174,6 +175,37 @@ TEST_F(TrainLoopTest, GoesOnFromTheNewestCheckpointAfterLostTasks) {
   ExpectTensorFlowsRun(*r);
 }
 
+TEST_F(TrainLoopTest, BeforeTheFirstCheckpointItStartsAgainFromTheInitialVariables) {
+  // A checkpoint another run left in the directory (its `checkpoint` file
+  // names step 100) is not this run's: the loss in step 1, before the first
+  // save, starts again from `initialize`.
+  ASSERT_TRUE(RunTrainLoop(Factory({}), [this] {
+                TrainLoopOptions other = options_;
+                other.steps = 1;
+                other.save = absl::StrCat(dir_, "/model.ckpt-100");
+                other.save_every = 0;
+                other.recover = false;
+                return other;
+              }())
+                  .ok());
+  ASSERT_EQ(*ResolveCheckpointPrefix(dir_), absl::StrCat(dir_, "/model.ckpt-100"));
+  made_ = 0;
+  absl::StatusOr<TrainLoopResult> r = RunTrainLoop(Factory({Fault{1, -1}}), options_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(recovered_from_, (std::vector<int>{0}));
+  ExpectTensorFlowsRun(*r);
+}
+
+TEST_F(TrainLoopTest, AGoodRunBetweenTwoFailuresIsProgress) {
+  // Both failures go back to step 3's checkpoint, but the second comes
+  // later (step 5 after step 4): the loop goes on.
+  absl::StatusOr<TrainLoopResult> r =
+      RunTrainLoop(Factory({Fault{4, -1}, Fault{2, -1}}), options_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(recovered_from_, (std::vector<int>{3, 3}));
+  ExpectTensorFlowsRun(*r);
+}
+
 TEST_F(TrainLoopTest, AbortedCountsAsALostTaskToo) {
   absl::StatusOr<TrainLoopResult> r =
       RunTrainLoop(Factory({Fault{4, -1, absl::StatusCode::kAborted}}), options_);
@@ -207,7 +239,9 @@ TEST_F(TrainLoopTest, GivesUpWhenARecoveryMakesNoProgress) {
   absl::StatusOr<TrainLoopResult> r = RunTrainLoop(Factory(faults), options_);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "gave up after 1 recoveries (the last from "))
+  EXPECT_TRUE(absl::StrContains(r.status().message(),
+                                "gave up after 1 recoveries: it failed at step 4 again after "
+                                "going back to "))
       << r.status();
   EXPECT_EQ(recovered_from_, (std::vector<int>{3}));
 }

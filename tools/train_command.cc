@@ -196,6 +196,7 @@ absl::StatusOr<std::shared_ptr<const MetaGraphDef>> SavedModelForTraining(
 // variables, are not left out. Returns a line saying what changed, "" when
 // no worker task is gone.
 absl::StatusOr<std::string> LeaveOutGoneWorkers(const std::map<std::string, std::string>& gone,
+                                                const std::string& given_client_task,
                                                 RunCommandArgs* run, GraphDef* graph) {
   std::vector<int> workers, lost;
   std::string why;
@@ -226,6 +227,7 @@ absl::StatusOr<std::string> LeaveOutGoneWorkers(const std::map<std::string, std:
   }
   absl::StatusOr<std::map<int, int>> moves = placer::MovesWithout(workers, lost, local);
   if (!moves.ok()) {
+    if (moves.status().code() != absl::StatusCode::kFailedPrecondition) return moves.status();
     return absl::Status(moves.status().code(),
                         absl::StrCat("no worker task left to go on with (", why, ")"));
   }
@@ -239,11 +241,13 @@ absl::StatusOr<std::string> LeaveOutGoneWorkers(const std::map<std::string, std:
   } else {
     for (int t : lost) {
       const std::string name = TaskDeviceName(TaskRef{"worker", t});
-      if (run->client_task == name) {
+      if (given_client_task == name) {
         return absl::FailedPreconditionError(absl::StrCat(
             "the client's own task ", name, " is gone (", why,
             "); its replica cannot go on without it"));
       }
+      // A client task picked here (the first worker left) is picked anew.
+      if (run->client_task == name) run->client_task.clear();
       run->left_out_tasks.push_back(name);
     }
     if (run->client_task.empty()) {
@@ -503,7 +507,8 @@ int TrainCommand(const TrainCommandArgs& given) {
   };
   loop.on_recover = [&](const absl::Status& failure, const std::string& prefix, int step) {
     std::fprintf(stderr, "%sgraphrun train: %s\ngraphrun train: recovering from %s (step %d)\n",
-                 tty ? "\n" : "", std::string(failure.message()).c_str(), prefix.c_str(), step);
+                 tty ? "\n" : "", std::string(failure.message()).c_str(),
+                 prefix.empty() ? "the initial variables" : prefix.c_str(), step);
   };
   // The sessions: the first as the flags say; after a failure, with the
   // tasks started again (or waited for), or with --recover_with=remaining
@@ -518,7 +523,8 @@ int TrainCommand(const TrainCommandArgs& given) {
     if (!failure.ok() && args.recover_with == "remaining" && last_unreachable) {
       const std::map<std::string, std::string> gone = last_unreachable();
       GR_ASSIGN_OR_RETURN(std::string note,
-                          LeaveOutGoneWorkers(gone, &session_run, &session_graph));
+                          LeaveOutGoneWorkers(gone, run.client_task, &session_run,
+                                              &session_graph));
       if (!note.empty()) std::fprintf(stderr, "graphrun train: %s\n", note.c_str());
     }
     last_keep.reset();
