@@ -9,6 +9,7 @@
 #include "graph/status_macros.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
+#include "partition/const_copies.h"
 #include "partition/partition.h"
 
 namespace graphrun {
@@ -164,7 +165,12 @@ absl::StatusOr<PartitionedStep> PlaceAndPartition(const Graph& graph,
                        : kernels->InputInHostMemory(node, index, type);
     };
   }
-  GR_ASSIGN_OR_RETURN(step.partitions, Partition(graph, popts));
+  // Consts read on other tasks are copied there instead of sent each step.
+  const auto is_cpu = [&devices](const std::string& device) {
+    const int d = devices.Find(device);
+    return d >= 0 && devices.devices()[d].type == "CPU";
+  };
+  GR_ASSIGN_OR_RETURN(step.partitions, PartitionCopyingConsts(graph, popts, is_cpu));
   return step;
 }
 

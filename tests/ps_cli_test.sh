@@ -192,7 +192,16 @@ check "a variable's value travels exact" \
   grep -q '^wire: edge_[0-9]*_mlp/w1/Read/ReadVariableOp .*: exact (not a gradient)$' <<<"$out"
 check "a restored value travels exact" \
   grep -q '^wire: edge_[0-9]*_save/RestoreV2 .*: exact (not a gradient)$' <<<"$out"
-check "partition tallies" grep -q ', 4 compressed (gradients), 44 exact (not gradients)$' <<<"$out"
+check "partition tallies" grep -q ', 4 compressed (gradients), 36 exact (not gradients)$' <<<"$out"
+# The optimizer's hyperparameters (Consts pinned to the worker) are copied
+# to each ps task that reads them instead of sent every step.
+for k in 0 1; do
+  check "ps $k holds its own learning rate" \
+    grep -q 'name: "train/learning_rate/_copy_[0-9]*"' \
+    "$tmp/part/job_ps_replica_0_task_${k}_device_CPU_0.pbtxt"
+done
+check "the learning rate is not sent" \
+  test "$(grep -c '^wire: .*train/learning_rate' <<<"$out")" -eq 0
 
 # Bad input.
 err="$(train mlp_sgd_ps "$tmp/bad1" --local_workers 1 --local_ps 1 2>&1)"; rc=$?

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "graph/graph_io.h"
+#include "partition/const_copies.h"
 #include "partition/partition.h"
 
 namespace graphrun {
@@ -58,7 +59,15 @@ int PartitionCommand(const PartitionCommandArgs& args) {
   };
   for (const auto& d : devices.devices()) options.devices.push_back(d.name);
   PartitionStats stats;
-  auto parts = Partition(*placed->graph, options, &stats);
+  // As a step's partitions are made: Consts read on other tasks copied
+  // there.
+  auto parts = PartitionCopyingConsts(
+      *placed->graph, options,
+      [&devices](const std::string& device) {
+        const int d = devices.Find(device);
+        return d >= 0 && devices.devices()[d].type == "CPU";
+      },
+      &stats);
   if (!parts.ok()) return Fail(parts.status());
 
   struct stat st;

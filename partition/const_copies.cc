@@ -1,0 +1,90 @@
+#include "partition/const_copies.h"
+
+#include <set>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "graph/import.h"
+
+namespace graphrun {
+
+absl::StatusOr<ConstCopies> CopyConstsToReaders(
+    const Graph& graph, const std::function<std::string(const Node&)>& device_of,
+    const std::function<std::string(const std::string& device)>& task_of,
+    const std::function<bool(const std::string& device)>& is_cpu) {
+  ConstCopies out;
+  // The Consts some reader on another task's CPU device reads, and where.
+  std::set<std::string> copied_consts;
+  for (const auto& node : graph.nodes()) {
+    if (node->op() != "Const" || !node->in_edges().empty()) continue;
+    const std::string task = task_of(device_of(*node));
+    for (const Edge* e : node->out_edges()) {
+      const std::string reader = device_of(*e->dst);
+      if (task_of(reader) != task && is_cpu(reader)) {
+        copied_consts.insert(node->name());
+        break;
+      }
+    }
+  }
+  if (copied_consts.empty()) return out;
+  for (const auto& node : graph.nodes()) out.device[node->name()] = device_of(*node);
+  out.graph = graph.ToGraphDef();
+  std::map<std::pair<std::string, std::string>, std::string> copy_of;  // (const, device)
+  std::map<std::string, const NodeDef*> const_defs;
+  for (const NodeDef& n : out.graph.node()) {
+    if (copied_consts.count(n.name()) != 0) const_defs[n.name()] = &n;
+  }
+  std::vector<NodeDef> added;
+  for (NodeDef& n : *out.graph.mutable_node()) {
+    const std::string& reader = out.device.at(n.name());
+    for (std::string& input : *n.mutable_input()) {
+      const bool control = absl::StartsWith(input, "^");
+      std::string name = control ? input.substr(1) : input;
+      if (absl::EndsWith(name, ":0")) name.resize(name.size() - 2);
+      auto def = const_defs.find(name);
+      if (def == const_defs.end()) continue;
+      const std::string& at = out.device.at(name);
+      if (task_of(reader) == task_of(at) || !is_cpu(reader)) continue;
+      std::string& copy = copy_of[{name, reader}];
+      if (copy.empty()) {
+        copy = absl::StrCat(name, "/_copy_", out.copies++);
+        NodeDef c = *def->second;
+        c.set_name(copy);
+        c.set_device(reader);
+        out.device[copy] = reader;
+        added.push_back(std::move(c));
+      }
+      input = control ? absl::StrCat("^", copy) : copy;
+    }
+  }
+  for (NodeDef& c : added) *out.graph.add_node() = std::move(c);
+  return out;
+}
+
+absl::StatusOr<std::map<std::string, GraphDef>> PartitionCopyingConsts(
+    const Graph& graph, PartitionOptions options,
+    const std::function<bool(const std::string& device)>& is_cpu, PartitionStats* stats) {
+  std::function<std::string(const std::string&)> task_of = options.task_of;
+  if (!task_of) {
+    task_of = [](const std::string& device) {
+      const size_t p = device.find("/device:");
+      return p == std::string::npos ? device : device.substr(0, p);
+    };
+  }
+  std::function<std::string(const Node&)> device_of = options.node_to_loc;
+  if (!device_of) device_of = [](const Node& n) { return n.requested_device(); };
+  absl::StatusOr<ConstCopies> copies = CopyConstsToReaders(graph, device_of, task_of, is_cpu);
+  if (!copies.ok()) return copies.status();
+  if (copies->copies == 0) return Partition(graph, options, stats);
+  ImportOptions import;
+  import.infer_shapes = false;
+  import.allow_internal_names = true;
+  absl::StatusOr<std::unique_ptr<Graph>> copied = ImportGraphDef(copies->graph, import);
+  if (!copied.ok()) return copied.status();
+  const std::map<std::string, std::string>& device = copies->device;
+  options.node_to_loc = [&device](const Node& n) { return device.at(n.name()); };
+  return Partition(**copied, options, stats);
+}
+
+}  // namespace graphrun
