@@ -618,6 +618,29 @@ TEST(IdentityRemovalTest, AnIdentitysControlInputsPassToItsConsumers) {
   EXPECT_NE(FindNode(g, "pivot"), nullptr);
 }
 
+TEST(IdentityRemovalTest, AnIdentityWaitingOnOthersStaysBeforeAnotherTask) {
+  // A gradient's `tuple` Identity: on the worker, waiting on group_deps,
+  // read by an update on a ps task. Removed, the update would get the
+  // gradient and the wait as two transfers between tasks: it stays. The
+  // same Identity read on its own task goes, its wait passed on.
+  const std::string worker = "device: '/job:worker/task:0'";
+  GraphDef g = ParseTextGraph(
+      std::string(kPlaceholder) +
+      "node { name: 'group_deps' op: 'NoOp' input: '^x' " + worker + " }\n" +
+      Unary("g", "Neg", "x", worker) +
+      Unary("to_ps", "Identity", "g", "input: '^group_deps' " + worker) +
+      Unary("update", "Neg", "to_ps", "device: '/job:ps/replica:0/task:1/device:CPU:0'") +
+      Unary("local", "Identity", "g", "input: '^group_deps' " + worker) +
+      Unary("use", "Neg", "local", "device: '/job:worker/replica:0/task:0/device:CPU:0'"));
+  OptimizerOptions options;
+  options.preserve = {"update", "use"};
+  ASSERT_TRUE(RemoveIdentities(&g, options, nullptr).ok());
+  EXPECT_NE(FindNode(g, "to_ps"), nullptr);
+  EXPECT_EQ(NodeInputs(g, "update"), (std::vector<std::string>{"to_ps"}));
+  EXPECT_EQ(FindNode(g, "local"), nullptr);
+  EXPECT_EQ(NodeInputs(g, "use"), (std::vector<std::string>{"g", "^group_deps"}));
+}
+
 TEST(CommonSubexpressionTest, MergesEqualNodesInAnyOperandOrderOfCommutativeOps) {
   GraphDef g = ParseTextGraph(std::string(kPlaceholder) + ScalarConst("c", 2) + ScalarConst("c_again", 2) +
                      Binary("m1", "Mul", "x", "c") + Binary("m2", "Mul", "c_again", "x") +

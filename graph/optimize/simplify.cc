@@ -50,6 +50,25 @@ bool ReadsAReference(const OptimizerOptions& options, const NodeDef& src, int in
 
 // Recv outputs stay behind their Identity: the partitioner's transfers are
 // matched by name.
+// "/job:J" and "/task:T" of a requested device ("" when absent).
+std::pair<absl::string_view, absl::string_view> JobAndTask(absl::string_view device) {
+  auto field = [device](absl::string_view key) -> absl::string_view {
+    const size_t p = device.find(key);
+    if (p == absl::string_view::npos) return "";
+    const size_t end = device.find('/', p + 1);
+    return device.substr(p, end == absl::string_view::npos ? absl::string_view::npos : end - p);
+  };
+  return {field("/job:"), field("/task:")};
+}
+
+// True when both devices name a job and a task, and they differ.
+bool OtherTask(absl::string_view a, absl::string_view b) {
+  const auto [job_a, task_a] = JobAndTask(a);
+  const auto [job_b, task_b] = JobAndTask(b);
+  return !job_a.empty() && !job_b.empty() && !task_a.empty() && !task_b.empty() &&
+         (job_a != job_b || task_a != task_b);
+}
+
 bool MustKeepIdentityAfter(absl::string_view op) { return op == "_Recv" || op == "_HostRecv"; }
 
 // Consumers that do not take over an Identity's control inputs: a Merge
@@ -112,7 +131,12 @@ absl::Status RemoveIdentities(GraphDef* graph, const OptimizerOptions& options,
     if (!waits_on.empty()) {
       bool movable = true;
       for (const auto& [c, pos] : view.consumers(i)) {
-        if (!view.removed(c) && TakesNoExtraControlInputs(view.node(c).op())) movable = false;
+        if (view.removed(c)) continue;
+        if (TakesNoExtraControlInputs(view.node(c).op())) movable = false;
+        // A consumer pinned to another task would get the control inputs
+        // as transfers of their own beside the data (a gradient's `tuple`
+        // Identity before a ps task's update): one transfer instead.
+        if (OtherTask(def.device(), view.node(c).device())) movable = false;
       }
       if (!movable) continue;
       const auto consumers = view.consumers(i);  // copy: AddControlInput edits the lists
