@@ -1,7 +1,9 @@
 #include "partition/const_copies.h"
 
+#include <memory>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -9,10 +11,17 @@
 
 namespace graphrun {
 
-absl::StatusOr<ConstCopies> CopyConstsToReaders(
-    const Graph& graph, const std::function<std::string(const Node&)>& device_of,
-    const std::function<std::string(const std::string& device)>& task_of,
-    const std::function<bool(const std::string& device)>& is_cpu) {
+absl::StatusOr<ConstCopies> CopyConstsToReaders(const Graph& graph,
+                                                const PartitionOptions& options) {
+  const auto device_of = [&options](const Node& n) {
+    return options.node_to_loc ? options.node_to_loc(n) : n.def().device();
+  };
+  const auto task_of = [&options](const std::string& device) {
+    return options.task_of ? options.task_of(device) : DefaultTaskOf(device);
+  };
+  const auto is_cpu = [](const std::string& device) {
+    return absl::EqualsIgnoreCase(DeviceTypeOfFullName(device), "CPU");
+  };
   ConstCopies out;
   // The Consts some reader on another task's CPU device reads, and where.
   std::set<std::string> copied_consts;
@@ -63,18 +72,8 @@ absl::StatusOr<ConstCopies> CopyConstsToReaders(
 }
 
 absl::StatusOr<std::map<std::string, GraphDef>> PartitionCopyingConsts(
-    const Graph& graph, PartitionOptions options,
-    const std::function<bool(const std::string& device)>& is_cpu, PartitionStats* stats) {
-  std::function<std::string(const std::string&)> task_of = options.task_of;
-  if (!task_of) {
-    task_of = [](const std::string& device) {
-      const size_t p = device.find("/device:");
-      return p == std::string::npos ? device : device.substr(0, p);
-    };
-  }
-  std::function<std::string(const Node&)> device_of = options.node_to_loc;
-  if (!device_of) device_of = [](const Node& n) { return n.requested_device(); };
-  absl::StatusOr<ConstCopies> copies = CopyConstsToReaders(graph, device_of, task_of, is_cpu);
+    const Graph& graph, PartitionOptions options, PartitionStats* stats) {
+  absl::StatusOr<ConstCopies> copies = CopyConstsToReaders(graph, options);
   if (!copies.ok()) return copies.status();
   if (copies->copies == 0) return Partition(graph, options, stats);
   ImportOptions import;

@@ -29,21 +29,16 @@ struct ConstCopies {
   std::map<std::string, std::string> device;  // node name -> device, copies too
 };
 
-// `device_of` gives each node's assigned device, `task_of` a device's task
-// and `is_cpu` whether a device is a CPU.
-absl::StatusOr<ConstCopies> CopyConstsToReaders(
-    const Graph& graph, const std::function<std::string(const Node&)>& device_of,
-    const std::function<std::string(const std::string& device)>& task_of,
-    const std::function<bool(const std::string& device)>& is_cpu);
+// Each node's device is options.node_to_loc's (by default its device
+// field), a device's task options.task_of's (by default DefaultTaskOf); a
+// device is a CPU when its full name says so.
+absl::StatusOr<ConstCopies> CopyConstsToReaders(const Graph& graph,
+                                                const PartitionOptions& options);
 
-// Partition(graph, options) (partition.h) after CopyConstsToReaders, with
-// options.node_to_loc giving each node's device, tasks as options.task_of
-// says (by default the device name up to "/device:") and `is_cpu` saying
-// which devices are CPUs: what a step's partitions are made with.
+// Partition(graph, options) (partition.h) after CopyConstsToReaders: what a
+// step's partitions and `graphrun partition` are made with.
 absl::StatusOr<std::map<std::string, GraphDef>> PartitionCopyingConsts(
-    const Graph& graph, PartitionOptions options,
-    const std::function<bool(const std::string& device)>& is_cpu,
-    PartitionStats* stats = nullptr);
+    const Graph& graph, PartitionOptions options, PartitionStats* stats = nullptr);
 
 }  // namespace graphrun
 

@@ -23,10 +23,7 @@ std::unique_ptr<Graph> Import(const std::string& text) {
 }
 
 absl::StatusOr<ConstCopies> Copy(const Graph& g) {
-  return CopyConstsToReaders(
-      g, [](const Node& n) { return n.requested_device(); },
-      [](const std::string& d) { return d.substr(0, d.find("/device:")); },
-      [](const std::string& d) { return absl::StrContains(d, "/device:CPU:"); });
+  return CopyConstsToReaders(g, PartitionOptions());  // devices from the nodes
 }
 
 const NodeDef* Find(const GraphDef& g, const std::string& name) {

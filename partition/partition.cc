@@ -38,33 +38,6 @@ bool IsNumber(absl::string_view s) {
          absl::SimpleAtoi(s, &value) && value >= 0;
 }
 
-// TYPE of a complete "/job:J/replica:R/task:T/device:TYPE:ID"; "" when
-// `name` is not of that form (partial, legacy or malformed).
-std::string DeviceTypeOfFullName(absl::string_view name) {
-  if (!absl::ConsumePrefix(&name, "/")) return "";
-  const std::vector<absl::string_view> parts = absl::StrSplit(name, '/');
-  if (parts.size() != 4) return "";
-  absl::string_view job = parts[0], replica = parts[1], task = parts[2];
-  absl::string_view device = parts[3];
-  if (!absl::ConsumePrefix(&job, "job:") || !IsIdentifier(job)) return "";
-  if (!absl::ConsumePrefix(&replica, "replica:") || !IsNumber(replica)) {
-    return "";
-  }
-  if (!absl::ConsumePrefix(&task, "task:") || !IsNumber(task)) return "";
-  if (!absl::ConsumePrefix(&device, "device:")) return "";
-  const std::vector<absl::string_view> type_id = absl::StrSplit(device, ':');
-  if (type_id.size() != 2 || !IsIdentifier(type_id[0]) ||
-      !IsNumber(type_id[1])) {
-    return "";
-  }
-  return std::string(type_id[0]);
-}
-
-std::string DefaultTaskOf(const std::string& device) {
-  const size_t pos = device.find("/device:");
-  return pos == std::string::npos ? device : device.substr(0, pos);
-}
-
 std::string TensorName(const Node& node, int output) {
   return output == 0 ? node.name() : absl::StrCat(node.name(), ":", output);
 }
@@ -690,6 +663,32 @@ absl::Status Partitioner::PlaceNode(const Node& dst) {
 }
 
 }  // namespace
+
+std::string DeviceTypeOfFullName(absl::string_view name) {
+  if (!absl::ConsumePrefix(&name, "/")) return "";
+  const std::vector<absl::string_view> parts = absl::StrSplit(name, '/');
+  if (parts.size() != 4) return "";
+  absl::string_view job = parts[0], replica = parts[1], task = parts[2];
+  absl::string_view device = parts[3];
+  if (!absl::ConsumePrefix(&job, "job:") || !IsIdentifier(job)) return "";
+  if (!absl::ConsumePrefix(&replica, "replica:") || !IsNumber(replica)) {
+    return "";
+  }
+  if (!absl::ConsumePrefix(&task, "task:") || !IsNumber(task)) return "";
+  if (!absl::ConsumePrefix(&device, "device:")) return "";
+  const std::vector<absl::string_view> type_id = absl::StrSplit(device, ':');
+  if (type_id.size() != 2 || !IsIdentifier(type_id[0]) ||
+      !IsNumber(type_id[1])) {
+    return "";
+  }
+  return std::string(type_id[0]);
+}
+
+std::string DefaultTaskOf(const std::string& device) {
+  const size_t pos = device.find("/device:");
+  return pos == std::string::npos ? device : device.substr(0, pos);
+}
+
 
 absl::StatusOr<std::map<std::string, GraphDef>> Partition(
     const Graph& graph, const PartitionOptions& options,

@@ -118,6 +118,14 @@ absl::StatusOr<std::map<std::string, GraphDef>> Partition(
     const Graph& graph, const PartitionOptions& options,
     PartitionStats* stats = nullptr);
 
+// TYPE of a complete "/job:J/replica:R/task:T/device:TYPE:ID"; "" when
+// `name` is not of that form (partial, legacy or malformed).
+std::string DeviceTypeOfFullName(absl::string_view name);
+
+// The task of a device, PartitionOptions::task_of's default: the name up to
+// "/device:".
+std::string DefaultTaskOf(const std::string& device);
+
 // The rendezvous key exactly as TensorFlow builds it: send_device ";" 16
 // lowercase zero-padded hex digits of incarnation ";" recv_device ";"
 // tensor_name ";" frame_id ":" iter_id. The root frame is "0:0".

@@ -545,7 +545,8 @@ class DirectSession : public Session {
     Rendezvous* rendezvous;  // null for a step of one partition
   };
   absl::Mutex running_mu_;
-  std::map<int64_t, RunningStep> running_ ABSL_GUARDED_BY(running_mu_);
+  // A hash map: no allocation per step once it has held as many steps.
+  absl::flat_hash_map<int64_t, RunningStep> running_ ABSL_GUARDED_BY(running_mu_);
   // The rendezvous of each running step that needs one.
   std::unique_ptr<RendezvousMgr> rendezvous_mgr_;
   // By StepSignature::key, over the graph Extend set last.

@@ -166,11 +166,7 @@ absl::StatusOr<PartitionedStep> PlaceAndPartition(const Graph& graph,
     };
   }
   // Consts read on other tasks are copied there instead of sent each step.
-  const auto is_cpu = [&devices](const std::string& device) {
-    const int d = devices.Find(device);
-    return d >= 0 && devices.devices()[d].type == "CPU";
-  };
-  GR_ASSIGN_OR_RETURN(step.partitions, PartitionCopyingConsts(graph, popts, is_cpu));
+  GR_ASSIGN_OR_RETURN(step.partitions, PartitionCopyingConsts(graph, popts));
   return step;
 }
 

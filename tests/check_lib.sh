@@ -11,3 +11,23 @@ finish() {
   echo "$passes passed, $failures failed"
   [ "$failures" -eq 0 ]
 }
+
+# `start_task JOB TASK [ENV=VALUE ...]` starts `$GRAPHRUN worker` for one
+# task on loopback (ENV... set for it alone, e.g. GRAPHRUN_CRASH_AT), its
+# stdout open on the next free fd from 3 until the test ends, its pid added
+# to `pids` and its stderr in $tmp; once its first line says where it
+# serves, `addr` holds that host:port.
+next_fd=3
+addr=
+start_task() {
+  local job="$1" task="$2"
+  shift 2
+  local fd=$next_fd
+  next_fd=$((next_fd + 1))
+  eval "exec $fd< <(exec env $* \"\$GRAPHRUN\" worker --listen=127.0.0.1:0 --job=$job --task=$task 2> \"\$tmp/$job$task.$fd.err\")"
+  pids+=($!)
+  local line
+  read -r -t 30 -u "$fd" line
+  check "$job $task serving" grep -q ' serving on ' <<<"$line"
+  addr="$(sed -n 's/.* serving on \([^ ]*\).*/\1/p' <<<"$line")"
+}

@@ -37,23 +37,6 @@ train() {  # OUT [more flags]: 8 steps from TensorFlow's initial checkpoint
 train "$tmp/one" --clear_devices > "$tmp/one.log" 2>&1
 check "one process exits 0" test $? -eq 0
 
-# Starts a task on the next free fd; its first stdout line says where it
-# serves. ENV... may set GRAPHRUN_CRASH_AT for it.
-next_fd=3
-addr=
-start_task() {  # JOB TASK [ENV=VALUE ...]
-  local job="$1" task="$2"
-  shift 2
-  local fd=$next_fd
-  next_fd=$((next_fd + 1))
-  eval "exec $fd< <(exec env $* \"\$GRAPHRUN\" worker --listen=127.0.0.1:0 --job=$job --task=$task 2> \"\$tmp/$job$task.$fd.err\")"
-  pids+=($!)
-  local line
-  read -r -t 30 -u "$fd" line
-  check "$job $task serving" grep -q ' serving on ' <<<"$line"
-  addr="$(sed -n 's/.* serving on \([^ ]*\).*/\1/p' <<<"$line")"
-}
-
 start_task ps 0; ps0="$addr"
 start_task ps 1; ps1="$addr"
 

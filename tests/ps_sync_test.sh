@@ -28,17 +28,12 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
 
-addr=()
-fd=3
+started=()
 for task in ps:0 ps:1 worker:0 worker:1; do
-  eval "exec $fd< <(exec \"\$GRAPHRUN\" worker --listen=127.0.0.1:0 --job=${task%:*} --task=${task#*:} 2> \"\$tmp/${task%:*}${task#*:}.err\")"
-  pids+=($!)
-  read -r -t 30 -u "$fd" line
-  check "$task serving" grep -q ' serving on ' <<<"$line"
-  addr+=("$(sed -n 's/.* serving on \([^ ]*\).*/\1/p' <<<"$line")")
-  fd=$((fd + 1))
+  start_task "${task%:*}" "${task#*:}"
+  started+=("$addr")
 done
-printf '{"ps": ["%s", "%s"], "worker": ["%s", "%s"]}\n' "${addr[@]}" > "$tmp/cluster.json"
+printf '{"ps": ["%s", "%s"], "worker": ["%s", "%s"]}\n' "${started[@]}" > "$tmp/cluster.json"
 
 c=mlp_sgd_sync_between
 names="$F/${c}_names.txt"

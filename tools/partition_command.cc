@@ -61,13 +61,7 @@ int PartitionCommand(const PartitionCommandArgs& args) {
   PartitionStats stats;
   // As a step's partitions are made: Consts read on other tasks copied
   // there.
-  auto parts = PartitionCopyingConsts(
-      *placed->graph, options,
-      [&devices](const std::string& device) {
-        const int d = devices.Find(device);
-        return d >= 0 && devices.devices()[d].type == "CPU";
-      },
-      &stats);
+  auto parts = PartitionCopyingConsts(*placed->graph, options, &stats);
   if (!parts.ok()) return Fail(parts.status());
 
   struct stat st;
