@@ -13,8 +13,12 @@ replica_device_setter(ps_tasks=2): variables and slots round-robin on
   - graphrun: `graphrun train --local_workers=1 --local_ps=2` (three
     worker processes on loopback; gradients fp16, the default, and
     --wire_compression=none);
+  - graphrun with --in_process_worker (worker 0 served from the client's
+    process, as TensorFlow's session on its worker's target: two ps
+    processes beside it);
   - graphrun with --ps_placement=auto (variables by bytes instead of the
-    graph's round-robin pins);
+    graph's round-robin pins, W0 split in parts), alone and with
+    --in_process_worker;
   - graphrun in one process (--clear_devices).
 
 Prints each round and the medians, the ratios the README quotes, and the
@@ -99,16 +103,23 @@ def main():
     np.save(x_path, x)
     np.save(y_path, y)
     feeds = {"x:0": x, "y:0": y}
-    cols = {k: [] for k in ("tf_ps", "tf_one", "gr_ps", "gr_ps_none", "gr_ps_auto", "gr_one")}
+    cols = {k: [] for k in ("tf_ps", "tf_one", "gr_ps", "gr_ps_inproc", "gr_ps_none", "gr_ps_auto",
+                            "gr_ps_auto_inproc", "gr_one")}
     for r in range(args.rounds):
         cols["gr_ps"].append(bench.graphrun_median_ms(graph_path, ckpt, x_path, y_path, args.steps,
                                                 "--local_workers=1", "--local_ps=2"))
+        cols["gr_ps_inproc"].append(bench.graphrun_median_ms(
+            graph_path, ckpt, x_path, y_path, args.steps, "--local_workers=1", "--local_ps=2",
+            "--in_process_worker"))
         cols["gr_ps_none"].append(bench.graphrun_median_ms(
             graph_path, ckpt, x_path, y_path, args.steps, "--local_workers=1", "--local_ps=2",
             "--wire_compression=none"))
         cols["gr_ps_auto"].append(bench.graphrun_median_ms(
             graph_path, ckpt, x_path, y_path, args.steps, "--local_workers=1", "--local_ps=2",
             "--ps_placement=auto"))
+        cols["gr_ps_auto_inproc"].append(bench.graphrun_median_ms(
+            graph_path, ckpt, x_path, y_path, args.steps, "--local_workers=1", "--local_ps=2",
+            "--ps_placement=auto", "--in_process_worker"))
         cols["gr_one"].append(bench.graphrun_median_ms(graph_path, ckpt, x_path, y_path, args.steps,
                                                  "--clear_devices"))
         cols["tf_ps"].append(bench.tf_median_ms(g, ckpt, feeds, args.steps, target=worker.target))
@@ -123,12 +134,17 @@ def main():
     print("| TensorFlow, its gRPC cluster (3 servers) | %.3f |" % m["tf_ps"])
     print("| TensorFlow, one process | %.3f |" % m["tf_one"])
     print("| graphrun, 3 worker processes, gradients fp16 (default) | %.3f |" % m["gr_ps"])
+    print("| graphrun, worker 0 in the client's process (--in_process_worker) | %.3f |" %
+          m["gr_ps_inproc"])
     print("| graphrun, 3 worker processes, --wire_compression=none | %.3f |" % m["gr_ps_none"])
     print("| graphrun, 3 worker processes, --ps_placement=auto | %.3f |" % m["gr_ps_auto"])
+    print("| graphrun, --ps_placement=auto --in_process_worker | %.3f |" % m["gr_ps_auto_inproc"])
     print("| graphrun, one process | %.3f |" % m["gr_one"])
     print()
     print("graphrun ps / TensorFlow ps: %.2f (goal <= 0.3)" % (m["gr_ps"] / m["tf_ps"]))
     print("graphrun ps / graphrun one process: %.2f (goal <= 2)" % (m["gr_ps"] / m["gr_one"]))
+    print("graphrun ps, in-process worker / TensorFlow ps: %.2f, / graphrun one process: %.2f" %
+          (m["gr_ps_inproc"] / m["tf_ps"], m["gr_ps_inproc"] / m["gr_one"]))
     print("variable bytes per ps task (round-robin pins, with slots): %s, max/mean %.2f" %
           (load, max(load) / (sum(load) / len(load))))
     out = subprocess.run(

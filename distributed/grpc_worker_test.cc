@@ -20,6 +20,7 @@
 #include "absl/synchronization/notification.h"
 #include "distributed/master_session.h"
 #include "distributed/protos/worker.grpc.pb.h"
+#include "distributed/served_worker.h"
 #include "distributed/worker.h"
 #include "graph/allocator.h"
 #include "graph/graph_io.h"
@@ -144,6 +145,52 @@ TEST(GrpcWorkerTest, AMasterRunsAGraphOverTwoWorkers) {
     EXPECT_EQ(w->NumSteps(), 0);
     EXPECT_EQ(w->NumGraphs(), 0);
   }
+}
+
+// The client serves task 0 itself (ServedWorker, `--in_process_worker`):
+// the master reaches it without a socket and takes its fetches inline,
+// while task 1 still reaches it over gRPC and its data plane.
+TEST(GrpcWorkerTest, AMasterReachesItsOwnServedTaskInProcess) {
+  std::map<std::string, std::string> cluster;
+  std::vector<std::shared_ptr<ServedWorker>> served;
+  for (int i = 0; i < 2; ++i) {
+    WorkerOptions o;
+    o.task_name = TaskName(i);
+    o.connect = GrpcConnectFn(GrpcSecurity());
+    auto s = ServedWorker::Start(o, GrpcWorkerServerOptions());
+    ASSERT_TRUE(s.ok()) << s.status();
+    cluster[TaskName(i)] = absl::StrCat("127.0.0.1:", (*s)->port());
+    served.push_back(*s);
+  }
+  Worker* w0 = served[0]->worker();
+  MasterSessionOptions o;
+  o.cluster = cluster;
+  o.connect = served[0]->ConnectWithSelf(GrpcConnectFn(GrpcSecurity()));
+  o.connect_timeout = absl::Seconds(10);
+  o.wire_encoding = WIRE_ENCODING_NONE;
+  auto self = o.connect(TaskName(0), cluster[TaskName(0)]);
+  ASSERT_TRUE(self.ok());
+  EXPECT_EQ(self->get(), static_cast<WorkerInterface*>(w0));
+  auto other = o.connect(TaskName(1), cluster[TaskName(1)]);
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE((*other)->in_process());
+  // What the connection returned keeps the worker alive.
+  std::weak_ptr<ServedWorker> weak = served[0];
+  served[0].reset();
+  EXPECT_FALSE(weak.expired());
+
+  auto session = NewMasterSession(AffineGraph(), o);
+  ASSERT_TRUE(session.ok()) << session.status();
+  // 4 MB: x from task 0 to task 1 and y back over the data planes; the
+  // fetch z is handed over in memory (over gRPC it was a third transfer).
+  EXPECT_TRUE(RunAffine(session->get(), 1 << 20).ok());
+  EXPECT_EQ(w0->DataPlaneTransfers(), 1);
+  EXPECT_EQ(served[1]->worker()->DataPlaneTransfers(), 1);
+  session->reset();
+  EXPECT_EQ(w0->NumGraphs(), 0);
+  self->reset();
+  o.connect = nullptr;
+  EXPECT_TRUE(weak.expired());
 }
 
 TEST(GrpcWorkerTest, FeedsOverTwoGigabytesAreRefusedBeforeTheyTravel) {

@@ -252,7 +252,7 @@ class MasterSession : public Session {
         t.AsProtoTensorContent(nt->mutable_tensor());
       }
       for (const std::string& key : plan->step.fetch_keys) r.add_fetches(key);
-      r.set_accept_data_plane(true);
+      r.set_accept_data_plane(!tasks_[plan->parts[plan->client_part].task].worker->in_process());
     }
 
     StepStatus status;

@@ -99,6 +99,7 @@ class Worker : public WorkerInterface {
   ~Worker() override;
 
   const std::string& task_name() const { return options_.task_name; }
+  bool in_process() const override { return true; }
   uint64_t incarnation() const { return incarnation_; }
   std::vector<Device*> devices() const;
   // Steps with state here, registered graphs: for tests and clean-up checks.

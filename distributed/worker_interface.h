@@ -105,6 +105,11 @@ class WorkerInterface {
  public:
   virtual ~WorkerInterface() = default;
 
+  // A worker in the caller's own process (the Worker itself, not a client
+  // of it): a master takes its fetches inline rather than over its data
+  // plane.
+  virtual bool in_process() const { return false; }
+
   // `opts` may be null (no timeout, no cancellation).
   virtual void GetStatusAsync(const GetStatusRequest* request, GetStatusResponse* response,
                               CallOptions* opts, StatusCallback done) = 0;

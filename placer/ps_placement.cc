@@ -13,6 +13,7 @@
 #include "graph/tensor_shape.h"
 #include "graph/types.h"
 #include "placer/device_name.h"
+#include "placer/variable_split.h"
 
 namespace graphrun {
 namespace placer {
@@ -135,6 +136,67 @@ PsVariableGroup Describe(const GraphDef& graph, const std::vector<int>& vars) {
   return out;
 }
 
+// The ps task each group's first pinned member names (group root -> task).
+absl::flat_hash_map<int, int> PinnedTasks(const GraphDef& graph, const Groups& groups) {
+  absl::flat_hash_map<int, int> pinned;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (pinned.contains(groups.root[i])) continue;
+    const int task = PsTaskOf(graph.node(i));
+    if (task >= 0) pinned[groups.root[i]] = task;
+  }
+  return pinned;
+}
+
+// Splits the groups being placed that hold more than half an even share.
+absl::Status SplitLargeGroups(GraphDef* graph, const PsPlacementOptions& options,
+                              PsPlacement* out) {
+  GR_ASSIGN_OR_RETURN(Groups groups, FindGroups(*graph));
+  const absl::flat_hash_map<int, int> pinned = PinnedTasks(*graph, groups);
+  int64_t total = 0;
+  for (const auto& [root, vars] : groups.variables) total += Describe(*graph, vars).bytes;
+  const int64_t half_share = total / options.num_ps_tasks / 2;
+  std::vector<std::pair<std::vector<std::string>, PsVariableSplit>> todo;
+  for (const auto& [root, vars] : groups.variables) {
+    if (!options.override_pins && pinned.contains(root)) continue;
+    PsVariableSplit split;
+    split.bytes = Describe(*graph, vars).bytes;
+    if (split.bytes <= half_share || split.bytes < 2 * options.min_part_bytes) continue;
+    // The largest variable, and those of its dtype and shape (its slots).
+    int largest = vars.front();
+    for (int v : vars) {
+      if (VariableBytes(graph->node(v)) > VariableBytes(graph->node(largest))) largest = v;
+    }
+    const NodeDef& main = graph->node(largest);
+    auto same = [&](const NodeDef& n) {
+      for (const char* attr : {"dtype", "shape"}) {
+        auto a = n.attr().find(attr), b = main.attr().find(attr);
+        if ((a == n.attr().end()) != (b == main.attr().end())) return false;
+        if (a != n.attr().end() && a->second.SerializeAsString() != b->second.SerializeAsString()) {
+          return false;
+        }
+      }
+      return true;
+    };
+    std::vector<std::string> names;
+    for (int v : vars) {
+      if (same(graph->node(v))) names.push_back(graph->node(v).name());
+    }
+    split.variable = main.name();
+    split.variables = static_cast<int>(names.size());
+    todo.emplace_back(std::move(names), std::move(split));
+  }
+  for (auto& [names, split] : todo) {
+    int64_t parts = (split.bytes + half_share - 1) / std::max<int64_t>(half_share, 1);
+    parts = std::min<int64_t>({parts, split.bytes / options.min_part_bytes, 64});
+    if (parts < 2) continue;
+    GR_ASSIGN_OR_RETURN(SplitResult r, SplitVariables(graph, names, static_cast<int>(parts)));
+    split.rows = r.rows;
+    split.why_not = r.why_not;
+    out->splits.push_back(std::move(split));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<PsPlacement> DescribePsPins(const GraphDef& graph, int num_ps_tasks) {
@@ -156,16 +218,13 @@ absl::StatusOr<PsPlacement> PlaceVariablesOnPs(GraphDef* graph, const PsPlacemen
   if (options.num_ps_tasks < 1) {
     return absl::InvalidArgumentError("placing variables on ps tasks needs at least one");
   }
-  GR_ASSIGN_OR_RETURN(Groups groups, FindGroups(*graph));
   PsPlacement out;
-  out.bytes_per_task.assign(options.num_ps_tasks, 0);
-  // The ps task each group's first pinned member names.
-  absl::flat_hash_map<int, int> pinned_task;  // group root -> task
-  for (int i = 0; i < graph->node_size(); ++i) {
-    if (pinned_task.contains(groups.root[i])) continue;
-    const int task = PsTaskOf(graph->node(i));
-    if (task >= 0) pinned_task[groups.root[i]] = task;
+  if (options.min_part_bytes > 0 && options.num_ps_tasks > 1) {
+    GR_RETURN_IF_ERROR(SplitLargeGroups(graph, options, &out));
   }
+  GR_ASSIGN_OR_RETURN(Groups groups, FindGroups(*graph));
+  out.bytes_per_task.assign(options.num_ps_tasks, 0);
+  const absl::flat_hash_map<int, int> pinned_task = PinnedTasks(*graph, groups);
   // Groups that keep their pins load their task first.
   std::vector<std::pair<int, PsVariableGroup>> to_place;  // root, group
   for (const auto& [root, vars] : groups.variables) {

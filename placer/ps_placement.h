@@ -10,6 +10,8 @@
 // first: the per-step traffic to and from a ps task and the update work it
 // does are both proportional to the bytes it holds, for dense variables).
 // A group's nodes then request "/job:ps/task:k", keeping any device type.
+// With min_part_bytes, a group too large for any whole placement to
+// balance is split first (see PsPlacementOptions).
 //
 // Which groups move: without `override_pins` only those no node of which
 // names a ps task (a graph exported without a device setter); with it,
@@ -32,6 +34,20 @@ namespace placer {
 struct PsPlacementOptions {
   int num_ps_tasks = 0;  // /job:ps/task:0..num_ps_tasks-1; at least 1
   bool override_pins = false;
+  // Over 2 or more ps tasks, a group being placed that holds more than
+  // half a ps task's even share of the bytes is first split into parts of
+  // at most that half (placer/variable_split.h), each part at least this
+  // many bytes (TensorFlow's min_slice_size is 256 KiB). 0: never split.
+  int64_t min_part_bytes = 0;
+};
+
+// A group split (or considered and left whole) before placement.
+struct PsVariableSplit {
+  std::string variable;  // the largest variable of the group
+  int variables = 0;     // variables split with it (it and its slots)
+  int64_t bytes = 0;     // the group's bytes
+  std::vector<int64_t> rows;  // rows of each part; empty when left whole
+  std::string why_not;        // when left whole
 };
 
 struct PsVariableGroup {
@@ -44,6 +60,7 @@ struct PsVariableGroup {
 };
 
 struct PsPlacement {
+  std::vector<PsVariableSplit> splits;
   std::vector<PsVariableGroup> groups;  // in decreasing bytes
   std::vector<int64_t> bytes_per_task;
   // max over tasks / mean; 0 without variables.

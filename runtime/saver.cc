@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -18,20 +19,34 @@
 #include "graph/checkpoint/tensor_bundle.h"
 #include "graph/status_macros.h"
 #include "graph/tensor_shape.h"
+#include "placer/variable_split.h"
 
 namespace graphrun {
 namespace {
 
 struct Variable {
   std::string name;
-  std::string device;  // as the graph requests it
+  std::string device;  // as the graph requests it (a split one's: its first part's)
   bool resource = false;
   DataType dtype = DT_INVALID;
   PartialShape shape;
+  // A variable split over ps tasks (placer/variable_split.h): its parts in
+  // order, and the rows of each.
+  std::vector<std::string> parts;
+  std::vector<int64_t> rows;
 };
+
+// The number K of a part "NAME/part_K".
+int PartNumber(const std::string& part) {
+  int k = 0;
+  const size_t at = part.rfind("/part_");
+  if (at != std::string::npos) (void)absl::SimpleAtoi(part.substr(at + 6), &k);
+  return k;
+}
 
 absl::StatusOr<std::vector<Variable>> Variables(const GraphDef& graph) {
   std::vector<Variable> out;
+  std::map<std::string, size_t> split;  // a split variable's name -> its index in out
   for (const NodeDef& n : graph.node()) {
     if (n.op() != "VariableV2" && n.op() != "VarHandleOp") continue;
     Variable v;
@@ -48,7 +63,45 @@ absl::StatusOr<std::vector<Variable>> Variables(const GraphDef& graph) {
       absl::StatusOr<PartialShape> s = PartialShape::FromProto(shape->second.shape());
       if (s.ok()) v.shape = *s;
     }
-    out.push_back(std::move(v));
+    auto part_of = n.attr().find(placer::kPartOfAttr);
+    if (part_of == n.attr().end()) {
+      out.push_back(std::move(v));
+      continue;
+    }
+    if (v.shape.unknown_rank() || v.shape.rank() < 1 || v.shape.dim(0) < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("variable part ", n.name(), " has no known first dimension"));
+    }
+    auto [it, first] = split.emplace(part_of->second.s(), out.size());
+    if (first) {
+      Variable whole = v;
+      whole.name = part_of->second.s();
+      out.push_back(std::move(whole));
+    }
+    Variable& whole = out[it->second];
+    whole.parts.push_back(n.name());
+    whole.rows.push_back(v.shape.dim(0));
+  }
+  for (Variable& v : out) {
+    if (v.parts.empty()) continue;
+    std::vector<size_t> order(v.parts.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return PartNumber(v.parts[a]) < PartNumber(v.parts[b]);
+    });
+    std::vector<std::string> parts;
+    std::vector<int64_t> rows;
+    int64_t total = 0;
+    for (size_t i : order) {
+      parts.push_back(v.parts[i]);
+      rows.push_back(v.rows[i]);
+      total += v.rows[i];
+    }
+    v.parts = std::move(parts);
+    v.rows = std::move(rows);
+    std::vector<int64_t> dims = {total};
+    for (int d = 1; d < v.shape.rank(); ++d) dims.push_back(v.shape.dim(d));
+    v.shape = PartialShape(dims);
   }
   return out;
 }
@@ -60,6 +113,79 @@ NodeDef* AddNode(GraphDef* g, const std::string& name, const std::string& op,
   n->set_op(op);
   for (std::string& in : inputs) n->add_input(std::move(in));
   return n;
+}
+
+// The node whose output is `v`'s value: a ref variable itself, else one
+// added to `nodes` under graphrun_save/ (a resource variable's read; a
+// split variable's ConcatV2 of its parts).
+std::string ValueName(const Variable& v) {
+  return v.resource || !v.parts.empty() ? absl::StrCat("graphrun_save/", v.name) : v.name;
+}
+
+std::string AddValueRead(GraphDef* nodes, const Variable& v) {
+  const std::string read = ValueName(v);
+  if (!v.resource && v.parts.empty()) return read;
+  if (v.parts.empty()) {
+    NodeDef* n = AddNode(nodes, read, "ReadVariableOp", {v.name});
+    (*n->mutable_attr())["dtype"].set_type(v.dtype);
+    return read;
+  }
+  std::vector<std::string> inputs;
+  for (size_t k = 0; k < v.parts.size(); ++k) {
+    if (!v.resource) {
+      inputs.push_back(v.parts[k]);  // a ref part: read by the concatenation
+      continue;
+    }
+    NodeDef* n = AddNode(nodes, absl::StrCat(read, "/part_", k), "ReadVariableOp", {v.parts[k]});
+    (*n->mutable_attr())["dtype"].set_type(v.dtype);
+    inputs.push_back(n->name());
+  }
+  NodeDef* axis = AddNode(nodes, read + "/axis", "Const", {});
+  (*axis->mutable_attr())["dtype"].set_type(DT_INT32);
+  Tensor::Scalar<int32_t>(0).AsProtoField((*axis->mutable_attr())["value"].mutable_tensor());
+  inputs.push_back(axis->name());
+  NodeDef* concat = AddNode(nodes, read, "ConcatV2", inputs);
+  (*concat->mutable_attr())["N"].set_i(static_cast<int64_t>(v.parts.size()));
+  (*concat->mutable_attr())["T"].set_type(v.dtype);
+  (*concat->mutable_attr())["Tidx"].set_type(DT_INT32);
+  return read;
+}
+
+// Adds `name`, which assigns the tensor `value` to `v` (to each of its
+// parts its rows, when split).
+void AddAssign(GraphDef* nodes, const Variable& v, const std::string& name,
+               const std::string& value) {
+  auto assign = [&](const std::string& node, const std::string& var, const std::string& from) {
+    NodeDef* a = AddNode(nodes, node, v.resource ? "AssignVariableOp" : "Assign", {var, from});
+    if (v.resource) {
+      (*a->mutable_attr())["dtype"].set_type(v.dtype);
+      (*a->mutable_attr())["validate_shape"].set_b(true);
+    } else {
+      (*a->mutable_attr())["T"].set_type(v.dtype);
+    }
+  };
+  if (v.parts.empty()) {
+    assign(name, v.name, value);
+    return;
+  }
+  NodeDef* rows = AddNode(nodes, name + "/rows", "Const", {});
+  (*rows->mutable_attr())["dtype"].set_type(DT_INT32);
+  std::vector<int32_t> r(v.rows.begin(), v.rows.end());
+  Tensor::FromVector(r).AsProtoField((*rows->mutable_attr())["value"].mutable_tensor());
+  NodeDef* axis = AddNode(nodes, name + "/axis", "Const", {});
+  (*axis->mutable_attr())["dtype"].set_type(DT_INT32);
+  Tensor::Scalar<int32_t>(0).AsProtoField((*axis->mutable_attr())["value"].mutable_tensor());
+  NodeDef* split = AddNode(nodes, name + "/split", "SplitV", {value, rows->name(), axis->name()});
+  (*split->mutable_attr())["num_split"].set_i(static_cast<int64_t>(v.parts.size()));
+  (*split->mutable_attr())["T"].set_type(v.dtype);
+  (*split->mutable_attr())["Tlen"].set_type(DT_INT32);
+  std::vector<std::string> waits;
+  for (size_t k = 0; k < v.parts.size(); ++k) {
+    const std::string part = absl::StrCat(name, "/part_", k);
+    assign(part, v.parts[k], absl::StrCat(split->name(), ":", k));
+    waits.push_back("^" + part);
+  }
+  AddNode(nodes, name, "NoOp", waits);
 }
 
 // Adds `nodes` to the session's graph unless an earlier save or restore
@@ -140,7 +266,7 @@ absl::StatusOr<int> SaveSharded(const std::vector<Variable>& vars,
     std::vector<std::string> inputs = {base + "prefix", base + "names", base + "slices"};
     for (int m : members) {
       const Variable& v = vars[m];
-      inputs.push_back(v.resource ? absl::StrCat("graphrun_save/", v.name) : v.name);
+      inputs.push_back(ValueName(v));
     }
     NodeDef* save_def = AddNode(&nodes, base + "save", "SaveV2", inputs);
     save_def->set_device(task);
@@ -174,16 +300,7 @@ absl::StatusOr<int> SaveVariables(const GraphDef& graph, Session* session,
   GR_ASSIGN_OR_RETURN(std::vector<Variable> vars, Variables(graph));
   GraphDef nodes;
   std::vector<std::string> fetches;
-  for (const Variable& v : vars) {
-    if (!v.resource) {
-      fetches.push_back(v.name);
-      continue;
-    }
-    const std::string read = absl::StrCat("graphrun_save/", v.name);
-    NodeDef* n = AddNode(&nodes, read, "ReadVariableOp", {v.name});
-    (*n->mutable_attr())["dtype"].set_type(v.dtype);
-    fetches.push_back(read);
-  }
+  for (const Variable& v : vars) fetches.push_back(AddValueRead(&nodes, v));
   GR_RETURN_IF_ERROR(ExtendOnce(session, nodes));
   // Variables on several tasks: a shard per task, written where they live.
   std::map<std::string, std::vector<int>> by_task;
@@ -291,14 +408,7 @@ absl::StatusOr<int> RestoreSharded(const std::vector<Variable>& vars,
       const Variable& v = vars[members[i]];
       const std::string value = absl::StrCat(base, "restore:", i);
       const std::string name = absl::StrCat(base, "assign/", v.name);
-      NodeDef* assign = AddNode(&nodes, name, v.resource ? "AssignVariableOp" : "Assign",
-                                {v.name, value});
-      if (v.resource) {
-        (*assign->mutable_attr())["dtype"].set_type(v.dtype);
-        (*assign->mutable_attr())["validate_shape"].set_b(true);
-      } else {
-        (*assign->mutable_attr())["T"].set_type(v.dtype);
-      }
+      AddAssign(&nodes, v, name, value);
       targets.push_back(name);
     }
     feeds.emplace_back(base + "prefix", Tensor::Scalar<std::string>(prefix));
@@ -327,8 +437,9 @@ absl::Status WaitForVariables(
   std::vector<std::string> fetches;
   for (const Variable& v : vars) {
     const std::string name = absl::StrCat("graphrun_wait/", v.name);
+    // A split variable's parts are set together: its first part answers.
     NodeDef* n = AddNode(&nodes, name, v.resource ? "VarIsInitializedOp" : "IsVariableInitialized",
-                         {v.name});
+                         {v.parts.empty() ? v.name : v.parts.front()});
     if (v.resource) {
       // VarIsInitializedOp has no attrs.
     } else {
@@ -386,14 +497,7 @@ absl::StatusOr<int> RestoreVariables(const GraphDef& graph, Session* session,
     const std::string base = absl::StrCat("graphrun_restore/", v.name);
     NodeDef* value_node = AddNode(&nodes, base + "/value", "Placeholder", {});
     (*value_node->mutable_attr())["dtype"].set_type(v.dtype);
-    if (v.resource) {
-      NodeDef* assign = AddNode(&nodes, base, "AssignVariableOp", {v.name, base + "/value"});
-      (*assign->mutable_attr())["dtype"].set_type(v.dtype);
-      (*assign->mutable_attr())["validate_shape"].set_b(true);
-    } else {
-      NodeDef* assign = AddNode(&nodes, base, "Assign", {v.name, base + "/value"});
-      (*assign->mutable_attr())["T"].set_type(v.dtype);
-    }
+    AddAssign(&nodes, v, base, base + "/value");
     feeds.emplace_back(base + "/value", std::move(value));
     targets.push_back(base);
   }

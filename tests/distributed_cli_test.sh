@@ -52,6 +52,24 @@ check "with token" "$GRAPHRUN" run "$EXAMPLE" --cluster="$tmp/cluster.json" \
     --out="$tmp/cluster" --quiet
 check "cluster result matches" "$ALLCLOSE" "$tmp/cluster/probs.npy" "$EXAMPLE_EXPECTED" 1e-6
 
+# The client serves worker 0 itself (--in_process_worker) on the address
+# the cluster file gives it, one nobody serves yet; worker 1 reaches it
+# there (the first layer's output travels to task 1 and back).
+p=$((20000 + RANDOM % 30000))
+while (exec 5<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
+printf '{"worker": ["127.0.0.1:%s", "%s"]}\n' "$p" "$a1" > "$tmp/cluster_self.json"
+out="$("$GRAPHRUN" run "$EXAMPLE" --cluster="$tmp/cluster_self.json" --in_process_worker \
+        --auth_token_file="$tmp/token" --feed x="$EXAMPLE_X" --fetch probs --wire_compression=none \
+        --log_device_placement --out="$tmp/self" 2>&1)"; rc=$?
+check "in-process worker 0 runs" test $rc -eq 0
+check "in-process worker 0 at the file's address" \
+  grep -q "^/job:worker/replica:0/task:0/device:CPU:0 -> 127.0.0.1:$p" <<<"$out"
+check "in-process worker 0 result matches" "$ALLCLOSE" "$tmp/self/probs.npy" "$EXAMPLE_EXPECTED" 1e-6
+err="$("$GRAPHRUN" run "$EXAMPLE" --cluster="$tmp/cluster.json" --in_process_worker --task=4 \
+        --auth_token_file="$tmp/token" --feed x="$EXAMPLE_X" --fetch probs 2>&1)"; rc=$?
+check "in-process task not in the cluster fails" test $rc -eq 1
+check "... naming it" grep -q "task /job:worker/replica:0/task:4 is not in" <<<"$err"
+
 # A task nobody serves: creation gives up naming it.
 printf '{"worker": ["%s", "127.0.0.1:1"]}\n' "$a0" > "$tmp/cluster_dead.json"
 err="$("$GRAPHRUN" run "$EXAMPLE" --cluster="$tmp/cluster_dead.json" \

@@ -94,6 +94,24 @@ check "sync: losses are TensorFlow's cluster's" \
 check "sync: losses are the large-batch run's" \
   "$ALLCLOSE" "$tmp/${c}_ps/loss.npy" "$F/${c}_large_batch_loss.npy" 1e-5
 
+# The client serves its own worker task (--in_process_worker), as
+# TensorFlow's session on a server's target: one process fewer, feeds and
+# fetches handed over in memory, the same losses.
+train mlp_adam_ps "$tmp/inproc" --local_workers 1 --local_ps 2 --wire_compression none \
+  --in_process_worker > "$tmp/inproc.log" 2>&1
+check "in-process worker 0: exits 0" test $? -eq 0
+check "in-process worker 0: losses are one process's, exactly" \
+  "$ALLCLOSE" "$tmp/inproc/loss.npy" "$tmp/mlp_adam_ps_one/loss.npy" 0
+train mlp_adam_sync2 "$tmp/inproc2" --local_workers 2 --local_ps 2 --wire_compression none \
+  --in_process_worker > "$tmp/inproc2.log" 2>&1
+check "in-process worker 0 of 2: exits 0" test $? -eq 0
+check "in-process worker 0 of 2: losses are one process's, exactly" \
+  "$ALLCLOSE" "$tmp/inproc2/loss.npy" "$tmp/mlp_adam_sync2_one/loss.npy" 0
+err="$(train mlp_adam_ps "$tmp/bad_inproc" --local_workers 1 --local_ps 2 --in_process_worker \
+  --task 3 2>&1)"; rc=$?
+check "in-process worker outside the local tasks: exits 1" test "$rc" -eq 1
+check "... naming the task" grep -q "/job:worker/replica:0/task:3 is not one of the 1 local" <<<"$err"
+
 # Saves over ps tasks are sharded: each ps task writes its own variables,
 # the shards merge into one checkpoint (one data file per task, no
 # temporary directory left) that one process restores.
@@ -175,6 +193,35 @@ check "a slot lives with its variable" grep -q \
 check "auto ps placement reports the balance" \
   grep -q '^ps placement: variable bytes per ps task: task 0: [0-9]*, task 1: [0-9]* (max/mean 1\.[0-9]*)$' \
   "$tmp/$c.auto.log"
+# A variable with its slots holding over half a ps task's even share is
+# split into parts over the ps tasks (here with parts of at least 64 bytes:
+# the fixture's variables are small): each part with its slots' parts and
+# its update, reads concatenated on the worker. The losses do not change,
+# and the checkpoint holds each variable whole under TensorFlow's key.
+train "$c" "$tmp/split" --local_workers 1 --local_ps 2 --wire_compression none \
+  --ps_placement=auto --ps_min_part_bytes=64 --log_device_placement \
+  --save "$tmp/split/model.ckpt" > "$tmp/split.log" 2>&1
+check "split: exits 0" test $? -eq 0
+check "split: says what it split" grep -q \
+  "^ps placement: split 'mlp/w1' and 2 more (1536 bytes, over half a ps task's even share) into [2-9] parts of [0-9, ]* rows$" \
+  "$tmp/split.log"
+check "split: the parts live on both ps tasks" \
+  test "$(grep -c "^mlp/w1/part_[0-9]: (VarHandleOp): /job:ps/replica:0/task:[01]/" "$tmp/split.log")" -ge 2
+check "split: a slot's part lives with the variable's part" test \
+  "$(sed -n 's#^mlp/w1/part_0: (VarHandleOp): \(/job:ps/replica:0/task:[01]\)/.*#\1#p' "$tmp/split.log")" = \
+  "$(sed -n 's#^mlp/w1/Adam/part_0: (VarHandleOp): \(/job:ps/replica:0/task:[01]\)/.*#\1#p' "$tmp/split.log")"
+check "split: losses are one process's, exactly" \
+  "$ALLCLOSE" "$tmp/split/loss.npy" "$tmp/${c}_one/loss.npy" 0
+for key in mlp/w1 mlp/w1/Adam_1 mlp/b2; do
+  check "split: saved $key whole" "$CKPT_TO_NPY" "$tmp/split/model.ckpt" "$key" "$tmp/got.npy"
+  "$CKPT_TO_NPY" "$tmp/${c}_one/model.ckpt" "$key" "$tmp/one.npy"
+  check "split: $key is one process's, exactly" "$ALLCLOSE" "$tmp/got.npy" "$tmp/one.npy" 0
+done
+check "split: balances the ps tasks better" \
+  grep -q '^ps placement: variable bytes per ps task: .* (max/mean 1\.[01][0-9])$' "$tmp/split.log"
+err="$(train "$c" "$tmp/bad_split" --local_workers 1 --local_ps 2 --ps_min_part_bytes=-1 2>&1)"; rc=$?
+check "a negative --ps_min_part_bytes fails" test "$rc" -ne 0
+check "... saying so" grep -q -- "--ps_min_part_bytes must be >= 0, not -1" <<<"$err"
 err="$(train "$c" "$tmp/bad0" --local_workers 1 --local_ps 2 --ps_placement=greedy 2>&1)"; rc=$?
 check "an unknown --ps_placement fails" test "$rc" -ne 0
 check "... saying so" grep -q -- "--ps_placement must be pinned or auto, not 'greedy'" <<<"$err"

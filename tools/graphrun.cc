@@ -139,9 +139,17 @@ ABSL_FLAG(bool, clear_devices, false,
 ABSL_FLAG(std::string, ps_placement, "pinned",
           "run, train with ps tasks: pinned (keep the graph's /job:ps pins, place unpinned "
           "variables by bytes) or auto (place every variable by bytes)");
+ABSL_FLAG(int64_t, ps_min_part_bytes, 256 << 10,
+          "run, train with ps tasks: a variable (with its slots) being placed that holds over "
+          "half a ps task's even share of the bytes is split into parts of at least this many "
+          "bytes (0: never split)");
 ABSL_FLAG(int, local_ps, 0,
           "run, train: with --local_workers, also start this many parameter-server "
           "processes (/job:ps/task:0..M-1) on loopback");
+ABSL_FLAG(bool, in_process_worker, false,
+          "run, train over workers: serve the client's own task (--job, --task; else the "
+          "chief or worker 0) from this process instead of another: feeds and fetches are "
+          "handed over in memory, as TensorFlow's session on a server's target");
 ABSL_FLAG(std::string, job, "worker", "worker: this task's job in --cluster");
 ABSL_FLAG(int, task, -1,
           "worker: this task's index in its job; run, train over --cluster: the task (of --job) "
@@ -197,13 +205,15 @@ Usage:
   graphrun run GRAPH --local_workers=N [--local_ps=M] ...
   graphrun run GRAPH --cluster=cluster.json [--auth_token_file=F]
                [--tls_cert=F --tls_key=F --tls_ca=F]
-               [--wire_compression=fp16|bf16|none]
+               [--wire_compression=fp16|bf16|none] [--in_process_worker]
                                          the same over worker processes: N
                                          started on loopback for this run, or
                                          a running cluster; nodes pinned to
                                          /job:worker/task:1 run on that task,
                                          variables pinned to /job:ps/task:k
-                                         live there across steps
+                                         live there across steps; the
+                                         client's own task served here with
+                                         --in_process_worker
   graphrun worker --cluster=cluster.json --job=worker --task=N
                [--bind_address=0.0.0.0] [--auth_token_file=F] [--tls_*=F]
                                          serve one task of a cluster (or from
@@ -413,7 +423,9 @@ bool RunArgsFromFlags(const std::string& graph, const RepeatedFlags& repeated,
     run->client_task = absl::StrCat("/job:", absl::GetFlag(FLAGS_job),
                                     "/replica:0/task:", absl::GetFlag(FLAGS_task));
   }
+  run->in_process_worker = absl::GetFlag(FLAGS_in_process_worker);
   run->ps_placement = absl::GetFlag(FLAGS_ps_placement);
+  run->ps_min_part_bytes = absl::GetFlag(FLAGS_ps_min_part_bytes);
   run->auth_token_file = absl::GetFlag(FLAGS_auth_token_file);
   run->tls_cert = absl::GetFlag(FLAGS_tls_cert);
   run->tls_key = absl::GetFlag(FLAGS_tls_key);

@@ -121,7 +121,7 @@ void SetLocalWorkerProgram(const std::string& path) {
 }
 
 absl::StatusOr<std::unique_ptr<LocalWorkers>> LocalWorkers::Start(
-    int n, const std::vector<std::string>& worker_args, int ps) {
+    int n, const std::vector<std::string>& worker_args, int ps, int skip_worker) {
   if (n < 1 || n > 64) {
     return absl::InvalidArgumentError(
         absl::StrCat("--local_workers must be between 1 and 64, not ", n));
@@ -132,7 +132,9 @@ absl::StatusOr<std::unique_ptr<LocalWorkers>> LocalWorkers::Start(
   }
   // (job, task index) of each process, workers first.
   std::vector<std::pair<std::string, int>> tasks;
-  for (int i = 0; i < n; ++i) tasks.emplace_back("worker", i);
+  for (int i = 0; i < n; ++i) {
+    if (i != skip_worker) tasks.emplace_back("worker", i);
+  }
   for (int i = 0; i < ps; ++i) tasks.emplace_back("ps", i);
   char self[4096];
   if (std::string program = LocalWorkerProgram(); !program.empty()) {

@@ -27,15 +27,21 @@ class LocalWorkers {
  public:
   // Starts them and waits (up to 30 s) until each says where it serves.
   // `worker_args` go to every task (--auth_token_file=..., --cpu_devices=2).
-  // Unavailable naming the task when one exits or stays silent.
+  // Worker task `skip_worker` (if in 0..n-1) is not started: the caller
+  // serves it itself and adds it to the cluster (AddTask). Unavailable
+  // naming the task when one exits or stays silent.
   static absl::StatusOr<std::unique_ptr<LocalWorkers>> Start(
-      int n, const std::vector<std::string>& worker_args, int ps = 0);
+      int n, const std::vector<std::string>& worker_args, int ps = 0, int skip_worker = -1);
   ~LocalWorkers();
 
   // Task name -> "127.0.0.1:port".
   const std::map<std::string, std::string>& cluster() const { return cluster_; }
-  // Worker tasks first, then ps tasks.
-  pid_t pid(int task) const { return pids_[task]; }
+  // A task served elsewhere (the one skipped).
+  void AddTask(const std::string& task, const std::string& address) {
+    cluster_[task] = address;
+  }
+  // The processes started: worker tasks first, then ps tasks.
+  pid_t pid(int process) const { return pids_[process]; }
 
  private:
   LocalWorkers() = default;

@@ -8,12 +8,15 @@
 #include <cstdio>
 #include <iostream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/grpc_worker.h"
 #include "distributed/master_session.h"
+#include "distributed/served_worker.h"
 #include "distributed/task_probe.h"
 #include "distributed/wire_codec.h"
 #include "graph/graph_io.h"
@@ -165,6 +168,17 @@ absl::StatusOr<int> CountPsTasks(const RunCommandArgs& args) {
 }
 
 void LogPsPlacement(const placer::PsPlacement& placed) {
+  for (const placer::PsVariableSplit& s : placed.splits) {
+    const std::string what = absl::StrCat(
+        "'", s.variable, "'", s.variables > 1 ? absl::StrCat(" and ", s.variables - 1, " more") : "",
+        " (", s.bytes, " bytes, over half a ps task's even share)");
+    if (s.rows.empty()) {
+      std::fprintf(stderr, "ps placement: %s stays whole: %s\n", what.c_str(), s.why_not.c_str());
+    } else {
+      std::fprintf(stderr, "ps placement: split %s into %zu parts of %s rows\n", what.c_str(),
+                   s.rows.size(), absl::StrJoin(s.rows, ", ").c_str());
+    }
+  }
   for (const placer::PsVariableGroup& g : placed.groups) {
     std::fprintf(stderr, "ps placement: '%s'%s (%lld bytes) -> /job:ps/task:%d: %s\n",
                  g.variable.c_str(),
@@ -177,6 +191,53 @@ void LogPsPlacement(const placer::PsPlacement& placed) {
   }
   std::fprintf(stderr, "ps placement: variable bytes per ps task: %s (max/mean %.2f)\n",
                per_task.c_str(), placed.max_over_mean);
+}
+
+// The task feeds and fetches go through, as the master picks it.
+std::string ClientTaskOf(const std::string& client_task,
+                         const std::map<std::string, std::string>& cluster) {
+  if (!client_task.empty()) return client_task;
+  for (const char* task : {"/job:chief/replica:0/task:0", "/job:worker/replica:0/task:0"}) {
+    if (cluster.count(task) > 0) return task;
+  }
+  return cluster.empty() ? "" : cluster.begin()->first;
+}
+
+// --in_process_worker: serves `task` from this process on `listen`
+// ("host:port", port 0: any); *connect then reaches it without a socket.
+// Returns the address it serves on.
+absl::StatusOr<std::string> ServeClientTask(const RunCommandArgs& args,
+                                            const GrpcSecurity& security,
+                                            const std::string& task, const std::string& listen,
+                                            ConnectFn* connect) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("task ", task, ": address '", listen,
+                                                   "' is not HOST:PORT"));
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  WorkerOptions worker;
+  worker.task_name = task;
+  worker.cpu_devices = args.cpu_devices;
+  worker.inter_op_threads = args.inter_op_threads;
+  worker.intra_op_threads = args.intra_op_threads;
+  worker.connect = *connect;
+  // Tensor bytes travel in the clear on the data plane: with TLS they stay
+  // inside the encrypted gRPC calls.
+  worker.data_plane = !security.tls();
+  worker.data_plane_host = host;
+  GrpcWorkerServerOptions server;
+  server.listen_address = listen;
+  server.security = security;
+  absl::StatusOr<std::shared_ptr<ServedWorker>> served = ServedWorker::Start(worker, server);
+  if (!served.ok()) {
+    return absl::Status(served.status().code(),
+                        absl::StrCat("--in_process_worker: serving ", task, " here: ",
+                                     served.status().message()));
+  }
+  *connect = (*served)->ConnectWithSelf(*connect);
+  return absl::StrCat(listen.substr(0, colon), ":", (*served)->port());
 }
 
 // A MasterSession over the workers of --cluster, or over --local_workers
@@ -215,8 +276,27 @@ absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
       worker_args.push_back(absl::StrCat("--tls_key=", args.tls_key));
     }
     if (!args.tls_ca.empty()) worker_args.push_back(absl::StrCat("--tls_ca=", args.tls_ca));
-    GR_ASSIGN_OR_RETURN(*local,
-                        LocalWorkers::Start(args.local_workers, worker_args, args.local_ps));
+    int skip = -1;
+    if (args.in_process_worker) {
+      const std::string prefix = "/job:worker/replica:0/task:";
+      const std::string own =
+          args.client_task.empty() ? absl::StrCat(prefix, 0) : args.client_task;
+      if (own.rfind(prefix, 0) != 0 || !absl::SimpleAtoi(own.substr(prefix.size()), &skip) ||
+          skip < 0 || skip >= args.local_workers) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--in_process_worker: the client's task ", own, " is not one of the ",
+            args.local_workers, " local worker tasks"));
+      }
+    }
+    GR_ASSIGN_OR_RETURN(*local, LocalWorkers::Start(args.local_workers, worker_args,
+                                                    args.local_ps, skip));
+    if (skip >= 0) {
+      GR_ASSIGN_OR_RETURN(
+          std::string address,
+          ServeClientTask(args, security, absl::StrCat("/job:worker/replica:0/task:", skip),
+                          "127.0.0.1:0", &master.connect));
+      (*local)->AddTask(absl::StrCat("/job:worker/replica:0/task:", skip), address);
+    }
     master.cluster = (*local)->cluster();
   } else {
     GR_ASSIGN_OR_RETURN(ClusterSpec cluster, LoadClusterSpecFile(args.cluster_file));
@@ -228,6 +308,16 @@ absl::StatusOr<std::unique_ptr<Session>> NewDistributedSession(
       }
       GR_ASSIGN_OR_RETURN(std::string address, cluster.TaskAddress(t));
       master.cluster[task] = address;
+    }
+    if (args.in_process_worker) {
+      const std::string own = ClientTaskOf(args.client_task, master.cluster);
+      auto it = master.cluster.find(own);
+      if (it == master.cluster.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--in_process_worker: the client's task ", own, " is not in ", args.cluster_file));
+      }
+      GR_RETURN_IF_ERROR(
+          ServeClientTask(args, security, own, it->second, &master.connect).status());
     }
   }
   out->cluster = master.cluster;
@@ -261,6 +351,11 @@ absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const Graph
       placer::PsPlacementOptions ps;
       ps.num_ps_tasks = ps_tasks;
       ps.override_pins = args.ps_placement == "auto";
+      if (args.ps_min_part_bytes < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--ps_min_part_bytes must be >= 0, not ", args.ps_min_part_bytes));
+      }
+      ps.min_part_bytes = args.ps_min_part_bytes;
       GR_ASSIGN_OR_RETURN(placer::PsPlacement placed, placer::PlaceVariablesOnPs(&edited, ps));
       if (args.log_device_placement) LogPsPlacement(placed);
     }

@@ -54,10 +54,17 @@ struct RunCommandArgs {
   // Over workers: the task feeds and fetches go through (--job, --task),
   // canonical; empty: the chief's or worker 0's.
   std::string client_task;
+  // Serve that task from this process (a worker process fewer; feeds and
+  // fetches handed over in memory), as TensorFlow's session on a server's
+  // target does. Over --cluster, listens on the task's address.
+  bool in_process_worker = false;
   // With ps tasks: "pinned" keeps the graph's /job:ps pins and places
   // unpinned variables by bytes; "auto" places every variable by bytes
   // (placer/ps_placement.h).
   std::string ps_placement = "pinned";
+  // A variable group over half a ps task's even share of the bytes is
+  // split into parts of at least this many bytes (0: never).
+  int64_t ps_min_part_bytes = 256 << 10;
   std::string auth_token_file;
   std::string tls_cert, tls_key, tls_ca;
   // gradients | all (= fp16) | none | bf16: distributed/wire_codec.h

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "distributed/cluster_spec.h"
 #include "distributed/grpc_worker.h"
+#include "distributed/served_worker.h"
 #include "distributed/worker.h"
 
 namespace graphrun {
@@ -152,16 +153,13 @@ int WorkerCommand(const WorkerCommandArgs& args) {
   // inside the encrypted gRPC calls.
   options.data_plane = args.data_plane && !security->tls();
   options.data_plane_host = bind_host;
-  absl::StatusOr<std::unique_ptr<Worker>> worker = Worker::Create(options);
-  if (!worker.ok()) return Fail(worker.status());
-
   GrpcWorkerServerOptions server_options;
   server_options.listen_address = JoinAddress(bind_host, own->second);
   server_options.security = *security;
-  absl::StatusOr<std::unique_ptr<GrpcWorkerServer>> server =
-      GrpcWorkerServer::Start(worker->get(), server_options);
-  if (!server.ok()) return Fail(server.status());
-  const std::string serving = JoinAddress(bind_host, (*server)->port());
+  absl::StatusOr<std::shared_ptr<ServedWorker>> served =
+      ServedWorker::Start(options, server_options);
+  if (!served.ok()) return Fail(served.status());
+  const std::string serving = JoinAddress(bind_host, (*served)->port());
   std::printf("graphrun worker %s serving on %s (%d CPU device%s%s%s)\n", me->task_name.c_str(),
               serving.c_str(), args.cpu_devices, args.cpu_devices == 1 ? "" : "s",
               security->auth_token.empty() ? "" : ", auth token", security->tls() ? ", TLS" : "");
@@ -169,9 +167,7 @@ int WorkerCommand(const WorkerCommandArgs& args) {
 
   int sig = 0;
   sigwait(&signals, &sig);
-  (*server)->Shutdown();
-  server->reset();
-  worker->reset();
+  served->reset();
   return 0;
 }
 
