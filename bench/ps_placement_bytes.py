@@ -7,8 +7,10 @@ each group is a variable and its slot), over 2, 4 and 8 ps tasks.
 
 Each graph is built under replica_device_setter(ps_tasks=P); graphrun
 reports the bytes per task under the graph's pins (--ps_placement=pinned)
-and under its own placement (auto) with --log_device_placement, starting
-the tasks on loopback and running no step.
+and under its own placement (auto: a group over half a ps task's even
+share split into parts of at least 256 KiB, the default, or of at least
+16 KiB) with --log_device_placement, starting the tasks on loopback and
+running no step.
 
   ./bazelw build //tools:graphrun
   /work/tfvenv/bin/python bench/ps_placement_bytes.py
@@ -40,11 +42,11 @@ def resnet50_graph(shapes, ps_tasks):
     return g
 
 
-def report(graph_path, ps_tasks, placement):
+def report(graph_path, ps_tasks, placement, *flags):
     out = subprocess.run(
         [GRAPHRUN, "train", graph_path, "--train", "train", "--steps", "0",
          "--local_workers=1", "--local_ps=%d" % ps_tasks, "--ps_placement=" + placement,
-         "--log_device_placement"], capture_output=True, text=True)
+         "--log_device_placement"] + list(flags), capture_output=True, text=True)
     text = out.stdout + out.stderr
     m = re.search(r"ps placement: variable bytes per ps task: (.*) \(max/mean ([0-9.]+)\)", text)
     if m is None:
@@ -61,8 +63,9 @@ def main():
     shapes = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True,
                                        text=True, check=True).stdout.splitlines()[-1])
     tmp = tempfile.mkdtemp(prefix="ps_bytes_")
-    print("| model | ps tasks | round-robin bytes per task (max/mean) | graphrun auto (max/mean) |")
-    print("| --- | --- | --- | --- |")
+    print("| model | ps tasks | round-robin bytes per task (max/mean) | graphrun auto (max/mean) "
+          "| auto, parts of 16 KiB or more (max/mean) |")
+    print("| --- | --- | --- | --- | --- |")
     for model in ("mlp", "cnn", "resnet50"):
         for p in (2, 4, 8):
             if model == "resnet50":
@@ -76,9 +79,11 @@ def main():
                 f.write(g.as_graph_def().SerializeToString())
             rr, rr_ratio = report(path, p, "pinned")
             auto, auto_ratio = report(path, p, "auto")
-            print("| %s | %d | %s (%.2f) | %s (%.2f) |" % (
-                model, p, " / ".join("%.2f MB" % (b / 1e6) for b in rr), rr_ratio,
-                " / ".join("%.2f MB" % (b / 1e6) for b in auto), auto_ratio), flush=True)
+            small, small_ratio = report(path, p, "auto", "--ps_min_part_bytes=16384")
+            mb = lambda bs: " / ".join("%.2f MB" % (b / 1e6) for b in bs)
+            print("| %s | %d | %s (%.2f) | %s (%.2f) | %s (%.2f) |" % (
+                model, p, mb(rr), rr_ratio, mb(auto), auto_ratio, mb(small), small_ratio),
+                flush=True)
 
 
 if __name__ == "__main__":
