@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/import.h"
+#include "partition/control_edges.h"
 
 namespace graphrun {
 
@@ -75,7 +76,22 @@ absl::StatusOr<std::map<std::string, GraphDef>> PartitionCopyingConsts(
     const Graph& graph, PartitionOptions options, PartitionStats* stats) {
   absl::StatusOr<ConstCopies> copies = CopyConstsToReaders(graph, options);
   if (!copies.ok()) return copies.status();
-  if (copies->copies == 0) return Partition(graph, options, stats);
+  if (copies->copies == 0) {
+    copies->graph = graph.ToGraphDef();
+    for (const auto& node : graph.nodes()) {
+      copies->device[node->name()] =
+          options.node_to_loc ? options.node_to_loc(*node) : node->def().device();
+    }
+  }
+  const std::function<std::string(const std::string&)> task_of =
+      options.task_of ? options.task_of
+                      : std::function<std::string(const std::string&)>(DefaultTaskOf);
+  absl::StatusOr<ControlEdgeChanges> control =
+      GatherControlEdges(&copies->graph, &copies->device, task_of);
+  if (!control.ok()) return control.status();
+  if (copies->copies == 0 && control->moved == 0 && control->gathered == 0) {
+    return Partition(graph, options, stats);
+  }
   ImportOptions import;
   import.infer_shapes = false;
   import.allow_internal_names = true;

@@ -35,8 +35,9 @@ struct ConstCopies {
 absl::StatusOr<ConstCopies> CopyConstsToReaders(const Graph& graph,
                                                 const PartitionOptions& options);
 
-// Partition(graph, options) (partition.h) after CopyConstsToReaders: what a
-// step's partitions and `graphrun partition` are made with.
+// Partition(graph, options) (partition.h) after CopyConstsToReaders and
+// GatherControlEdges (partition/control_edges.h): what a step's partitions
+// and `graphrun partition` are made with.
 absl::StatusOr<std::map<std::string, GraphDef>> PartitionCopyingConsts(
     const Graph& graph, PartitionOptions options, PartitionStats* stats = nullptr);
 

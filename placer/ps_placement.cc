@@ -129,7 +129,12 @@ PsVariableGroup Describe(const GraphDef& graph, const std::vector<int>& vars) {
   PsVariableGroup out;
   out.variable = graph.node(vars.front()).name();
   for (int v : vars) {
-    out.variable = std::min(out.variable, graph.node(v).name());
+    // The shortest name (the variable, not its slots), then the first.
+    const std::string& name = graph.node(v).name();
+    if (name.size() < out.variable.size() ||
+        (name.size() == out.variable.size() && name < out.variable)) {
+      out.variable = name;
+    }
     out.bytes += VariableBytes(graph.node(v));
   }
   out.variables = static_cast<int>(vars.size());

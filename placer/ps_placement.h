@@ -51,7 +51,7 @@ struct PsVariableSplit {
 };
 
 struct PsVariableGroup {
-  std::string variable;  // the group's first variable, by name
+  std::string variable;  // the group's variable: its shortest name
   int variables = 0;     // variables in the group (slots included)
   int64_t bytes = 0;     // their bytes (unknown dimensions count 0)
   int task = 0;          // the ps task it went to
