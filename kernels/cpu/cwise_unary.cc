@@ -11,19 +11,20 @@ namespace {
 
 namespace ei = Eigen::internal;
 
-// Eigen's vectorized float sqrt (a reciprocal square root estimate and a
-// Newton step) gives NaN for +inf, also under the 16-bit floats' packets,
-// which compute in float; TensorFlow gives inf. Same values otherwise. The
-// 16-bit floats go an element at a time.
+// Eigen's vectorized sqrt (a reciprocal square root estimate and Newton
+// steps, for float and, on some instruction sets, double) gives NaN for +inf,
+// also under the 16-bit floats' packets, which compute in float; TensorFlow
+// gives inf. Same values otherwise. The 16-bit floats go an element at a time.
 template <typename T>
 struct SqrtViaFloat {
   T operator()(const T& x) const { return static_cast<T>(std::sqrt(static_cast<float>(x))); }
 };
-struct SqrtFloat {
-  float operator()(const float& x) const { return ei::scalar_sqrt_op<float>()(x); }
+template <typename T>
+struct SqrtKeepsInf {
+  T operator()(const T& x) const { return ei::scalar_sqrt_op<T>()(x); }
   template <typename Packet>
   Packet packetOp(const Packet& x) const {
-    const Packet inf = ei::pset1<Packet>(std::numeric_limits<float>::infinity());
+    const Packet inf = ei::pset1<Packet>(std::numeric_limits<T>::infinity());
     return ei::pselect(ei::pcmp_eq(x, inf), inf, ei::psqrt(x));
   }
 };
@@ -34,11 +35,11 @@ struct SqrtFloat {
 
 namespace Eigen {
 namespace internal {
-template <>
-struct functor_traits<graphrun::cwise::SqrtFloat> {
+template <typename T>
+struct functor_traits<graphrun::cwise::SqrtKeepsInf<T>> {
   enum {
-    Cost = functor_traits<scalar_sqrt_op<float>>::Cost + NumTraits<float>::AddCost,
-    PacketAccess = functor_traits<scalar_sqrt_op<float>>::PacketAccess
+    Cost = functor_traits<scalar_sqrt_op<T>>::Cost + NumTraits<T>::AddCost,
+    PacketAccess = functor_traits<scalar_sqrt_op<T>>::PacketAccess
   };
 };
 }  // namespace internal
@@ -65,8 +66,8 @@ GR_REGISTER_FLOAT(float);
 GR_REGISTER_FLOAT(double);
 GR_REGISTER_FLOAT(half);
 GR_REGISTER_FLOAT(bfloat16);
-GR_CWISE_REGISTER("Sqrt", float, UnaryOp<float, SqrtFloat>);
-GR_CWISE_REGISTER("Sqrt", double, UnaryOp<double, ei::scalar_sqrt_op<double>>);
+GR_CWISE_REGISTER("Sqrt", float, UnaryOp<float, SqrtKeepsInf<float>>);
+GR_CWISE_REGISTER("Sqrt", double, UnaryOp<double, SqrtKeepsInf<double>>);
 GR_CWISE_REGISTER("Sqrt", half, UnaryOp<half, SqrtViaFloat<half>>);
 GR_CWISE_REGISTER("Sqrt", bfloat16, UnaryOp<bfloat16, SqrtViaFloat<bfloat16>>);
 GR_REGISTER_SIGNED(int8_t);
