@@ -10,7 +10,8 @@ alternating:
   - graphrun --replicas=2 over CPU devices of one process;
   - graphrun --replicas=2 --local_workers=2 (two worker processes on
     loopback, one replica each; gradients fp16 on the wire, the default,
-    and exact with --wire_compression=none);
+    and exact with --wire_compression=none), and the same with
+    --in_process_worker (worker 0 served in the client's own process);
   - graphrun --replicas=4 over CPU devices (the scaling row);
   - PyTorch DDP, 2 processes, gloo (bench/ddp_peer.py), when installed.
 
@@ -42,6 +43,10 @@ CONFIGS = [
     ("2 replicas, 2 worker processes, fp16", ["--replicas=2", "--local_workers=2"]),
     ("2 replicas, 2 worker processes, exact",
      ["--replicas=2", "--local_workers=2", "--wire_compression=none"]),
+    ("2 replicas, worker 0 in process, fp16",
+     ["--replicas=2", "--local_workers=2", "--in_process_worker"]),
+    ("2 replicas, worker 0 in process, exact",
+     ["--replicas=2", "--local_workers=2", "--in_process_worker", "--wire_compression=none"]),
     ("4 replicas, CPU devices", ["--replicas=4"]),
 ]
 
@@ -116,7 +121,9 @@ def main():
             print("| PyTorch DDP, 2 processes (gloo) | %.3f | %.2f | 1.00 |" % (d, d / base))
         half = med["one process, batch 32"]
         for label in ("2 replicas, 2 worker processes, fp16",
-                      "2 replicas, 2 worker processes, exact"):
+                      "2 replicas, 2 worker processes, exact",
+                      "2 replicas, worker 0 in process, fp16",
+                      "2 replicas, worker 0 in process, exact"):
             print("communication + sync, %s: %.3f ms (step less the batch-32 step)" %
                   (label, med[label] - half))
         if d:
