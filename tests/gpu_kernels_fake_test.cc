@@ -6,7 +6,8 @@
 // kernels. This checks on CPU everything of the GPU kernels but the CUDA
 // kernels' own arithmetic: shapes, host-memory arguments, allocations,
 // plans and the arguments each launcher is given. The Keras fixture models
-// run the same way, against TensorFlow's outputs.
+// run the same way, against TensorFlow's outputs. The launchers, called
+// directly, refuse a range they would touch outside one device block.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -14,10 +15,12 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
+#include "kernels/gpu/gpu_launch.h"
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/testing/fake_gpu_platform.h"
 #include "runtime/session.h"
@@ -117,6 +120,113 @@ TEST(FakeGpuTest, FreshDeviceMemoryIsPoisoned) {
   std::memcpy(&f, p, sizeof(f));
   EXPECT_TRUE(std::isnan(f));
   platform.FreeDevice(p);
+}
+
+// A fake GPU, one of its streams and device blocks of floats, to call the
+// fake GPU's launchers with directly.
+class FakeGpuLaunchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<GpuStream>> made = platform_.NewStream();
+    ASSERT_TRUE(made.ok()) << made.status();
+    stream_ = std::move(*made);
+  }
+  void TearDown() override {
+    if (stream_ != nullptr) {
+      EXPECT_TRUE(stream_->Synchronize().ok());
+    }
+    for (void* p : blocks_) platform_.FreeDevice(p);
+  }
+
+  // A device block of `n` floats, each `value`.
+  float* Floats(int n, float value) {
+    auto* p = static_cast<float*>(platform_.AllocateDevice(n * sizeof(float)));
+    blocks_.push_back(p);
+    for (int i = 0; i < n; ++i) p[i] = value;
+    return p;
+  }
+  // What the launchers take as their stream.
+  void* stream() const { return stream_->native(); }
+
+  FakeGpuPlatform platform_;
+  std::unique_ptr<GpuStream> stream_;
+  std::vector<void*> blocks_;
+};
+
+// Expects `s` to refuse the launch of `launcher`, as a GPU kernel would
+// fault: `bytes` bytes at its argument `arg` (from 0, in the order it
+// checks them) outside one block of device memory.
+void ExpectRefused(const absl::Status& s, const std::string& launcher, int bytes, int arg) {
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  const std::string said = "the fake GPU's " + launcher + " was given " + std::to_string(bytes) +
+                           " bytes at argument " + std::to_string(arg) +
+                           " that are not inside one block of the GPU's memory";
+  EXPECT_NE(s.message().find(said), std::string::npos) << s;
+}
+
+// Each of var and grad (4 floats) is checked over all n elements, not at
+// its first byte only: one element too many, or a pointer near a block's
+// end, is refused before anything is queued; what fits runs.
+TEST_F(FakeGpuLaunchTest, ApplyGradientDescentChecksEveryElementItTouches) {
+  float* var = Floats(4, 1.0f);
+  float* alpha = Floats(1, 0.5f);
+  float* grad = Floats(4, 2.0f);
+  ExpectRefused(gpu::ApplyGradientDescent(stream(), var, alpha, grad, 5), "ApplyGradientDescent",
+                20, 0);
+  ExpectRefused(gpu::ApplyGradientDescent(stream(), var + 3, alpha, grad, 2),
+                "ApplyGradientDescent", 8, 0);
+  ExpectRefused(gpu::ApplyGradientDescent(stream(), var, alpha, grad + 2, 4),
+                "ApplyGradientDescent", 16, 2);
+  ASSERT_TRUE(gpu::ApplyGradientDescent(stream(), var, alpha, grad, 4).ok());
+  ASSERT_TRUE(gpu::ApplyGradientDescent(stream(), var + 3, alpha, grad + 3, 1).ok());
+  // No elements: nothing to check.
+  EXPECT_TRUE(gpu::ApplyGradientDescent(stream(), nullptr, nullptr, nullptr, 0).ok());
+  ASSERT_TRUE(stream_->Synchronize().ok());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(var[i], 0.0f) << i;  // 1 - 2 * 0.5
+  EXPECT_EQ(var[3], -1.0f);                                   // and once more
+}
+
+TEST_F(FakeGpuLaunchTest, UnaryChecksEveryElementItTouches) {
+  float* in = Floats(4, 3.0f);
+  float* out = Floats(4, 0.0f);
+  ExpectRefused(gpu::Unary(stream(), gpu::UnaryOp::kNeg, in, out, 5), "Unary", 20, 0);
+  ExpectRefused(gpu::Unary(stream(), gpu::UnaryOp::kNeg, in, out + 2, 4), "Unary", 16, 1);
+  ASSERT_TRUE(gpu::Unary(stream(), gpu::UnaryOp::kNeg, in, out, 4).ok());
+  ASSERT_TRUE(stream_->Synchronize().ok());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], -3.0f) << i;
+}
+
+// A broadcast input is checked over its own elements (here 1), not the
+// output's; read as 4 elements it is refused.
+TEST_F(FakeGpuLaunchTest, BinaryChecksEachInputOverItsOwnShape) {
+  float* x = Floats(4, 1.0f);
+  float* y = Floats(1, 2.0f);
+  float* out = Floats(4, 0.0f);
+  gpu::BroadcastShape shape;
+  shape.rank = 1;
+  shape.dims[0] = 4;
+  shape.x_strides[0] = 1;
+  shape.y_strides[0] = 0;
+  ASSERT_TRUE(gpu::Binary(stream(), gpu::BinaryOp::kAdd, x, y, out, shape).ok());
+  ASSERT_TRUE(stream_->Synchronize().ok());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], 3.0f) << i;
+  shape.y_strides[0] = 1;
+  ExpectRefused(gpu::Binary(stream(), gpu::BinaryOp::kAdd, x, y, out, shape), "Binary", 16, 1);
+}
+
+TEST_F(FakeGpuLaunchTest, ActivationGradChecksEveryElementItTouches) {
+  float* gradients = Floats(4, 2.0f);
+  float* features = Floats(4, 1.0f);
+  float* out = Floats(4, 0.0f);
+  ExpectRefused(gpu::ActivationGrad(stream(), gpu::GradOp::kRelu, gradients, features, out, 5),
+                "ActivationGrad", 20, 0);
+  ExpectRefused(
+      gpu::ActivationGrad(stream(), gpu::GradOp::kRelu, gradients, features, out + 1, 4),
+      "ActivationGrad", 16, 2);
+  ASSERT_TRUE(
+      gpu::ActivationGrad(stream(), gpu::GradOp::kRelu, gradients, features, out, 4).ok());
+  ASSERT_TRUE(stream_->Synchronize().ok());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], 2.0f) << i;  // features > 0
 }
 
 // The comparison every GPU check goes through: a NaN, an infinity of the

@@ -22,13 +22,21 @@
 #include "kernels/gpu/array_plans.h"
 #include "kernels/gpu/gpu_launch.h"
 #include "runtime/gpu/testing/fake_launch_util.h"
+#include "runtime/gpu/testing/fake_spans.h"
 
 namespace graphrun {
 namespace gpu {
 namespace {
 
+using fake::Batched;
+using fake::CopySpan;
+using fake::DeviceSpan;
+using fake::ElementBytes;
+using fake::IndexBytes;
+using fake::InputElements;
 using fake::OnDevice;
 using fake::Queue;
+using fake::SpanOf;
 
 absl::Status ElementBytesOk(int element_bytes) {
   if (element_bytes == 1 || element_bytes == 2 || element_bytes == 4 || element_bytes == 8) {
@@ -38,7 +46,8 @@ absl::Status ElementBytesOk(int element_bytes) {
       absl::StrCat("no GPU copy of ", element_bytes, "-byte elements"));
 }
 
-// Returns the error of OnDevice when there are elements to touch.
+// Returns the error of OnDevice over the DeviceSpans `...` when there are
+// elements to touch (the spans are only evaluated then).
 #define GR_FAKE_ON_DEVICE(n, what, ...)                                \
   do {                                                                 \
     if ((n) > 0) {                                                     \
@@ -268,6 +277,13 @@ double AsDouble<bool>(bool v) {
   return v ? 1.0 : 0.0;
 }
 
+// The bytes of one element of `t`.
+int64_t CastBytes(CastType t) {
+  int64_t bytes = 0;
+  VisitCast(t, [&](auto zero) { bytes = sizeof(zero); });
+  return bytes;
+}
+
 }  // namespace
 
 absl::Status Gemm(void* stream, ElementType type, bool transpose_a, bool transpose_b, int64_t m,
@@ -276,7 +292,10 @@ absl::Status Gemm(void* stream, ElementType type, bool transpose_a, bool transpo
   if (m < 1 || n < 1 || k < 1 || batch < 1) {
     return absl::InvalidArgumentError("a GEMM dimension below 1");
   }
-  GR_FAKE_ON_DEVICE(m * n, "Gemm", a, b, c);
+  const int64_t bytes = ElementBytes(type);
+  GR_FAKE_ON_DEVICE(m * n, "Gemm", DeviceSpan{a, Batched(batch, stride_a, m * k) * bytes},
+                    DeviceSpan{b, Batched(batch, stride_b, k * n) * bytes},
+                    DeviceSpan{c, Batched(batch, stride_c, m * n) * bytes});
   return Queue(stream, [=] {
     for (int64_t bt = 0; bt < batch; ++bt) {
       for (int64_t i = 0; i < m; ++i) {
@@ -297,7 +316,7 @@ absl::Status Gemm(void* stream, ElementType type, bool transpose_a, bool transpo
 }
 
 absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_t n, float alpha) {
-  GR_FAKE_ON_DEVICE(n, "Unary", in, out);
+  GR_FAKE_ON_DEVICE(n, "Unary", SpanOf(in, n), SpanOf(out, n));
   return Queue(stream, [=] {
     for (int64_t i = 0; i < n; ++i) out[i] = ApplyUnary(op, in[i], alpha);
   });
@@ -305,7 +324,9 @@ absl::Status Unary(void* stream, UnaryOp op, const float* in, float* out, int64_
 
 absl::Status Binary(void* stream, BinaryOp op, const float* x, const float* y, float* out,
                     const BroadcastShape& shape) {
-  GR_FAKE_ON_DEVICE(Elements(shape), "Binary", x, y, out);
+  GR_FAKE_ON_DEVICE(Elements(shape), "Binary", SpanOf(x, InputElements(shape, shape.x_strides)),
+                    SpanOf(y, InputElements(shape, shape.y_strides)),
+                    SpanOf(out, Elements(shape)));
   return Queue(stream, [=] {
     for (int64_t i = 0, n = Elements(shape); i < n; ++i) {
       int64_t xi, yi, ci;
@@ -317,7 +338,9 @@ absl::Status Binary(void* stream, BinaryOp op, const float* x, const float* y, f
 
 absl::Status Compare(void* stream, CompareOp op, const float* x, const float* y, bool* out,
                      const BroadcastShape& shape) {
-  GR_FAKE_ON_DEVICE(Elements(shape), "Compare", x, y, out);
+  GR_FAKE_ON_DEVICE(Elements(shape), "Compare", SpanOf(x, InputElements(shape, shape.x_strides)),
+                    SpanOf(y, InputElements(shape, shape.y_strides)),
+                    SpanOf(out, Elements(shape)));
   return Queue(stream, [=] {
     for (int64_t i = 0, n = Elements(shape); i < n; ++i) {
       int64_t xi, yi, ci;
@@ -329,7 +352,9 @@ absl::Status Compare(void* stream, CompareOp op, const float* x, const float* y,
 
 absl::Status Logical(void* stream, bool is_and, const bool* x, const bool* y, bool* out,
                      const BroadcastShape& shape) {
-  GR_FAKE_ON_DEVICE(Elements(shape), "Logical", x, y, out);
+  GR_FAKE_ON_DEVICE(Elements(shape), "Logical", SpanOf(x, InputElements(shape, shape.x_strides)),
+                    SpanOf(y, InputElements(shape, shape.y_strides)),
+                    SpanOf(out, Elements(shape)));
   return Queue(stream, [=] {
     for (int64_t i = 0, n = Elements(shape); i < n; ++i) {
       int64_t xi, yi, ci;
@@ -340,7 +365,7 @@ absl::Status Logical(void* stream, bool is_and, const bool* x, const bool* y, bo
 }
 
 absl::Status LogicalNot(void* stream, const bool* x, bool* out, int64_t n) {
-  GR_FAKE_ON_DEVICE(n, "LogicalNot", x, out);
+  GR_FAKE_ON_DEVICE(n, "LogicalNot", SpanOf(x, n), SpanOf(out, n));
   return Queue(stream, [=] {
     for (int64_t i = 0; i < n; ++i) out[i] = !x[i];
   });
@@ -348,7 +373,11 @@ absl::Status LogicalNot(void* stream, const bool* x, bool* out, int64_t n) {
 
 absl::Status Select(void* stream, const bool* cond, const float* x, const float* y, float* out,
                     const BroadcastShape& shape) {
-  GR_FAKE_ON_DEVICE(Elements(shape), "Select", cond, x, y, out);
+  GR_FAKE_ON_DEVICE(Elements(shape), "Select",
+                    SpanOf(cond, InputElements(shape, shape.c_strides)),
+                    SpanOf(x, InputElements(shape, shape.x_strides)),
+                    SpanOf(y, InputElements(shape, shape.y_strides)),
+                    SpanOf(out, Elements(shape)));
   return Queue(stream, [=] {
     for (int64_t i = 0, n = Elements(shape); i < n; ++i) {
       int64_t xi, yi, ci;
@@ -360,7 +389,9 @@ absl::Status Select(void* stream, const bool* cond, const float* x, const float*
 
 absl::Status ChannelBiasActivation(void* stream, const float* in, const float* bias, float* out,
                                    const ChannelView& v, Activation act, float alpha) {
-  GR_FAKE_ON_DEVICE(v.outer * v.channels * v.inner, "ChannelBiasActivation", in, bias, out);
+  const int64_t size = v.outer * v.channels * v.inner;
+  GR_FAKE_ON_DEVICE(size, "ChannelBiasActivation", SpanOf(in, size), SpanOf(bias, v.channels),
+                    SpanOf(out, size));
   return Queue(stream, [=] {
     for (int64_t i = 0, n = v.outer * v.channels * v.inner; i < n; ++i) {
       out[i] = Activate(act, in[i] + bias[(i / v.inner) % v.channels], alpha);
@@ -386,7 +417,7 @@ absl::Status BiasActivation(void* stream, float* x, const float* bias, int64_t r
 
 absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, int64_t cols,
                      bool log) {
-  GR_FAKE_ON_DEVICE(rows * cols, "Softmax", in, out);
+  GR_FAKE_ON_DEVICE(rows * cols, "Softmax", SpanOf(in, rows * cols), SpanOf(out, rows * cols));
   return Queue(stream, [=] {
     for (int64_t r = 0; r < rows; ++r) {
       const float* row = in + r * cols;
@@ -403,7 +434,7 @@ absl::Status Softmax(void* stream, const float* in, float* out, int64_t rows, in
 }
 
 absl::Status Zero(void* stream, void* ptr, int64_t bytes) {
-  GR_FAKE_ON_DEVICE(bytes, "Zero", ptr);
+  GR_FAKE_ON_DEVICE(bytes, "Zero", DeviceSpan{ptr, bytes});
   return Queue(stream, [=] { std::memset(ptr, 0, static_cast<size_t>(bytes)); });
 }
 
@@ -415,7 +446,8 @@ absl::Status Cast(void* stream, CastType from, CastType to, const void* in, void
   if (truncate && narrows_float) {
     return absl::UnimplementedError("the fake GPU's Cast does not truncate");
   }
-  GR_FAKE_ON_DEVICE(n, "Cast", in, out);
+  GR_FAKE_ON_DEVICE(n, "Cast", DeviceSpan{in, n * CastBytes(from)},
+                    DeviceSpan{out, n * CastBytes(to)});
   return Queue(stream, [=] {
     VisitCast(from, [&](auto from_zero) {
       using From = decltype(from_zero);
@@ -447,13 +479,15 @@ absl::Status StridedCopy(void* stream, int element_bytes, const void* src, void*
   }
   int64_t n = 1;
   for (int d = 0; d < plan.rank; ++d) n *= plan.dims[d];
-  GR_FAKE_ON_DEVICE(n, "StridedCopy", src, dst);
+  GR_FAKE_ON_DEVICE(n, "StridedCopy",
+                    CopySpan(src, plan, plan.src_strides, plan.src_offset, element_bytes),
+                    CopySpan(dst, plan, plan.dst_strides, plan.dst_offset, element_bytes));
   return Queue(stream, [=] { StridedCopyOnHost(plan, element_bytes, src, dst); });
 }
 
 absl::Status Fill(void* stream, int element_bytes, uint64_t bits, void* dst, int64_t n) {
   GR_RETURN_IF_ERROR(ElementBytesOk(element_bytes));
-  GR_FAKE_ON_DEVICE(n, "Fill", dst);
+  GR_FAKE_ON_DEVICE(n, "Fill", DeviceSpan{dst, n * element_bytes});
   return Queue(stream, [=] {
     for (int64_t i = 0; i < n; ++i) {
       std::memcpy(static_cast<char*>(dst) + i * element_bytes, &bits, element_bytes);
@@ -462,7 +496,7 @@ absl::Status Fill(void* stream, int element_bytes, uint64_t bits, void* dst, int
 }
 
 absl::Status CopyOnDevice(void* stream, const void* src, void* dst, int64_t bytes) {
-  GR_FAKE_ON_DEVICE(bytes, "CopyOnDevice", src, dst);
+  GR_FAKE_ON_DEVICE(bytes, "CopyOnDevice", DeviceSpan{src, bytes}, DeviceSpan{dst, bytes});
   return Queue(stream, [=] { std::memcpy(dst, src, static_cast<size_t>(bytes)); });
 }
 
@@ -470,7 +504,10 @@ absl::Status Gather(void* stream, int element_bytes, const void* params, IndexTy
                     const void* indices, void* out, int64_t batch, int64_t outer, int64_t limit,
                     int64_t num_indices, int64_t inner) {
   GR_RETURN_IF_ERROR(ElementBytesOk(element_bytes));
-  GR_FAKE_ON_DEVICE(batch * outer * num_indices * inner, "Gather", params, indices, out);
+  GR_FAKE_ON_DEVICE(batch * outer * num_indices * inner, "Gather",
+                    DeviceSpan{params, batch * outer * limit * inner * element_bytes},
+                    DeviceSpan{indices, batch * num_indices * IndexBytes(index_type)},
+                    DeviceSpan{out, batch * outer * num_indices * inner * element_bytes});
   GatherExtent e;
   e.batch = batch;
   e.outer = outer;
@@ -489,20 +526,23 @@ absl::Status Gather(void* stream, int element_bytes, const void* params, IndexTy
 
 absl::Status Reduce(void* stream, ReduceOp op, const float* in, float* out, int64_t outer,
                     int64_t r, int64_t inner) {
-  GR_FAKE_ON_DEVICE(outer * inner, "Reduce", r > 0 ? in : nullptr, out);
+  GR_FAKE_ON_DEVICE(outer * inner, "Reduce", SpanOf(r > 0 ? in : nullptr, outer * r * inner),
+                    SpanOf(out, outer * inner));
   return Queue(stream, [=] { ReduceOnHost(op, in, out, outer, r, inner); });
 }
 
 absl::Status Pool(void* stream, bool max, const float* in, float* out, const PoolGeometry& g) {
-  GR_FAKE_ON_DEVICE(g.n * g.c * g.out_h * g.out_w, "Pool", in, out);
+  GR_FAKE_ON_DEVICE(g.n * g.c * g.out_h * g.out_w, "Pool", SpanOf(in, g.n * g.h * g.w * g.c),
+                    SpanOf(out, g.n * g.c * g.out_h * g.out_w));
   return Queue(stream, [=] { PoolOnHost(max, in, out, g); });
 }
 
 absl::Status BatchNormInference(void* stream, const float* x, const float* scale,
                                 const float* offset, const float* mean, const float* variance,
                                 float epsilon, float* y, const ChannelView& v) {
-  GR_FAKE_ON_DEVICE(v.outer * v.channels * v.inner, "BatchNormInference", x, scale, offset, mean,
-                    variance, y);
+  const int64_t ch = v.channels, size = v.outer * v.channels * v.inner;
+  GR_FAKE_ON_DEVICE(size, "BatchNormInference", SpanOf(x, size), SpanOf(scale, ch),
+                    SpanOf(offset, ch), SpanOf(mean, ch), SpanOf(variance, ch), SpanOf(y, size));
   return Queue(stream, [=] {
     for (int64_t i = 0, n = v.outer * v.channels * v.inner; i < n; ++i) {
       const int64_t c = (i / v.inner) % v.channels;
@@ -516,9 +556,14 @@ absl::Status BatchNormTraining(void* stream, const float* x, const float* scale,
                                const float* old_variance, float epsilon, float factor, float* y,
                                float* batch_mean, float* batch_variance, float* saved_mean,
                                float* saved_variance, const ChannelView& v) {
-  GR_FAKE_ON_DEVICE(v.channels, "BatchNormTraining", scale, offset, old_mean, old_variance,
-                    batch_mean, batch_variance, saved_mean, saved_variance);
-  GR_FAKE_ON_DEVICE(v.outer * v.channels * v.inner, "BatchNormTraining", x, y);
+  // old_* are read only when factor != 1 (and may be null when it is 1).
+  const int64_t ch = v.channels, old = factor == 1.0f ? 0 : v.channels;
+  GR_FAKE_ON_DEVICE(ch, "BatchNormTraining", SpanOf(scale, ch), SpanOf(offset, ch),
+                    SpanOf(old_mean, old), SpanOf(old_variance, old), SpanOf(batch_mean, ch),
+                    SpanOf(batch_variance, ch), SpanOf(saved_mean, ch),
+                    SpanOf(saved_variance, ch));
+  const int64_t size = v.outer * v.channels * v.inner;
+  GR_FAKE_ON_DEVICE(size, "BatchNormTraining", SpanOf(x, size), SpanOf(y, size));
   return Queue(stream, [=] {
     const int64_t count = v.outer * v.inner;
     for (int64_t c = 0; c < v.channels; ++c) {
@@ -553,7 +598,10 @@ absl::Status BatchNormTraining(void* stream, const float* x, const float* scale,
 
 absl::Status Conv2D(void* stream, const ConvGeometry& g, const float* in, const float* filter,
                     float* out, const WorkspaceFn& workspace) {
-  GR_FAKE_ON_DEVICE(g.n * g.out_c * g.out_h * g.out_w, "Conv2D", in, filter, out);
+  const int64_t filter_size = g.out_c * g.kh * g.kw * (g.groups > 0 ? g.c / g.groups : 0);
+  GR_FAKE_ON_DEVICE(g.n * g.out_c * g.out_h * g.out_w, "Conv2D",
+                    SpanOf(in, g.n * g.h * g.w * g.c), SpanOf(filter, filter_size),
+                    SpanOf(out, g.n * g.out_c * g.out_h * g.out_w));
   // Ask for a little workspace, as cuDNN's algorithms do.
   absl::StatusOr<void*> ws = workspace(256);
   if (!ws.ok()) return ws.status();

@@ -1,11 +1,12 @@
 // The gradient launchers of kernels/gpu/gpu_launch.h over FakeGpuPlatform:
 // the convolutions' backward data and filter, MaxPoolGrad, AvgPoolGrad,
 // the activation gradients and the softmax cross entropies, each queued on
-// the fake stream it is given after checking that its pointers are the
-// fake GPU's device memory. Plain host loops written from the launchers'
-// contracts: the convolutions summed in double (as Conv2DOnHost), the
-// pooling gradients scattered window by window in output order (the order
-// the CUDA kernels gather in).
+// the fake stream it is given after checking that the bytes it touches
+// through each pointer are inside one block of the fake GPU's device
+// memory. Plain host loops written from the launchers' contracts: the
+// convolutions summed in double (as Conv2DOnHost), the pooling gradients
+// scattered window by window in output order (the order the CUDA kernels
+// gather in).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -23,8 +24,21 @@ namespace graphrun {
 namespace gpu {
 namespace {
 
+using fake::DeviceSpan;
 using fake::OnDevice;
 using fake::Queue;
+using fake::SpanOf;
+
+// The elements of the filter of `g` (cuDNN's layout for it).
+int64_t FilterElements(const ConvGeometry& g) {
+  return g.out_c * g.kh * g.kw * (g.groups > 0 ? g.c / g.groups : 0);
+}
+
+// The elements of the input of `g` (images, rows, columns, channels).
+int64_t InputElements(const ConvGeometry& g) { return g.n * g.c * g.h * g.w; }
+
+// The elements of the output of `g`.
+int64_t OutputElements(const ConvGeometry& g) { return g.n * g.out_c * g.out_h * g.out_w; }
 
 // Calls fn(input offset, filter offset, output offset) for every product
 // of the convolution `g` (cuDNN's cross-correlation; in and out in g's
@@ -90,8 +104,10 @@ void ForEachWindow(const PoolGeometry& g, Fn fn) {
 absl::Status Conv2DBackpropInput(void* stream, const ConvGeometry& g, const float* filter,
                                  const float* out_backprop, float* in_backprop,
                                  const WorkspaceFn& workspace) {
-  const int64_t n = g.n * g.c * g.h * g.w;
-  absl::Status s = OnDevice(stream, n, "Conv2DBackpropInput", {filter, out_backprop, in_backprop});
+  const int64_t n = InputElements(g);
+  absl::Status s = OnDevice(stream, n, "Conv2DBackpropInput",
+                            {SpanOf(filter, FilterElements(g)),
+                             SpanOf(out_backprop, OutputElements(g)), SpanOf(in_backprop, n)});
   if (!s.ok() || n == 0) return s;
   absl::StatusOr<void*> ws = workspace(256);  // as cuDNN's algorithms ask
   if (!ws.ok()) return ws.status();
@@ -107,8 +123,10 @@ absl::Status Conv2DBackpropInput(void* stream, const ConvGeometry& g, const floa
 absl::Status Conv2DBackpropFilter(void* stream, const ConvGeometry& g, const float* in,
                                   const float* out_backprop, float* filter_backprop,
                                   const WorkspaceFn& workspace) {
-  const int64_t n = g.out_c * g.kh * g.kw * (g.groups > 0 ? g.c / g.groups : 0);
-  absl::Status s = OnDevice(stream, n, "Conv2DBackpropFilter", {in, out_backprop, filter_backprop});
+  const int64_t n = FilterElements(g);
+  absl::Status s = OnDevice(stream, n, "Conv2DBackpropFilter",
+                            {SpanOf(in, InputElements(g)), SpanOf(out_backprop, OutputElements(g)),
+                             SpanOf(filter_backprop, n)});
   if (!s.ok() || n == 0) return s;
   absl::StatusOr<void*> ws = workspace(256);
   if (!ws.ok()) return ws.status();
@@ -124,7 +142,9 @@ absl::Status Conv2DBackpropFilter(void* stream, const ConvGeometry& g, const flo
 absl::Status MaxPoolGrad(void* stream, const float* in, const float* grad, float* in_backprop,
                          const PoolGeometry& g) {
   const int64_t n = g.n * g.c * g.h * g.w;
-  absl::Status s = OnDevice(stream, n, "MaxPoolGrad", {in, grad, in_backprop});
+  absl::Status s = OnDevice(stream, n, "MaxPoolGrad",
+                            {SpanOf(in, n), SpanOf(grad, g.n * g.c * g.out_h * g.out_w),
+                             SpanOf(in_backprop, n)});
   if (!s.ok() || n == 0) return s;
   return Queue(stream, [=] {
     std::fill(in_backprop, in_backprop + n, 0.0f);
@@ -148,7 +168,8 @@ absl::Status MaxPoolGrad(void* stream, const float* in, const float* grad, float
 absl::Status AvgPoolGrad(void* stream, const float* grad, float* in_backprop,
                          const PoolGeometry& g) {
   const int64_t n = g.n * g.c * g.h * g.w;
-  absl::Status s = OnDevice(stream, n, "AvgPoolGrad", {grad, in_backprop});
+  absl::Status s = OnDevice(stream, n, "AvgPoolGrad",
+                            {SpanOf(grad, g.n * g.c * g.out_h * g.out_w), SpanOf(in_backprop, n)});
   if (!s.ok() || n == 0) return s;
   return Queue(stream, [=] {
     std::fill(in_backprop, in_backprop + n, 0.0f);
@@ -164,7 +185,8 @@ absl::Status AvgPoolGrad(void* stream, const float* grad, float* in_backprop,
 
 absl::Status ActivationGrad(void* stream, GradOp op, const float* a, const float* b, float* out,
                             int64_t n, float alpha) {
-  absl::Status s = OnDevice(stream, n, "ActivationGrad", {a, b, out});
+  absl::Status s =
+      OnDevice(stream, n, "ActivationGrad", {SpanOf(a, n), SpanOf(b, n), SpanOf(out, n)});
   if (!s.ok() || n == 0) return s;
   return Queue(stream, [=] {
     for (int64_t i = 0; i < n; ++i) {
@@ -211,12 +233,21 @@ void XentRow(int64_t cols, Logit logit, Label label, float* loss, float* backpro
   *loss = l;
 }
 
+// The elements of a [rows, cols] operand read at row * row_stride + col *
+// col_stride (0 where it broadcasts): one past its largest offset.
+int64_t Strided(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+  return rows > 0 && cols > 0 ? (rows - 1) * row_stride + (cols - 1) * col_stride + 1 : 0;
+}
+
 }  // namespace
 
 absl::Status SoftmaxCrossEntropy(void* stream, const float* logits, const float* labels,
                                  float* loss, float* backprop, const XentShape& x) {
-  absl::Status s = OnDevice(stream, x.rows, "SoftmaxCrossEntropy",
-                            {logits, labels, loss, backprop});
+  absl::Status s = OnDevice(
+      stream, x.rows, "SoftmaxCrossEntropy",
+      {SpanOf(logits, Strided(x.rows, x.cols, x.logits_row_stride, x.logits_col_stride)),
+       SpanOf(labels, Strided(x.rows, x.cols, x.labels_row_stride, x.labels_col_stride)),
+       SpanOf(loss, x.rows), SpanOf(backprop, x.rows * x.cols)});
   if (!s.ok() || x.rows == 0) return s;
   return Queue(stream, [=] {
     for (int64_t r = 0; r < x.rows; ++r) {
@@ -231,8 +262,10 @@ absl::Status SoftmaxCrossEntropy(void* stream, const float* logits, const float*
 absl::Status SparseSoftmaxCrossEntropy(void* stream, const float* logits, IndexType label_type,
                                        const void* labels, float* loss, float* backprop,
                                        int64_t rows, int64_t cols) {
+  const int64_t label_bytes = label_type == IndexType::kInt64 ? sizeof(int64_t) : sizeof(int32_t);
   absl::Status s = OnDevice(stream, rows, "SparseSoftmaxCrossEntropy",
-                            {logits, labels, loss, backprop});
+                            {SpanOf(logits, rows * cols), DeviceSpan{labels, rows * label_bytes},
+                             SpanOf(loss, rows), SpanOf(backprop, rows * cols)});
   if (!s.ok() || rows == 0) return s;
   return Queue(stream, [=] {
     for (int64_t r = 0; r < rows; ++r) {

@@ -1,7 +1,8 @@
 // The training launchers of kernels/gpu/gpu_launch.h (the
-// optimizer updates) over FakeGpuPlatform: each checks that its pointers
-// are the fake GPU's device memory and queues host code on the fake stream
-// it is given. The arithmetic is the launchers' contract in plain float,
+// optimizer updates) over FakeGpuPlatform: each checks that the n
+// elements of each array (one float of each hyperparameter) are inside one
+// block of the fake GPU's device memory and queues host code on the fake
+// stream it is given. The arithmetic is the launchers' contract in plain float,
 // built without contraction into fused multiply-adds (BUILD), so a session
 // on the fake GPU gives the CPU kernels' values bit for bit; the
 // hyperparameters are read from device memory when the work runs, as a CUDA
@@ -21,12 +22,14 @@ namespace {
 
 using fake::OnDevice;
 using fake::Queue;
+using fake::SpanOf;
 
 }  // namespace
 
 absl::Status ApplyGradientDescent(void* stream, float* var, const float* alpha,
                                   const float* grad, int64_t n) {
-  absl::Status s = OnDevice(stream, n, "ApplyGradientDescent", {var, alpha, grad});
+  absl::Status s = OnDevice(stream, n, "ApplyGradientDescent",
+                            {SpanOf(var, n), SpanOf(alpha, 1), SpanOf(grad, n)});
   if (!s.ok() || n == 0) return s;
   return Queue(stream, [=] {
     const float a = *alpha;
@@ -36,7 +39,9 @@ absl::Status ApplyGradientDescent(void* stream, float* var, const float* alpha,
 
 absl::Status ApplyMomentum(void* stream, float* var, float* accum, const float* lr,
                            const float* grad, const float* momentum, bool nesterov, int64_t n) {
-  absl::Status s = OnDevice(stream, n, "ApplyMomentum", {var, accum, lr, grad, momentum});
+  absl::Status s = OnDevice(stream, n, "ApplyMomentum",
+                            {SpanOf(var, n), SpanOf(accum, n), SpanOf(lr, 1), SpanOf(grad, n),
+                             SpanOf(momentum, 1)});
   if (!s.ok() || n == 0) return s;
   return Queue(stream, [=] {
     const float rate = *lr, mu = *momentum;
@@ -55,8 +60,9 @@ absl::Status ApplyMomentum(void* stream, float* var, float* accum, const float* 
 absl::Status ApplyAdam(void* stream, float* var, float* m, float* v, const AdamHyper& h,
                        const float* grad, bool nesterov, int64_t n) {
   absl::Status s = OnDevice(stream, n, "ApplyAdam",
-                            {var, m, v, h.beta1_power, h.beta2_power, h.lr, h.beta1, h.beta2,
-                             h.epsilon, grad});
+                            {SpanOf(var, n), SpanOf(m, n), SpanOf(v, n), SpanOf(h.beta1_power, 1),
+                             SpanOf(h.beta2_power, 1), SpanOf(h.lr, 1), SpanOf(h.beta1, 1),
+                             SpanOf(h.beta2, 1), SpanOf(h.epsilon, 1), SpanOf(grad, n)});
   if (!s.ok() || n == 0) return s;
   return Queue(stream, [=] {
     const float alpha = *h.lr * std::sqrt(1.0f - *h.beta2_power) / (1.0f - *h.beta1_power);
