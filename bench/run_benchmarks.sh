@@ -49,8 +49,11 @@
 #       README "Parameter servers, next to TensorFlow's cluster"
 #   $TF_PYTHON bench/allreduce_vs_gloo.py --ranks 2 --sizes_mb 1,16,64 --reps 5
 #       README "Ring allreduce, next to gloo" (needs PyTorch)
-#   $TF_PYTHON bench/replicas_vs_ddp.py --rounds 1 --steps 40 --models mlp
-#       README "Data-parallel replicas, next to PyTorch DDP" (needs PyTorch)
+#   $TF_PYTHON bench/replicas_vs_ddp.py --rounds 3 --steps 60 --models mlp (and
+#   --steps 30 --models cnn); $TF_PYTHON bench/replicas_overlap.py --runs 5;
+#   python3 bench/allreduce_scale_model.py
+#       README "Data-parallel replicas, next to PyTorch DDP" (DDP's column
+#       needs PyTorch) and "Data-parallel training at scale, a model"
 #   $TF_PYTHON bench/python_vs_tensorflow.py (after installing the wheel:
 #   $TF_PYTHON -m pip install --no-deps --force-reinstall bazel-bin/python/graphrun-*.whl)
 #       README "Python"
@@ -126,11 +129,17 @@ if ((drivers)); then
   if "$tf_python" -c "import torch" 2>/dev/null; then
     echo "== allreduce_vs_gloo.py"
     "$tf_python" bench/allreduce_vs_gloo.py --ranks 2 --sizes_mb 1,16,64 --reps 5
-    echo "== replicas_vs_ddp.py"
-    "$tf_python" bench/replicas_vs_ddp.py --rounds 1 --steps 40 --models mlp
   else
-    echo "== allreduce_vs_gloo.py, replicas_vs_ddp.py skipped: $tf_python cannot import torch"
+    echo "== allreduce_vs_gloo.py skipped: $tf_python cannot import torch"
   fi
+  # DDP's column only where PyTorch imports.
+  echo "== replicas_vs_ddp.py"
+  "$tf_python" bench/replicas_vs_ddp.py --rounds 3 --steps 60 --models mlp
+  "$tf_python" bench/replicas_vs_ddp.py --rounds 3 --steps 30 --models cnn
+  echo "== replicas_overlap.py"
+  "$tf_python" bench/replicas_overlap.py --runs 5 --steps 30
+  echo "== allreduce_scale_model.py"
+  python3 bench/allreduce_scale_model.py
   echo "== python_vs_tensorflow.py"
   ./bazelw build //python:wheel
   "$tf_python" -m pip install -q --no-deps --force-reinstall bazel-bin/python/graphrun-*.whl
