@@ -135,10 +135,11 @@ TEST(GrpcWorkerTest, AMasterRunsAGraphOverTwoWorkers) {
   EXPECT_TRUE(RunAffine(session->get(), 10).ok());
   EXPECT_EQ(cluster.workers[0]->DataPlaneTransfers(), 0);
   EXPECT_EQ(cluster.workers[1]->DataPlaneTransfers(), 0);
-  // 4 MB over the data plane: x from task 0 to task 1, y back, and the
-  // fetch z from task 0 to the master.
+  // 4 MB: x, read only on task 1, goes in task 1's own RunGraph call
+  // (direct_feeds.h), not through task 0; y comes back to task 0 and the
+  // fetch z goes to the master over the data plane.
   EXPECT_TRUE(RunAffine(session->get(), 1 << 20).ok());
-  EXPECT_EQ(cluster.workers[0]->DataPlaneTransfers(), 2);
+  EXPECT_EQ(cluster.workers[0]->DataPlaneTransfers(), 1);
   EXPECT_EQ(cluster.workers[1]->DataPlaneTransfers(), 1);
   session->reset();
   for (auto& w : cluster.workers) {
@@ -181,10 +182,11 @@ TEST(GrpcWorkerTest, AMasterReachesItsOwnServedTaskInProcess) {
 
   auto session = NewMasterSession(AffineGraph(), o);
   ASSERT_TRUE(session.ok()) << session.status();
-  // 4 MB: x from task 0 to task 1 and y back over the data planes; the
-  // fetch z is handed over in memory (over gRPC it was a third transfer).
+  // 4 MB: x goes straight to task 1 in its RunGraph call, y comes back
+  // over task 1's data plane, and the fetch z is handed over in memory
+  // (over gRPC it would be a transfer from task 0's data plane).
   EXPECT_TRUE(RunAffine(session->get(), 1 << 20).ok());
-  EXPECT_EQ(w0->DataPlaneTransfers(), 1);
+  EXPECT_EQ(w0->DataPlaneTransfers(), 0);
   EXPECT_EQ(served[1]->worker()->DataPlaneTransfers(), 1);
   session->reset();
   EXPECT_EQ(w0->NumGraphs(), 0);

@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "distributed/data_plane.h"
+#include "distributed/direct_feeds.h"
 #include "distributed/task_probe.h"
 #include "graph/import.h"
 #include "graph/status_macros.h"
@@ -97,6 +98,10 @@ struct MasterPlan {
   // parts index of the client device's task; -1 when the step touches no
   // partition there (no feeds or fetches).
   int client_part = -1;
+  // Per feed (in step.feed_keys' order): the parts index whose RunGraph
+  // call carries it and its key there (distributed/direct_feeds.h).
+  std::vector<int> feed_part;
+  std::vector<std::string> feed_key;
   std::vector<GraphDef> partition_graphs;
 };
 
@@ -234,23 +239,25 @@ class MasterSession : public Session {
     }
     if (!feeds.empty() || !plan->step.fetch_keys.empty()) {
       if (plan->client_part < 0) return absl::InternalError("no partition takes the feeds");
-      RunGraphRequest& r = calls[plan->client_part]->request;
-      int64_t feed_bytes = 0;
+      std::vector<int64_t> feed_bytes(num_parts, 0);
       for (size_t i = 0; i < feeds.size(); ++i) {
         const auto& [name, t] = feeds[sig.feed_order[i]];
         GR_RETURN_IF_ERROR(CheckFeed(plan->step, i, name, t));
-        feed_bytes += static_cast<int64_t>(t.TotalBytes());
-        if (feed_bytes > kMaxFeedBytes) {
+        const int p = plan->feed_part[i];
+        feed_bytes[p] += static_cast<int64_t>(t.TotalBytes());
+        if (feed_bytes[p] > kMaxFeedBytes) {
           return absl::InvalidArgumentError(absl::StrCat(
               "feed '", name, "' (", DataTypeString(t.dtype()), " ", t.shape().DebugString(),
-              ") brings the step's feeds to ", feed_bytes,
-              " bytes; feeds travel inside the RunGraph call to ", tasks_[plan->parts[plan->client_part].task].name,
-              ", which carries at most ", kMaxFeedBytes, " bytes in all"));
+              ") brings the step's feeds to ", feed_bytes[p],
+              " bytes; feeds travel inside the RunGraph call to ",
+              tasks_[plan->parts[p].task].name, ", which carries at most ", kMaxFeedBytes,
+              " bytes in all"));
         }
-        NamedTensor* nt = r.add_feeds();
-        nt->set_name(plan->step.feed_keys[i]);
+        NamedTensor* nt = calls[p]->request.add_feeds();
+        nt->set_name(plan->feed_key[i]);
         t.AsProtoTensorContent(nt->mutable_tensor());
       }
+      RunGraphRequest& r = calls[plan->client_part]->request;
       for (const std::string& key : plan->step.fetch_keys) r.add_fetches(key);
       r.set_accept_data_plane(!tasks_[plan->parts[plan->client_part].task].worker->in_process());
     }
@@ -568,6 +575,16 @@ class MasterSession : public Session {
                         PlaceAndPartition(*plan->step.graph, device_set_, *cost_model_,
                                           plan_options));
     plan->placement = std::move(placed.summary);
+    GR_ASSIGN_OR_RETURN(
+        std::vector<FeedDelivery> deliveries,
+        DeliverFeedsToReaders(
+            plan->step.feed_nodes, client_device_,
+            [](const std::string& device) { return std::string(TaskOfDevice(device)); },
+            [this](const std::string& device) {
+              auto it = incarnations_.find(device);
+              return it == incarnations_.end() ? uint64_t{0} : it->second;
+            },
+            &placed.partitions));
 
     // One RegisterGraph per task with its devices' partitions.
     std::map<int, RegisterGraphRequest> requests;
@@ -620,6 +637,19 @@ class MasterSession : public Session {
       registered_.emplace_back(task, call->response.graph_handle());
     }
     GR_RETURN_IF_ERROR(first_error);
+    for (size_t i = 0; i < deliveries.size(); ++i) {
+      int part = plan->client_part;
+      std::string key = plan->step.feed_keys[i];
+      if (!deliveries[i].device.empty()) {
+        const int task = device_task_.at(deliveries[i].device);
+        for (size_t p = 0; p < plan->parts.size(); ++p) {
+          if (plan->parts[p].task == task) part = static_cast<int>(p);
+        }
+        key = deliveries[i].key;
+      }
+      plan->feed_part.push_back(part);
+      plan->feed_key.push_back(std::move(key));
+    }
     return plan;
   }
 
