@@ -112,14 +112,41 @@ TEST(GpuKernelsOnFakeGpuTest, LongChainOfGpuNodesRunsStepsInBoundedMemory) {
 // instead of reading zeros.
 TEST(FakeGpuTest, FreshDeviceMemoryIsPoisoned) {
   FakeGpuPlatform platform;
+  auto stream = platform.NewStream();
+  ASSERT_TRUE(stream.ok()) << stream.status();
   void* p = platform.AllocateDevice(64);
   ASSERT_NE(p, nullptr);
-  const auto* bytes = static_cast<const unsigned char*>(p);
+  unsigned char bytes[64];
+  ASSERT_TRUE((*stream)->MemcpyDeviceToHost(bytes, p, sizeof(bytes)).ok());
+  ASSERT_TRUE((*stream)->Synchronize().ok());
   for (int i = 0; i < 64; ++i) EXPECT_EQ(bytes[i], 0xFF) << i;
   float f;
-  std::memcpy(&f, p, sizeof(f));
+  std::memcpy(&f, bytes, sizeof(f));
   EXPECT_TRUE(std::isnan(f));
   platform.FreeDevice(p);
+}
+
+// Host code cannot read or write device memory, as on a GPU (a missing
+// HostMemory, a host memcpy of a device tensor): it faults. Work queued on
+// a stream (a kernel, a copy) can.
+TEST(FakeGpuDeathTest, TheHostCannotTouchDeviceMemory) {
+  FakeGpuPlatform platform;
+  auto* p = static_cast<volatile float*>(platform.AllocateDevice(16));
+  ASSERT_NE(p, nullptr);
+  EXPECT_DEATH(static_cast<void>(p[0]), "");
+  EXPECT_DEATH(p[1] = 1.0f, "");
+  auto stream = platform.NewStream();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  FakeGpuPlatform::Enqueue(stream->get(), [p] {
+    p[2] = 5.0f;
+    return absl::OkStatus();
+  });
+  float back = 0;
+  ASSERT_TRUE((*stream)->MemcpyDeviceToHost(&back, const_cast<float*>(p) + 2, 4).ok());
+  ASSERT_TRUE((*stream)->Synchronize().ok());
+  EXPECT_EQ(back, 5.0f);
+  EXPECT_DEATH(static_cast<void>(p[2]), "");
+  platform.FreeDevice(const_cast<float*>(p));
 }
 
 // A fake GPU, one of its streams and device blocks of floats, to call the
@@ -138,12 +165,22 @@ class FakeGpuLaunchTest : public ::testing::Test {
     for (void* p : blocks_) platform_.FreeDevice(p);
   }
 
-  // A device block of `n` floats, each `value`.
+  // A device block of `n` floats, each `value` (copied there: the host
+  // cannot write device memory).
   float* Floats(int n, float value) {
     auto* p = static_cast<float*>(platform_.AllocateDevice(n * sizeof(float)));
     blocks_.push_back(p);
-    for (int i = 0; i < n; ++i) p[i] = value;
+    const std::vector<float> values(n, value);
+    EXPECT_TRUE(stream_->MemcpyHostToDevice(p, values.data(), n * sizeof(float)).ok());
+    EXPECT_TRUE(stream_->Synchronize().ok());
     return p;
+  }
+  // The `n` floats at device address `p`, copied back.
+  std::vector<float> Read(const float* p, int n) {
+    std::vector<float> out(n);
+    EXPECT_TRUE(stream_->MemcpyDeviceToHost(out.data(), p, n * sizeof(float)).ok());
+    EXPECT_TRUE(stream_->Synchronize().ok());
+    return out;
   }
   // What the launchers take as their stream.
   void* stream() const { return stream_->native(); }
@@ -181,9 +218,9 @@ TEST_F(FakeGpuLaunchTest, ApplyGradientDescentChecksEveryElementItTouches) {
   ASSERT_TRUE(gpu::ApplyGradientDescent(stream(), var + 3, alpha, grad + 3, 1).ok());
   // No elements: nothing to check.
   EXPECT_TRUE(gpu::ApplyGradientDescent(stream(), nullptr, nullptr, nullptr, 0).ok());
-  ASSERT_TRUE(stream_->Synchronize().ok());
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(var[i], 0.0f) << i;  // 1 - 2 * 0.5
-  EXPECT_EQ(var[3], -1.0f);                                   // and once more
+  const std::vector<float> got = Read(var, 4);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(got[i], 0.0f) << i;  // 1 - 2 * 0.5
+  EXPECT_EQ(got[3], -1.0f);                                   // and once more
 }
 
 TEST_F(FakeGpuLaunchTest, UnaryChecksEveryElementItTouches) {
@@ -192,8 +229,8 @@ TEST_F(FakeGpuLaunchTest, UnaryChecksEveryElementItTouches) {
   ExpectRefused(gpu::Unary(stream(), gpu::UnaryOp::kNeg, in, out, 5), "Unary", 20, 0);
   ExpectRefused(gpu::Unary(stream(), gpu::UnaryOp::kNeg, in, out + 2, 4), "Unary", 16, 1);
   ASSERT_TRUE(gpu::Unary(stream(), gpu::UnaryOp::kNeg, in, out, 4).ok());
-  ASSERT_TRUE(stream_->Synchronize().ok());
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], -3.0f) << i;
+  const std::vector<float> got = Read(out, 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], -3.0f) << i;
 }
 
 // A broadcast input is checked over its own elements (here 1), not the
@@ -208,8 +245,8 @@ TEST_F(FakeGpuLaunchTest, BinaryChecksEachInputOverItsOwnShape) {
   shape.x_strides[0] = 1;
   shape.y_strides[0] = 0;
   ASSERT_TRUE(gpu::Binary(stream(), gpu::BinaryOp::kAdd, x, y, out, shape).ok());
-  ASSERT_TRUE(stream_->Synchronize().ok());
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], 3.0f) << i;
+  const std::vector<float> got = Read(out, 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], 3.0f) << i;
   shape.y_strides[0] = 1;
   ExpectRefused(gpu::Binary(stream(), gpu::BinaryOp::kAdd, x, y, out, shape), "Binary", 16, 1);
 }
@@ -225,8 +262,8 @@ TEST_F(FakeGpuLaunchTest, ActivationGradChecksEveryElementItTouches) {
       "ActivationGrad", 16, 2);
   ASSERT_TRUE(
       gpu::ActivationGrad(stream(), gpu::GradOp::kRelu, gradients, features, out, 4).ok());
-  ASSERT_TRUE(stream_->Synchronize().ok());
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i], 2.0f) << i;  // features > 0
+  const std::vector<float> got = Read(out, 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(got[i], 2.0f) << i;  // features > 0
 }
 
 // The comparison every GPU check goes through: a NaN, an infinity of the

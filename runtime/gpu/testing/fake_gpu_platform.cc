@@ -1,5 +1,9 @@
 #include "runtime/gpu/testing/fake_gpu_platform.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -118,11 +122,15 @@ class FakeGpuStream : public GpuStream {
     });
   }
 
-  // Work as a kernel launch: skipped after an error, its own error sticks.
+  // Work as a kernel launch: skipped after an error, its own error sticks;
+  // device memory is readable while it runs.
   void PushWork(std::function<absl::Status()> work) {
-    Push([work = std::move(work)](const absl::Status& error) {
+    Push([platform = platform_, work = std::move(work)](const absl::Status& error) {
       if (!error.ok()) return absl::OkStatus();
-      return work();
+      platform->BeginDeviceWork();
+      absl::Status s = work();
+      platform->EndDeviceWork();
+      return s;
     });
   }
 
@@ -183,9 +191,26 @@ class FakeGpuStream : public GpuStream {
 
 FakeGpuPlatform::FakeGpuPlatform(FakeGpuOptions options) : options_(std::move(options)) {}
 
+namespace {
+
+// The pages a device block of `bytes` takes (at least one).
+size_t MappedBytes(size_t bytes) {
+  static const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return std::max<size_t>(1, (bytes + page - 1) / page) * page;
+}
+
+void Protect(uintptr_t block, size_t bytes, bool readable) {
+  if (::mprotect(reinterpret_cast<void*>(block), MappedBytes(bytes),
+                 readable ? PROT_READ | PROT_WRITE : PROT_NONE) != 0) {
+    std::abort();  // the fake's own mapping: cannot fail but for a bug here
+  }
+}
+
+}  // namespace
+
 FakeGpuPlatform::~FakeGpuPlatform() {
   absl::MutexLock lock(&mu_);
-  for (auto& [p, size] : device_blocks_) std::free(reinterpret_cast<void*>(p));
+  for (auto& [p, size] : device_blocks_) ::munmap(reinterpret_cast<void*>(p), MappedBytes(size));
   for (auto& [p, size] : pinned_blocks_) std::free(reinterpret_cast<void*>(p));
 }
 
@@ -205,12 +230,14 @@ void* FakeGpuPlatform::AllocateDevice(size_t bytes) {
       options_.total_memory - options_.used_by_others - device_in_use_) {
     return nullptr;
   }
-  void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
-  if (p == nullptr) return nullptr;
+  void* p = ::mmap(nullptr, MappedBytes(bytes), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
   // Poisoned, as a real GPU's fresh memory holds whatever was there: all
   // bits set reads as NaN in float, so a kernel that reads its output before
   // writing it shows as NaN in the comparisons.
   std::memset(p, 0xFF, bytes);
+  if (running_work_ == 0) Protect(reinterpret_cast<uintptr_t>(p), bytes, false);
   device_blocks_[reinterpret_cast<uintptr_t>(p)] = bytes;
   device_in_use_ += static_cast<int64_t>(bytes);
   return p;
@@ -220,10 +247,11 @@ void FakeGpuPlatform::FreeDevice(void* ptr) {
   absl::MutexLock lock(&mu_);
   auto it = device_blocks_.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == device_blocks_.end()) std::abort();  // not ours: a real GPU would fault
+  const size_t mapped = MappedBytes(it->second);
   device_in_use_ -= static_cast<int64_t>(it->second);
   device_blocks_.erase(it);
   if (streams_.empty()) {
-    std::free(ptr);
+    ::munmap(ptr, mapped);
     return;
   }
   // As cudaFree waits for the GPU's work: the host memory goes back once
@@ -231,10 +259,22 @@ void FakeGpuPlatform::FreeDevice(void* ptr) {
   // may still read or write the block), without blocking this thread.
   auto pending = std::make_shared<std::atomic<size_t>>(streams_.size());
   for (FakeGpuStream* stream : streams_) {
-    stream->ThenRun([pending, ptr] {
-      if (pending->fetch_sub(1) == 1) std::free(ptr);
+    stream->ThenRun([pending, ptr, mapped] {
+      if (pending->fetch_sub(1) == 1) ::munmap(ptr, mapped);
     });
   }
+}
+
+void FakeGpuPlatform::BeginDeviceWork() {
+  absl::MutexLock lock(&mu_);
+  if (running_work_++ > 0) return;
+  for (const auto& [p, bytes] : device_blocks_) Protect(p, bytes, true);
+}
+
+void FakeGpuPlatform::EndDeviceWork() {
+  absl::MutexLock lock(&mu_);
+  if (--running_work_ > 0) return;
+  for (const auto& [p, bytes] : device_blocks_) Protect(p, bytes, false);
 }
 
 void* FakeGpuPlatform::AllocatePinnedHost(size_t bytes) {

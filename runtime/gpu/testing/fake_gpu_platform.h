@@ -1,11 +1,15 @@
 // FakeGpuPlatform: a GpuPlatform over host memory, for testing the GPU
 // device's logic where no GPU is.
 //
-// "Device memory" comes from the host heap, but the fake knows which blocks
+// "Device memory" is pages of its own (mmap), poisoned with all bits set,
+// that the host cannot read or write: they are PROT_NONE except while work
+// queued on a stream (a kernel or a copy) runs, so host code that reads a
+// device tensor (a missing HostMemory, a host memcpy) faults as it would on
+// a GPU, whenever no queued work is running. The fake knows which blocks
 // are device memory and a copy whose device side is not (or whose host side
-// is) fails like a bad pointer on a GPU would; a freed block goes back to
-// the heap once every stream got past the work queued before (as cudaFree
-// waits for the GPU). Each stream is a thread that runs its queue in
+// is) fails like a bad pointer on a GPU would; a freed block is unmapped
+// once every stream got past the work queued before (as cudaFree waits for
+// the GPU). Each stream is a thread that runs its queue in
 // order; events join streams as on a GPU. Tests can queue
 // their own work on a stream (as a kernel would be), block it until they
 // release it, and make the next copy fail, so ordering and errors are
@@ -80,6 +84,10 @@ class FakeGpuPlatform : public GpuPlatform {
   absl::Status CheckCopy(const char* kind, const void* dst, bool dst_device, const void* src,
                          bool src_device, size_t bytes) const;
   absl::Status TakeInjectedFailure();
+  // Queued work starts or ends: the device blocks are readable and writable
+  // while any runs (BeginDeviceWork .. EndDeviceWork), PROT_NONE otherwise.
+  void BeginDeviceWork();
+  void EndDeviceWork();
 
   const FakeGpuOptions options_;
   mutable absl::Mutex mu_;
@@ -89,6 +97,7 @@ class FakeGpuPlatform : public GpuPlatform {
   std::set<FakeGpuStream*> streams_ ABSL_GUARDED_BY(mu_);
   int64_t device_in_use_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t pinned_in_use_ ABSL_GUARDED_BY(mu_) = 0;
+  int running_work_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status injected_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> h2d_{0}, d2h_{0}, d2d_{0}, h2d_pinned_{0};
 };
