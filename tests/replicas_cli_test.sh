@@ -144,6 +144,60 @@ check "killed replica: the run fails" test "$rc" -ne 0 -a "$rc" -ne 130
 check "killed replica: the error names the task" \
   grep -q "/job:worker/replica:0/task:1" "$tmp/killed.log"
 
+# The cluster from the environment, as launchers give it: TF_CONFIG (a
+# Kubeflow TFJob's pods) and srun's variables. Worker 1 is a `graphrun
+# worker` that finds its task there too; the client is worker 0 and serves
+# that task itself (--in_process_worker). Two free loopback ports in a row:
+free_ports() {
+  local p=$((20000 + RANDOM % 30000))
+  while (exec 5<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null ||
+        (exec 5<>"/dev/tcp/127.0.0.1/$((p + 1))") 2>/dev/null; do p=$((p + 2)); done
+  echo "$p"
+}
+serve_from_env() {  # FD FLAGS VAR=VALUE...: a worker whose task the environment names
+  local fd="$1" flags="$2"
+  shift 2
+  eval "exec $fd< <(exec env \"\$@\" \"\$GRAPHRUN\" worker $flags 2> \"\$tmp/env_worker.$fd.err\")"
+  pids+=($!)
+  local line
+  read -r -t 30 -u "$fd" line
+  check "worker from the environment (fd $fd) serving" grep -q ' serving on ' <<<"$line"
+}
+c=mlp_adam
+p="$(free_ports)"
+cluster="\"cluster\": {\"worker\": [\"127.0.0.1:$p\", \"127.0.0.1:$((p + 1))\"]}"
+serve_from_env 5 "" TF_CONFIG="{$cluster, \"task\": {\"type\": \"worker\", \"index\": 1}}"
+TF_CONFIG="{$cluster, \"task\": {\"type\": \"worker\", \"index\": 0}}" \
+  train "$c" "$tmp/tf_config" --replicas 2 --cluster=TF_CONFIG --in_process_worker \
+  --wire_compression none > "$tmp/tf_config.log" 2>&1
+check "TF_CONFIG: exits 0" test $? -eq 0
+check "TF_CONFIG: one replica per task of TF_CONFIG's cluster" grep -q \
+  "^2 replicas on /job:worker/replica:0/task:0, /job:worker/replica:0/task:1;" "$tmp/tf_config.log"
+check "TF_CONFIG: losses are TensorFlow's" \
+  "$ALLCLOSE" "$tmp/tf_config/loss.npy" "$F/${c}_loss.npy" 1e-5
+p="$(free_ports)"
+slurm=(SLURM_STEP_NODELIST=localhost SLURM_STEP_TASKS_PER_NODE=2 SLURM_STEP_NUM_TASKS=2)
+serve_from_env 6 "--slurm_base_port=$p" "${slurm[@]}" SLURM_PROCID=1
+env "${slurm[@]}" SLURM_PROCID=0 "$GRAPHRUN" train "$F/$c.pbtxt" --restore "$F/${c}_init.ckpt" \
+  --train train --steps 20 --feed_steps "x=$F/${c}_x.npy" --feed_steps "y=$F/${c}_y.npy" \
+  --fetch loss --out "$tmp/slurm" --replicas 2 --cluster=slurm --slurm_base_port="$p" \
+  --in_process_worker --wire_compression none > "$tmp/slurm.log" 2>&1
+check "slurm: exits 0" test $? -eq 0
+check "slurm: losses are TensorFlow's" "$ALLCLOSE" "$tmp/slurm/loss.npy" "$F/${c}_loss.npy" 1e-5
+err="$(env -u TF_CONFIG "$GRAPHRUN" train "$F/$c.pbtxt" --cluster=TF_CONFIG --replicas 2 \
+        --train train 2>&1)"; rc=$?
+check "--cluster=TF_CONFIG without TF_CONFIG fails" test "$rc" -ne 0
+check "... saying so" grep -q "TF_CONFIG environment variable is not set" <<<"$err"
+with_ps="\"cluster\": {\"worker\": [\"127.0.0.1:1\"], \"ps\": [\"127.0.0.1:2\"]}"
+err="$(TF_CONFIG="{$with_ps, \"task\": {\"type\": \"ps\", \"index\": 0}}" "$GRAPHRUN" train \
+        "$F/$c.pbtxt" --cluster=TF_CONFIG --replicas 2 --train train 2>&1)"; rc=$?
+check "--cluster=TF_CONFIG on a ps task fails" test "$rc" -ne 0
+check "... naming the task" grep -q "this process is /job:ps/replica:0/task:0" <<<"$err"
+err="$(env -u SLURM_PROCID "$GRAPHRUN" train "$F/$c.pbtxt" --cluster=slurm --train train 2>&1)"
+rc=$?
+check "--cluster=slurm outside srun fails" test "$rc" -ne 0
+check "... saying so" grep -q "SLURM_PROCID is not set" <<<"$err"
+
 # Bad input.
 err="$(train mlp_sgd "$tmp/bad1" --replicas 3 2>&1)"; rc=$?
 check "3 replicas for a batch of 16 fail" test "$rc" -ne 0

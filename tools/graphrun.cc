@@ -129,7 +129,8 @@ ABSL_FLAG(std::string, wire_compression, "",
           "partition, run: float32 edges between tasks travel as none, fp16 or bf16 "
           "(default: none for partition, fp16 for run over workers)");
 ABSL_FLAG(std::string, cluster, "",
-          "run: run on the workers of this cluster (TensorFlow ClusterSpec JSON); "
+          "run: run on the workers of this cluster (TensorFlow ClusterSpec JSON, or TF_CONFIG: "
+          "the TF_CONFIG variable's, or slurm: srun's tasks at --slurm_base_port); "
           "worker: the cluster this task belongs to");
 ABSL_FLAG(int, local_workers, 0,
           "run, train: start this many worker processes on loopback, run on them, stop them");
@@ -161,7 +162,8 @@ ABSL_FLAG(std::string, listen, "",
           "worker: serve on HOST:PORT (port 0: any) instead of the cluster's address");
 ABSL_FLAG(std::string, bind_address, "",
           "worker: interface to listen on (default 127.0.0.1; 0.0.0.0 for every one)");
-ABSL_FLAG(int, slurm_base_port, 8888, "worker: under srun, the first task's port per node");
+ABSL_FLAG(int, slurm_base_port, 8888,
+          "worker, and run with --cluster=slurm: under srun, the first task's port per node");
 ABSL_FLAG(std::string, auth_token_file, "",
           "worker, run: every call between master and workers carries this file's token");
 ABSL_FLAG(std::string, tls_cert, "", "worker, run: PEM certificate for TLS");
@@ -208,12 +210,14 @@ Usage:
                [--wire_compression=fp16|bf16|none] [--in_process_worker]
                                          the same over worker processes: N
                                          started on loopback for this run, or
-                                         a running cluster; nodes pinned to
-                                         /job:worker/task:1 run on that task,
-                                         variables pinned to /job:ps/task:k
-                                         live there across steps; the
-                                         client's own task served here with
-                                         --in_process_worker
+                                         a running cluster (--cluster=TF_CONFIG
+                                         or --cluster=slurm: the environment's,
+                                         this process's task the client's);
+                                         nodes pinned to /job:worker/task:1
+                                         run on that task, variables pinned
+                                         to /job:ps/task:k live there across
+                                         steps; the client's own task served
+                                         here with --in_process_worker
   graphrun worker --cluster=cluster.json --job=worker --task=N
                [--bind_address=0.0.0.0] [--auth_token_file=F] [--tls_*=F]
                                          serve one task of a cluster (or from
@@ -437,6 +441,12 @@ bool RunArgsFromFlags(const std::string& graph, const RepeatedFlags& repeated,
   run->num_gpus = absl::GetFlag(FLAGS_num_gpus);
   const std::string wire = absl::GetFlag(FLAGS_wire_compression);
   if (!wire.empty()) run->wire_compression = wire;
+  run->slurm_base_port = absl::GetFlag(FLAGS_slurm_base_port);
+  const absl::Status cluster = graphrun::ResolveClusterSource(run);
+  if (!cluster.ok()) {
+    std::fprintf(stderr, "graphrun %s: %s\n", command, std::string(cluster.message()).c_str());
+    return false;
+  }
   return true;
 }
 

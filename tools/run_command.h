@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "distributed/cluster_spec.h"
 #include "graph/protos/graph.pb.h"
 #include "runtime/session.h"
 
@@ -45,10 +46,13 @@ struct RunCommandArgs {
   bool clear_devices = false;
   std::string costs_file;  // measured costs for the placer
   std::string save_costs;  // write measured costs here
-  // Run over worker processes: a ClusterSpec JSON file of running workers,
+  // Run over worker processes: a ClusterSpec JSON file of running workers
+  // (or "TF_CONFIG" / "slurm": the cluster those give, ResolveClusterSource),
   // or N workers (and M parameter-server tasks, /job:ps) started on
   // loopback for this run.
   std::string cluster_file;
+  std::shared_ptr<const distributed::ClusterSpec> resolved_cluster;
+  int slurm_base_port = 8888;  // --cluster=slurm: the first task's port per node
   int local_workers = 0;
   int local_ps = 0;
   // Over workers: the task feeds and fetches go through (--job, --task),
@@ -98,6 +102,18 @@ struct RunSession {
   std::function<std::map<std::string, std::string>()> unreachable_tasks;
 };
 absl::StatusOr<RunSession> NewRunSession(const RunCommandArgs& args, const GraphDef& graph);
+
+// --cluster=TF_CONFIG or --cluster=slurm: the cluster from the TF_CONFIG
+// variable (as Kubeflow's TFJob sets it) or from Slurm's (under srun, tasks
+// on a node at slurm_base_port + i) goes into args->resolved_cluster and,
+// without --task, this process's own task there (a chief or worker) is the
+// client's task (serve it here with --in_process_worker). A file: nothing to
+// do. InvalidArgument naming the source when it is not set, or names a
+// task that cannot be a client.
+absl::Status ResolveClusterSource(RunCommandArgs* args);
+
+// The cluster of --cluster: the resolved one, else the file's.
+absl::StatusOr<distributed::ClusterSpec> LoadRunCluster(const RunCommandArgs& args);
 
 // Returns the process exit status (0 ok, 1 failure); messages go to
 // stdout/stderr.

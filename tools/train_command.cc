@@ -41,7 +41,6 @@ namespace graphrun {
 namespace {
 
 using distributed::ClusterSpec;
-using distributed::LoadClusterSpecFile;
 using distributed::TaskDeviceName;
 using distributed::TaskRef;
 
@@ -216,7 +215,7 @@ absl::StatusOr<std::string> LeaveOutGoneWorkers(const std::map<std::string, std:
   }
   if (lost.empty()) return std::string();
   if (!local) {
-    GR_ASSIGN_OR_RETURN(ClusterSpec cluster, LoadClusterSpecFile(run->cluster_file));
+    GR_ASSIGN_OR_RETURN(ClusterSpec cluster, LoadRunCluster(*run));
     for (const TaskRef& t : cluster.AllTasks()) {
       const std::string name = TaskDeviceName(t);
       if (t.job == "worker" && std::find(run->left_out_tasks.begin(), run->left_out_tasks.end(),

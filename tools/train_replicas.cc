@@ -25,7 +25,7 @@ absl::StatusOr<std::vector<std::string>> ReplicaDevices(const RunCommandArgs& ru
   if (run.local_workers > 0 || !run.cluster_file.empty()) {
     int workers = run.local_workers;
     if (!run.cluster_file.empty()) {
-      GR_ASSIGN_OR_RETURN(distributed::ClusterSpec cluster, distributed::LoadClusterSpecFile(run.cluster_file));
+      GR_ASSIGN_OR_RETURN(distributed::ClusterSpec cluster, LoadRunCluster(run));
       workers = cluster.NumTasks("worker");
     }
     if (workers < n) {
