@@ -68,6 +68,8 @@ const std::map<std::string, Setter>& Setters() {
       GR_OPT(cluster_file, std::string, "a path"),
       GR_OPT(local_workers, int, "an int"),
       GR_OPT(local_ps, int, "an int"),
+      GR_OPT(in_process_worker, bool, "a bool"),
+      GR_OPT(slurm_base_port, int, "an int"),
       GR_OPT(client_task, std::string, "a str"),
       GR_OPT(ps_placement, std::string, "a str"),
       GR_OPT(auth_token_file, std::string, "a path"),
@@ -101,6 +103,9 @@ RunCommandArgs ArgsFromOptions(const py::dict& options) {
     if (value.is_none()) continue;  // the default
     it->second(&args, value, name);
   }
+  // cluster_file="TF_CONFIG" or "slurm": the launcher's environment.
+  const absl::Status cluster = ResolveClusterSource(&args);
+  if (!cluster.ok()) throw py::value_error(std::string(cluster.message()));
   return args;
 }
 

@@ -157,7 +157,8 @@ class Session:
       allow_soft_placement, optimize (the graph optimizer), freeze_variables,
       check_numerics, clear_devices, gpus ("auto": the idle ones, "none", "0,2"),
       num_gpus, gpu_memory_fraction, gpu_allow_growth, cluster (a ClusterSpec
-      dict or JSON file of running workers), local_workers, local_ps,
+      dict or JSON file of running workers, or "TF_CONFIG" / "slurm": the
+      launcher's environment), in_process_worker, local_workers, local_ps,
       wire_compression, ps_placement, auth_token_file, tls_*, quiet...
       graphrun.option_names() lists them.
 

@@ -350,6 +350,23 @@ class SessionTest(unittest.TestCase):
         np.testing.assert_allclose(sess.run("probs:0", {"x:0": self.x}), self.expected,
                                    rtol=1e-5, atol=1e-6)
 
+    def test_cluster_from_the_environment(self):
+        # "TF_CONFIG" names the environment variable, which must be set.
+        env = dict(os.environ)
+        env.pop("TF_CONFIG", None)
+        code = ("import sys, graphrun\n"
+                "try:\n"
+                "    graphrun.Session(sys.argv[1], cluster='TF_CONFIG')\n"
+                "except ValueError as e:\n"
+                "    print('ValueError:', e)\n")
+        out = subprocess.run([sys.executable, "-c", code, os.path.join(EX, "mlp.pbtxt")],
+                             capture_output=True, text=True,
+                             env=dict(env, PYTHONPATH=os.pathsep.join(sys.path)))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("ValueError: --cluster=TF_CONFIG: the TF_CONFIG environment variable is "
+                      "not set", out.stdout)
+        self.assertIn("in_process_worker", graphrun.option_names())
+
 
 if __name__ == "__main__":
     unittest.main()
