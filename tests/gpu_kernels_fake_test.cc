@@ -1,12 +1,12 @@
-// The GPU OpKernels on the fake GPU (runtime/gpu/testing: device memory on
-// the host heap, streams as threads; the launchers of gpu_launch.h as host
+// The GPU OpKernels on the fake GPU (runtime/gpu/testing: device memory the
+// host cannot touch outside queued work, streams as threads; the launchers of gpu_launch.h as host
 // code queued on those streams): every case of gpu_cases.h, placed on the
 // fake GPU with its int arguments crossing into host memory and its tensors
 // copied in and out through the device context, must agree with the CPU
 // kernels. This checks on CPU everything of the GPU kernels but the CUDA
 // kernels' own arithmetic: shapes, host-memory arguments, allocations,
-// plans and the arguments each launcher is given. The Keras fixture models
-// run the same way, against TensorFlow's outputs. The launchers, called
+// plans and the arguments each launcher is given (the Keras fixture models
+// run the same way in gpu_models_fake_test.cc). The launchers, called
 // directly, refuse a range they would touch outside one device block.
 #include <algorithm>
 #include <atomic>
@@ -24,7 +24,6 @@
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/testing/fake_gpu_platform.h"
 #include "runtime/session.h"
-#include "tests/fixture_manifest.h"
 #include "tests/gpu_cases.h"
 
 namespace graphrun {
@@ -285,35 +284,6 @@ TEST(FloatsAgreeTest, NanInfShapeAndDtypeDisagree) {
   EXPECT_FALSE(testing::FloatsAgree(t({1, 2}), t({1, 2, 3}), 1e-3, &why));
   EXPECT_FALSE(testing::FloatsAgree(t({1}), Tensor::FromVector<double>({1}), 1e-3, &why));
 }
-
-// Every Keras fixture model with each node asked onto the fake GPU (soft
-// placement keeps those without a GPU kernel on the CPU): TensorFlow's
-// outputs, with every float compute op and the loops on the GPU.
-class FakeGpuModelsTest : public ::testing::TestWithParam<testing::FixtureModel> {};
-
-TEST_P(FakeGpuModelsTest, MatchesTensorFlowWithItsNodesOnTheGpu) {
-  const testing::FixtureModel& model = GetParam();
-  SessionOptions options = WithFakeGpu();
-  options.allow_soft_placement = true;
-  RunMetadata metadata;
-  const absl::Status s = testing::RunFixture(model, options, &metadata, [](GraphDef* graph) {
-    for (NodeDef& n : *graph->mutable_node()) n.set_device("/device:GPU:0");
-  });
-  ASSERT_TRUE(s.ok()) << model.name << ": " << s;
-  testing::ExpectModelOnGpu(model.name, metadata);
-}
-
-// The models above come from the manifest: an empty or missing one would
-// leave nothing to check.
-TEST(FakeGpuModelsManifestTest, ListsEveryModel) {
-  EXPECT_EQ(testing::ReadFixtureManifest("tests/fixtures/models/").size(), 26u);
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Manifest, FakeGpuModelsTest,
-    ::testing::ValuesIn(testing::ReadFixtureManifest("tests/fixtures/models/")),
-    [](const ::testing::TestParamInfo<testing::FixtureModel>& info) { return info.param.name; });
-GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FakeGpuModelsTest);
 
 }  // namespace
 }  // namespace graphrun
