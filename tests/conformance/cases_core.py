@@ -223,6 +223,16 @@ case("Roll", ("input", R), ("shift", np.array([1, -2], i32)), ("axis", np.array(
 case("Where", ("condition", np.array([[True, False], [False, True]])))
 case("Cast", ("x", np.array([1.7, -1.7, 300.0], f32)), DstT=tf.int32)
 case("Cast", ("x", np.array([1, 0, 5], i64)), DstT=tf.bool)
+# float <-> half over more than a few vectors of 16 (the converting loops
+# and their tails): rounding ties, overflow to inf, denormals, specials.
+HALF_EDGES = np.array([65504, 65519.99, 65520, -65520, 1e5, 6.1e-5, 6e-8, 2.9e-8, 3e-8, 1e-9,
+                       1 + 2**-11, 1 + 3 * 2**-11, 2049, 2051, -0.0, np.inf, -np.inf, np.nan], f32)
+case("Cast", ("x", np.concatenate([HALF_EDGES, rand([53], f32, -70000, 70000)])),
+     DstT=tf.float16)
+HALF_BITS = np.array([0x0001, 0x03ff, 0x0400, 0x7bff, 0x7c00, 0xfc00, 0x7e00, 0x8001, 0x8000],
+                     np.uint16).view(np.float16)
+case("Cast", ("x", np.concatenate([HALF_BITS, rand([60], np.float16, -60000, 60000)])),
+     DstT=tf.float32)
 case("Fill", ("dims", np.array([2, 3], i32)), ("value", np.array(1.5, f32)))
 case("Range", ("start", np.array(1, i32)), ("limit", np.array(10, i32)), ("delta", np.array(3, i32)))
 case("Range", ("start", np.array(1.0, f32)), ("limit", np.array(0.0, f32)), ("delta", np.array(-0.25, f32)))
