@@ -302,6 +302,20 @@ absl::StatusOr<ReplicatedGraph> ReplicateForDataParallel(const GraphDef& given,
                           "/bucket_", k, "/", leaf);
     };
     const bool rounded = dtype == DT_FLOAT && options.wire_float != DT_FLOAT && n > 1;
+    // `value` as the wire carries it (float -> wire_float -> float), on `dev`.
+    auto wire_rounded = [&](int r, const std::string& value, const std::string& dev,
+                            const std::string& leaf) -> absl::StatusOr<std::string> {
+      GR_ASSIGN_OR_RETURN(NodeDef * down, b.Add(name(r, "to_wire"), "Cast", {value}, dev));
+      (*down->mutable_attr())["SrcT"] = TypeAttr(DT_FLOAT);
+      (*down->mutable_attr())["DstT"] = TypeAttr(options.wire_float);
+      (*down->mutable_attr())["Truncate"] = BoolAttr(false);
+      GR_ASSIGN_OR_RETURN(NodeDef * up, b.Add(name(r, leaf), "Cast", {down->name()}, dev));
+      (*up->mutable_attr())["SrcT"] = TypeAttr(options.wire_float);
+      (*up->mutable_attr())["DstT"] = TypeAttr(DT_FLOAT);
+      (*up->mutable_attr())["Truncate"] = BoolAttr(false);
+      return up->name();
+    };
+    std::vector<std::string> fused(n), whole_of(n);
     for (int r = 0; r < n; ++r) {
       const std::string& dev = options.devices[r];
       GR_ASSIGN_OR_RETURN(std::string flat_shape, b.Vector(name(r, "flat_shape"), {-1}, dev));
@@ -325,7 +339,8 @@ absl::StatusOr<ReplicatedGraph> ReplicateForDataParallel(const GraphDef& given,
         (*c->mutable_attr())["Tidx"] = TypeAttr(DT_INT32);
         all = c->name();
       }
-      for (int j = 0; j < n; ++j) {
+      fused[r] = all;
+      for (int j = 0; j < n && n != 2; ++j) {
         GR_ASSIGN_OR_RETURN(std::string at, b.Vector(name(r, absl::StrCat("segment_", j, "/begin")),
                                                      {static_cast<int32_t>(begin[j])}, dev));
         GR_ASSIGN_OR_RETURN(std::string len, b.Vector(name(r, absl::StrCat("segment_", j, "/size")),
@@ -336,8 +351,34 @@ absl::StatusOr<ReplicatedGraph> ReplicateForDataParallel(const GraphDef& given,
         (*s->mutable_attr())["Index"] = TypeAttr(DT_INT32);
       }
     }
+    if (n == 2) {
+      // Two replicas: each sends the other its whole bucket and both sum the
+      // two in replica order, one hop instead of a reduce-scatter and an
+      // all-gather, with the same bytes each way and no segment copies.
+      // With a rounding wire each replica sums its own bucket as the wire
+      // carries it, as the other receives it, so both sums are the same.
+      std::vector<std::string> sent(n);
+      for (int r = 0; r < n; ++r) {
+        sent[r] = fused[r];
+        if (rounded) {
+          GR_ASSIGN_OR_RETURN(sent[r], wire_rounded(r, fused[r], options.devices[r], "sent"));
+        }
+      }
+      for (int r = 0; r < n; ++r) {
+        const std::string& dev = options.devices[r];
+        GR_ASSIGN_OR_RETURN(NodeDef * sum, b.Add(name(r, "sum"), "AddN", sent, dev));
+        (*sum->mutable_attr())["N"] = IntAttr(n);
+        (*sum->mutable_attr())["T"] = TypeAttr(dtype);
+        (*sum->mutable_attr())[kGradientExchangeAttr] = BoolAttr(true);
+        GR_ASSIGN_OR_RETURN(std::string inv,
+                            b.Const(name(r, "inverse_replicas"), ScaleBy(dtype, 1.0 / n), dev));
+        GR_ASSIGN_OR_RETURN(NodeDef * mean, b.Add(name(r, "mean"), "Mul", {sum->name(), inv}, dev));
+        (*mean->mutable_attr())["T"] = TypeAttr(dtype);
+        whole_of[r] = mean->name();
+      }
+    }
     // Reduce-scatter: replica j sums segment j, in replica order.
-    for (int j = 0; j < n; ++j) {
+    for (int j = 0; j < n && n != 2; ++j) {
       const std::string& dev = options.devices[j];
       std::vector<std::string> parts;
       for (int r = 0; r < n; ++r) parts.push_back(name(r, absl::StrCat("segment_", j)));
@@ -352,26 +393,19 @@ absl::StatusOr<ReplicatedGraph> ReplicateForDataParallel(const GraphDef& given,
       std::string share = mean->name();
       if (rounded) {
         // What the wire will carry, kept by the owner too.
-        GR_ASSIGN_OR_RETURN(NodeDef * down, b.Add(name(j, "to_wire"), "Cast", {share}, dev));
-        (*down->mutable_attr())["SrcT"] = TypeAttr(DT_FLOAT);
-        (*down->mutable_attr())["DstT"] = TypeAttr(options.wire_float);
-        (*down->mutable_attr())["Truncate"] = BoolAttr(false);
-        GR_ASSIGN_OR_RETURN(NodeDef * up, b.Add(name(j, "share"), "Cast", {down->name()}, dev));
-        (*up->mutable_attr())["SrcT"] = TypeAttr(options.wire_float);
-        (*up->mutable_attr())["DstT"] = TypeAttr(DT_FLOAT);
-        (*up->mutable_attr())["Truncate"] = BoolAttr(false);
-        share = up->name();
+        GR_ASSIGN_OR_RETURN(share, wire_rounded(j, share, dev, "share"));
       }
       GR_ASSIGN_OR_RETURN(NodeDef * id, b.Add(name(j, "averaged"), "Identity", {share}, dev));
       (*id->mutable_attr())["T"] = TypeAttr(dtype);
     }
-    // All-gather, then the bucket cut back into its gradients.
+    // All-gather (but for two replicas), then the bucket cut back into its
+    // gradients.
     for (int r = 0; r < n; ++r) {
       const std::string& dev = options.devices[r];
       std::vector<std::string> shares;
-      for (int j = 0; j < n; ++j) shares.push_back(name(j, "averaged"));
-      std::string whole = shares.front();
-      if (n > 1) {
+      for (int j = 0; j < n && n != 2; ++j) shares.push_back(name(j, "averaged"));
+      std::string whole = n == 2 ? whole_of[r] : shares.front();
+      if (n > 2) {
         shares.push_back(name(r, "axis"));
         GR_ASSIGN_OR_RETURN(NodeDef * c, b.Add(name(r, "gathered"), "ConcatV2", shares, dev));
         (*c->mutable_attr())["N"] = IntAttr(n);

@@ -18,10 +18,13 @@
 //   order, float32) and scales by 1/N; every replica concatenates the N
 //   averaged segments and cuts them back into the gradients.
 // Each replica sends and receives 2(N-1)/N of the bucket, as a ring does,
-// in two hops instead of 2(N-1). The exchange nodes carry the attr
+// in two hops instead of 2(N-1). Two replicas instead send each other their
+// whole bucket and both sum the two in replica order: the same bytes, one
+// hop, no segment copies. The exchange nodes carry the attr
 // kGradientExchangeAttr, so the wire policy compresses them as gradients
-// across tasks; with `wire_float` fp16 or bf16 the owner of a segment keeps
-// the rounded value it sends, so the replicas still agree bit for bit.
+// across tasks; with `wire_float` fp16 or bf16 the sender of a segment (or
+// of a bucket) keeps the rounded value it sends, so the replicas still
+// agree bit for bit.
 #ifndef GRAPHRUN_GRAPH_REPLICATE_H_
 #define GRAPHRUN_GRAPH_REPLICATE_H_
 
