@@ -315,7 +315,22 @@ absl::StatusOr<ReplicatedGraph> ReplicateForDataParallel(const GraphDef& given,
       (*up->mutable_attr())["Truncate"] = BoolAttr(false);
       return up->name();
     };
-    std::vector<std::string> fused(n), whole_of(n);
+    // The mean of `parts` on replica r's device: their sum in replica
+    // order, float32, times 1/N.
+    auto mean_of = [&](int r, const std::vector<std::string>& parts) -> absl::StatusOr<std::string> {
+      const std::string& dev = options.devices[r];
+      GR_ASSIGN_OR_RETURN(NodeDef * sum, b.Add(name(r, "sum"), "AddN", parts, dev));
+      (*sum->mutable_attr())["N"] = IntAttr(n);
+      (*sum->mutable_attr())["T"] = TypeAttr(dtype);
+      (*sum->mutable_attr())[kGradientExchangeAttr] = BoolAttr(true);
+      GR_ASSIGN_OR_RETURN(std::string inv,
+                          b.Const(name(r, "inverse_replicas"), ScaleBy(dtype, 1.0 / n), dev));
+      GR_ASSIGN_OR_RETURN(NodeDef * mean, b.Add(name(r, "mean"), "Mul", {sum->name(), inv}, dev));
+      (*mean->mutable_attr())["T"] = TypeAttr(dtype);
+      return mean->name();
+    };
+    // Each replica's bucket, flattened into one vector.
+    std::vector<std::string> fused(n);
     for (int r = 0; r < n; ++r) {
       const std::string& dev = options.devices[r];
       GR_ASSIGN_OR_RETURN(std::string flat_shape, b.Vector(name(r, "flat_shape"), {-1}, dev));
@@ -329,7 +344,7 @@ absl::StatusOr<ReplicatedGraph> ReplicateForDataParallel(const GraphDef& given,
         (*f->mutable_attr())["Tshape"] = TypeAttr(DT_INT32);
         flats.push_back(f->name());
       }
-      std::string all = flats.front();
+      fused[r] = flats.front();
       if (flats.size() > 1) {
         std::vector<std::string> in = flats;
         in.push_back(axis);
@@ -337,83 +352,74 @@ absl::StatusOr<ReplicatedGraph> ReplicateForDataParallel(const GraphDef& given,
         (*c->mutable_attr())["N"] = IntAttr(flats.size());
         (*c->mutable_attr())["T"] = TypeAttr(dtype);
         (*c->mutable_attr())["Tidx"] = TypeAttr(DT_INT32);
-        all = c->name();
-      }
-      fused[r] = all;
-      for (int j = 0; j < n && n != 2; ++j) {
-        GR_ASSIGN_OR_RETURN(std::string at, b.Vector(name(r, absl::StrCat("segment_", j, "/begin")),
-                                                     {static_cast<int32_t>(begin[j])}, dev));
-        GR_ASSIGN_OR_RETURN(std::string len, b.Vector(name(r, absl::StrCat("segment_", j, "/size")),
-                                                      {static_cast<int32_t>(size[j])}, dev));
-        GR_ASSIGN_OR_RETURN(NodeDef * s, b.Add(name(r, absl::StrCat("segment_", j)), "Slice",
-                                               {all, at, len}, dev));
-        (*s->mutable_attr())["T"] = TypeAttr(dtype);
-        (*s->mutable_attr())["Index"] = TypeAttr(DT_INT32);
+        fused[r] = c->name();
       }
     }
+    // Each replica's averaged bucket.
+    std::vector<std::string> whole(n);
     if (n == 2) {
       // Two replicas: each sends the other its whole bucket and both sum the
       // two in replica order, one hop instead of a reduce-scatter and an
       // all-gather, with the same bytes each way and no segment copies.
       // With a rounding wire each replica sums its own bucket as the wire
       // carries it, as the other receives it, so both sums are the same.
-      std::vector<std::string> sent(n);
-      for (int r = 0; r < n; ++r) {
-        sent[r] = fused[r];
-        if (rounded) {
-          GR_ASSIGN_OR_RETURN(sent[r], wire_rounded(r, fused[r], options.devices[r], "sent"));
-        }
+      std::vector<std::string> sent = fused;
+      for (int r = 0; r < n && rounded; ++r) {
+        GR_ASSIGN_OR_RETURN(sent[r], wire_rounded(r, fused[r], options.devices[r], "sent"));
       }
+      for (int r = 0; r < n; ++r) {
+        GR_ASSIGN_OR_RETURN(whole[r], mean_of(r, sent));
+      }
+    } else {
+      // Segment j of each replica's bucket.
       for (int r = 0; r < n; ++r) {
         const std::string& dev = options.devices[r];
-        GR_ASSIGN_OR_RETURN(NodeDef * sum, b.Add(name(r, "sum"), "AddN", sent, dev));
-        (*sum->mutable_attr())["N"] = IntAttr(n);
-        (*sum->mutable_attr())["T"] = TypeAttr(dtype);
-        (*sum->mutable_attr())[kGradientExchangeAttr] = BoolAttr(true);
-        GR_ASSIGN_OR_RETURN(std::string inv,
-                            b.Const(name(r, "inverse_replicas"), ScaleBy(dtype, 1.0 / n), dev));
-        GR_ASSIGN_OR_RETURN(NodeDef * mean, b.Add(name(r, "mean"), "Mul", {sum->name(), inv}, dev));
-        (*mean->mutable_attr())["T"] = TypeAttr(dtype);
-        whole_of[r] = mean->name();
+        for (int j = 0; j < n; ++j) {
+          GR_ASSIGN_OR_RETURN(std::string at,
+                              b.Vector(name(r, absl::StrCat("segment_", j, "/begin")),
+                                       {static_cast<int32_t>(begin[j])}, dev));
+          GR_ASSIGN_OR_RETURN(std::string len,
+                              b.Vector(name(r, absl::StrCat("segment_", j, "/size")),
+                                       {static_cast<int32_t>(size[j])}, dev));
+          GR_ASSIGN_OR_RETURN(NodeDef * s, b.Add(name(r, absl::StrCat("segment_", j)), "Slice",
+                                                 {fused[r], at, len}, dev));
+          (*s->mutable_attr())["T"] = TypeAttr(dtype);
+          (*s->mutable_attr())["Index"] = TypeAttr(DT_INT32);
+        }
       }
-    }
-    // Reduce-scatter: replica j sums segment j, in replica order.
-    for (int j = 0; j < n && n != 2; ++j) {
-      const std::string& dev = options.devices[j];
-      std::vector<std::string> parts;
-      for (int r = 0; r < n; ++r) parts.push_back(name(r, absl::StrCat("segment_", j)));
-      GR_ASSIGN_OR_RETURN(NodeDef * sum, b.Add(name(j, "sum"), "AddN", parts, dev));
-      (*sum->mutable_attr())["N"] = IntAttr(n);
-      (*sum->mutable_attr())["T"] = TypeAttr(dtype);
-      (*sum->mutable_attr())[kGradientExchangeAttr] = BoolAttr(true);
-      GR_ASSIGN_OR_RETURN(std::string inv,
-                          b.Const(name(j, "inverse_replicas"), ScaleBy(dtype, 1.0 / n), dev));
-      GR_ASSIGN_OR_RETURN(NodeDef * mean, b.Add(name(j, "mean"), "Mul", {sum->name(), inv}, dev));
-      (*mean->mutable_attr())["T"] = TypeAttr(dtype);
-      std::string share = mean->name();
-      if (rounded) {
-        // What the wire will carry, kept by the owner too.
-        GR_ASSIGN_OR_RETURN(share, wire_rounded(j, share, dev, "share"));
+      // Reduce-scatter: replica j averages segment j.
+      std::vector<std::string> shares(n);
+      for (int j = 0; j < n; ++j) {
+        const std::string& dev = options.devices[j];
+        std::vector<std::string> parts;
+        for (int r = 0; r < n; ++r) parts.push_back(name(r, absl::StrCat("segment_", j)));
+        GR_ASSIGN_OR_RETURN(std::string share, mean_of(j, parts));
+        if (rounded) {
+          // What the wire will carry, kept by the owner too.
+          GR_ASSIGN_OR_RETURN(share, wire_rounded(j, share, dev, "share"));
+        }
+        GR_ASSIGN_OR_RETURN(NodeDef * id, b.Add(name(j, "averaged"), "Identity", {share}, dev));
+        (*id->mutable_attr())["T"] = TypeAttr(dtype);
+        shares[j] = id->name();
       }
-      GR_ASSIGN_OR_RETURN(NodeDef * id, b.Add(name(j, "averaged"), "Identity", {share}, dev));
-      (*id->mutable_attr())["T"] = TypeAttr(dtype);
-    }
-    // All-gather (but for two replicas), then the bucket cut back into its
-    // gradients.
-    for (int r = 0; r < n; ++r) {
-      const std::string& dev = options.devices[r];
-      std::vector<std::string> shares;
-      for (int j = 0; j < n && n != 2; ++j) shares.push_back(name(j, "averaged"));
-      std::string whole = n == 2 ? whole_of[r] : shares.front();
-      if (n > 2) {
-        shares.push_back(name(r, "axis"));
-        GR_ASSIGN_OR_RETURN(NodeDef * c, b.Add(name(r, "gathered"), "ConcatV2", shares, dev));
+      // All-gather.
+      for (int r = 0; r < n; ++r) {
+        whole[r] = shares.front();
+        if (n == 1) continue;
+        std::vector<std::string> in = shares;
+        in.push_back(name(r, "axis"));
+        GR_ASSIGN_OR_RETURN(NodeDef * c, b.Add(name(r, "gathered"), "ConcatV2", in,
+                                               options.devices[r]));
         (*c->mutable_attr())["N"] = IntAttr(n);
         (*c->mutable_attr())["T"] = TypeAttr(dtype);
         (*c->mutable_attr())["Tidx"] = TypeAttr(DT_INT32);
         (*c->mutable_attr())[kGradientExchangeAttr] = BoolAttr(true);
-        whole = c->name();
+        whole[r] = c->name();
       }
+    }
+    // Each replica's averaged bucket cut back into its gradients.
+    for (int r = 0; r < n; ++r) {
+      const std::string& dev = options.devices[r];
       int64_t at = 0;
       for (size_t g = 0; g < bucket.size(); ++g) {
         const Update& u = *bucket[g];
@@ -424,7 +430,7 @@ absl::StatusOr<ReplicatedGraph> ReplicateForDataParallel(const GraphDef& given,
                                                       {static_cast<int32_t>(u.elements)}, dev));
         at += u.elements;
         GR_ASSIGN_OR_RETURN(NodeDef * s, b.Add(name(r, leaf + "/flat"), "Slice",
-                                               {whole, from, len}, dev));
+                                               {whole[r], from, len}, dev));
         (*s->mutable_attr())["T"] = TypeAttr(dtype);
         (*s->mutable_attr())["Index"] = TypeAttr(DT_INT32);
         std::vector<int32_t> dims(u.shape.begin(), u.shape.end());
