@@ -133,13 +133,7 @@ def main():
     rows = []
     for model in args.models.split(","):
         g, saver = bench.build(model)
-        graph_path = os.path.join(tmp, model + ".pb")
-        with open(graph_path, "wb") as f:
-            f.write(g.as_graph_def().SerializeToString())
-        ckpt = os.path.join(tmp, model + "_init.ckpt")
-        with v1.Session(graph=g) as s:
-            s.run(g.get_operation_by_name("init"))
-            saver.save(s, ckpt, write_meta_graph=False, write_state=False)
+        graph_path, ckpt = bench.export(g, saver, tmp, model)
         shape = [64, 784] if model == "mlp" else [64, 28, 28, 1]
         x_path = os.path.join(tmp, model + "_x.npy")
         y_path = os.path.join(tmp, model + "_y.npy")

@@ -115,6 +115,19 @@ def torch_median_ms(model, x_path, y_path, steps):
     return float(out.stdout.split()[-1])
 
 
+def export(g, saver, tmp, model):
+    """Writes `g` as tmp/<model>.pb and its initial variables (its `init`
+    op run) as the checkpoint tmp/<model>_init.ckpt; returns both paths."""
+    graph_path = os.path.join(tmp, model + ".pb")
+    with open(graph_path, "wb") as f:
+        f.write(g.as_graph_def().SerializeToString())
+    ckpt = os.path.join(tmp, model + "_init.ckpt")
+    with v1.Session(graph=g) as s:
+        s.run(g.get_operation_by_name("init"))
+        saver.save(s, ckpt, write_meta_graph=False, write_state=False)
+    return graph_path, ckpt
+
+
 def graphrun_median_ms(graph_path, ckpt, x_path, y_path, steps, *flags):
     """graphrun train's median step (ms), the first step left out; `flags`
     go to the command (--local_workers=1, --clear_devices, ...)."""
@@ -141,13 +154,7 @@ def main():
             (g, saver), fixtures = fixture_build(model)
         else:
             g, saver = build(model)
-        graph_path = os.path.join(tmp, model + ".pb")
-        with open(graph_path, "wb") as f:
-            f.write(g.as_graph_def().SerializeToString())
-        ckpt = os.path.join(tmp, model + "_init.ckpt")
-        with v1.Session(graph=g) as s:
-            s.run(g.get_operation_by_name("init"))
-            saver.save(s, ckpt, write_meta_graph=False, write_state=False)
+        graph_path, ckpt = export(g, saver, tmp, model)
         if model == "lstm":
             x = rng.standard_normal([64, fixtures.TIME, fixtures.IN]).astype(np.float32)
             y = rng.integers(0, fixtures.CLASSES, 64).astype(np.int32)
