@@ -24,18 +24,13 @@
 #include "runtime/gpu/gpu_device.h"
 #include "runtime/gpu/testing/fake_gpu_platform.h"
 #include "runtime/session.h"
+#include "tests/fake_gpu_session.h"
 #include "tests/gpu_cases.h"
 
 namespace graphrun {
 namespace {
 
-SessionOptions WithFakeGpu() {
-  SessionOptions options;
-  GpuDeviceOptions o;
-  o.memory_limit = int64_t{256} << 20;
-  options.make_gpu_devices = GpuDevicesOn({std::make_shared<FakeGpuPlatform>()}, o);
-  return options;
-}
+using testing::WithFakeGpu;
 
 TEST(GpuKernelsOnFakeGpuTest, EveryGpuKernelAgreesWithTheCpu) {
   testing::ExpectEveryCaseAgrees(WithFakeGpu);

@@ -11,18 +11,13 @@
 #include "runtime/gpu/testing/fake_gpu_platform.h"
 #include "runtime/session.h"
 #include "tests/fixture_manifest.h"
+#include "tests/fake_gpu_session.h"
 #include "tests/gpu_cases.h"
 
 namespace graphrun {
 namespace {
 
-SessionOptions WithFakeGpu() {
-  SessionOptions options;
-  GpuDeviceOptions o;
-  o.memory_limit = int64_t{256} << 20;
-  options.make_gpu_devices = GpuDevicesOn({std::make_shared<FakeGpuPlatform>()}, o);
-  return options;
-}
+using testing::WithFakeGpu;
 
 // Every Keras fixture model with each node asked onto the fake GPU (soft
 // placement keeps those without a GPU kernel on the CPU): TensorFlow's

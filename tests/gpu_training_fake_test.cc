@@ -26,6 +26,7 @@
 #include "runtime/gpu/testing/fake_gpu_platform.h"
 #include "runtime/session.h"
 #include "tests/apply_case_graph.h"
+#include "tests/fake_gpu_session.h"
 #include "tests/fixtures/training/apply_ops_data.h"
 
 namespace graphrun {
@@ -34,10 +35,7 @@ namespace {
 using namespace apply_ops_data;  // NOLINT: the fixture's arrays
 
 SessionOptions WithFakeGpu() {
-  SessionOptions options;
-  GpuDeviceOptions o;
-  o.memory_limit = int64_t{256} << 20;
-  options.make_gpu_devices = GpuDevicesOn({std::make_shared<FakeGpuPlatform>()}, o);
+  SessionOptions options = testing::WithFakeGpu();
   options.allow_soft_placement = true;
   options.optimize = SessionOptions::Optimize::kNone;
   return options;

@@ -1,0 +1,27 @@
+// Session options with one fake GPU (runtime/gpu/testing/fake_gpu_platform.h)
+// of 256 MiB beside the CPU, for the tests that run GPU kernels on it.
+#ifndef GRAPHRUN_TESTS_FAKE_GPU_SESSION_H_
+#define GRAPHRUN_TESTS_FAKE_GPU_SESSION_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "runtime/gpu/gpu_device.h"
+#include "runtime/gpu/testing/fake_gpu_platform.h"
+#include "runtime/session.h"
+
+namespace graphrun {
+namespace testing {
+
+inline SessionOptions WithFakeGpu() {
+  SessionOptions options;
+  GpuDeviceOptions o;
+  o.memory_limit = int64_t{256} << 20;
+  options.make_gpu_devices = GpuDevicesOn({std::make_shared<FakeGpuPlatform>()}, o);
+  return options;
+}
+
+}  // namespace testing
+}  // namespace graphrun
+
+#endif  // GRAPHRUN_TESTS_FAKE_GPU_SESSION_H_
