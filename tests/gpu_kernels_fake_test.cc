@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "graph/graph_io.h"
 #include "gtest/gtest.h"
 #include "kernels/gpu/gpu_launch.h"
@@ -141,6 +142,31 @@ TEST(FakeGpuDeathTest, TheHostCannotTouchDeviceMemory) {
   EXPECT_EQ(back, 5.0f);
   EXPECT_DEATH(static_cast<void>(p[2]), "");
   platform.FreeDevice(const_cast<float*>(p));
+}
+
+// A block freed while work queued before the free still has to touch it
+// (cudaFree waits for that work): the work can, as on a GPU. The stream is
+// held by a host callback, during which no queued work opens the memory.
+TEST(FakeGpuTest, WorkQueuedBeforeAFreeStillTouchesTheBlock) {
+  FakeGpuPlatform platform;
+  auto stream = platform.NewStream();
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  auto* p = static_cast<float*>(platform.AllocateDevice(16));
+  ASSERT_NE(p, nullptr);
+  absl::Notification release;
+  ASSERT_TRUE((*stream)->ThenCall([&](const absl::Status&) { release.WaitForNotification(); })
+                  .ok());
+  std::atomic<bool> wrote{false};
+  FakeGpuPlatform::Enqueue(stream->get(), [p, &wrote] {
+    p[3] = 2.0f;
+    wrote = true;
+    return absl::OkStatus();
+  });
+  platform.FreeDevice(p);
+  EXPECT_FALSE(platform.IsDeviceMemory(p));  // no new work may take it
+  release.Notify();
+  ASSERT_TRUE((*stream)->Synchronize().ok());
+  EXPECT_TRUE(wrote);
 }
 
 // A fake GPU, one of its streams and device blocks of floats, to call the

@@ -211,6 +211,7 @@ void Protect(uintptr_t block, size_t bytes, bool readable) {
 FakeGpuPlatform::~FakeGpuPlatform() {
   absl::MutexLock lock(&mu_);
   for (auto& [p, size] : device_blocks_) ::munmap(reinterpret_cast<void*>(p), MappedBytes(size));
+  for (auto& [p, size] : retiring_blocks_) ::munmap(reinterpret_cast<void*>(p), MappedBytes(size));
   for (auto& [p, size] : pinned_blocks_) std::free(reinterpret_cast<void*>(p));
 }
 
@@ -248,6 +249,7 @@ void FakeGpuPlatform::FreeDevice(void* ptr) {
   auto it = device_blocks_.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == device_blocks_.end()) std::abort();  // not ours: a real GPU would fault
   const size_t mapped = MappedBytes(it->second);
+  const size_t it_bytes = it->second;
   device_in_use_ -= static_cast<int64_t>(it->second);
   device_blocks_.erase(it);
   if (streams_.empty()) {
@@ -257,10 +259,16 @@ void FakeGpuPlatform::FreeDevice(void* ptr) {
   // As cudaFree waits for the GPU's work: the host memory goes back once
   // every stream got past what was queued before (a kernel queued earlier
   // may still read or write the block), without blocking this thread.
+  // Until then the work queued before may touch it: it opens and closes
+  // with the live blocks.
+  retiring_blocks_[reinterpret_cast<uintptr_t>(ptr)] = it_bytes;
   auto pending = std::make_shared<std::atomic<size_t>>(streams_.size());
   for (FakeGpuStream* stream : streams_) {
-    stream->ThenRun([pending, ptr, mapped] {
-      if (pending->fetch_sub(1) == 1) ::munmap(ptr, mapped);
+    stream->ThenRun([this, pending, ptr, mapped] {
+      if (pending->fetch_sub(1) != 1) return;
+      absl::MutexLock lock(&mu_);
+      retiring_blocks_.erase(reinterpret_cast<uintptr_t>(ptr));
+      ::munmap(ptr, mapped);
     });
   }
 }
@@ -269,12 +277,14 @@ void FakeGpuPlatform::BeginDeviceWork() {
   absl::MutexLock lock(&mu_);
   if (running_work_++ > 0) return;
   for (const auto& [p, bytes] : device_blocks_) Protect(p, bytes, true);
+  for (const auto& [p, bytes] : retiring_blocks_) Protect(p, bytes, true);
 }
 
 void FakeGpuPlatform::EndDeviceWork() {
   absl::MutexLock lock(&mu_);
   if (--running_work_ > 0) return;
   for (const auto& [p, bytes] : device_blocks_) Protect(p, bytes, false);
+  for (const auto& [p, bytes] : retiring_blocks_) Protect(p, bytes, false);
 }
 
 void* FakeGpuPlatform::AllocatePinnedHost(size_t bytes) {

@@ -92,6 +92,8 @@ class FakeGpuPlatform : public GpuPlatform {
   const FakeGpuOptions options_;
   mutable absl::Mutex mu_;
   std::map<uintptr_t, size_t> device_blocks_ ABSL_GUARDED_BY(mu_);
+  // Freed blocks that work queued before the free may still touch.
+  std::map<uintptr_t, size_t> retiring_blocks_ ABSL_GUARDED_BY(mu_);
   std::map<uintptr_t, size_t> pinned_blocks_ ABSL_GUARDED_BY(mu_);
   // Live streams: a freed device block waits for them (FreeDevice).
   std::set<FakeGpuStream*> streams_ ABSL_GUARDED_BY(mu_);
