@@ -123,6 +123,35 @@ absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path) {
   return absl::OkStatus();
 }
 
+absl::Status WriteBehind(int fd, absl::string_view data, int64_t offset,
+                         absl::string_view path) {
+  constexpr int64_t kPiece = int64_t{16} << 20;
+  while (!data.empty()) {
+    const int64_t to_boundary = kPiece - offset % kPiece;
+    const size_t n = static_cast<size_t>(std::min<int64_t>(to_boundary, data.size()));
+    absl::Status s = WriteAll(fd, data.substr(0, n), path);
+    if (!s.ok()) return s;
+    data.remove_prefix(n);
+    offset += static_cast<int64_t>(n);
+#ifdef __linux__
+    if (offset % kPiece == 0) {
+      ::sync_file_range(fd, offset - kPiece, kPiece, SYNC_FILE_RANGE_WRITE);
+      if (offset >= 3 * kPiece) {
+        ::sync_file_range(fd, offset - 3 * kPiece, kPiece,
+                          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                              SYNC_FILE_RANGE_WAIT_AFTER);
+        // Written and clean: out of the page cache, so a big save keeps
+        // recycling a few pieces' pages instead of taking fresh ones (on a
+        // virtual machine those cost several times more, and a save's
+        // speed swung 3x between runs with them).
+        ::posix_fadvise(fd, offset - 3 * kPiece, kPiece, POSIX_FADV_DONTNEED);
+      }
+    }
+#endif
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SyncParentDir(const std::string& path) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "."

@@ -43,6 +43,18 @@ std::string TempSuffix();
 
 absl::Status WriteAll(int fd, absl::string_view data, absl::string_view path);
 
+// Appends `data` to a file being written front to back, whose end is at
+// `offset`. Each time the file passes a 16 MiB boundary, the disk's
+// writeback of the 16 MiB before it is started, and the writeback of the
+// piece two before that is waited for and the piece dropped from the page
+// cache, so the copy into the page cache and the disk's writes overlap, the
+// closing fsync has little left, and a big file takes no more than a few
+// pieces of page cache (a write followed by one fsync does the two one
+// after the other, and leaves the kernel a whole file of dirty pages to find
+// room for). Hints to the kernel only: errors surface at the fsync, as for
+// WriteAll.
+absl::Status WriteBehind(int fd, absl::string_view data, int64_t offset, absl::string_view path);
+
 // fsync of the directory holding `path`, so that a rename there is durable.
 absl::Status SyncParentDir(const std::string& path);
 

@@ -123,10 +123,10 @@ absl::Status BundleWriter::Add(absl::string_view key, const Tensor& tensor) {
     if (bytes.size() >= kOverlapBytes) {
       crc = std::async(std::launch::async, [bytes] { return crc32c::Value(bytes); });
     }
-    status_ = checkpoint_io::WriteAll(data_fd_, bytes, DataFilename(prefix_, 0, 1));
+    status_ = checkpoint_io::WriteBehind(data_fd_, bytes, data_size_, DataFilename(prefix_, 0, 1));
     encoded->crc32c = crc.valid() ? crc.get() : crc32c::Value(bytes);
   } else {
-    status_ = checkpoint_io::WriteAll(data_fd_, bytes, DataFilename(prefix_, 0, 1));
+    status_ = checkpoint_io::WriteBehind(data_fd_, bytes, data_size_, DataFilename(prefix_, 0, 1));
   }
   if (!status_.ok()) return status_;
   BundleEntryProto& entry = entries_[std::string(key)];
