@@ -54,6 +54,48 @@ class BinaryGradOp : public OpKernel {
   Functor functor_;
 };
 
+// ReluGrad for float and double as a plain loop: gradients where features >
+// 0, else gradients * 0 (a NaN or an infinity stays NaN, a negative
+// gradient gives -0), which is TensorFlow's gradients * (features >
+// 0).cast<T>() value for value. Eigen evaluates that expression's bool to
+// float cast a lane at a time; this loop is a compare and a blend (ReluGrad
+// of the training CNN's first layer, 401,408 values: 375 -> 79 us in the
+// training step's trace).
+template <typename T>
+class ReluGradLoopOp : public OpKernel {
+ public:
+  explicit ReluGradLoopOp(OpKernelConstruction* ctx) : OpKernel(ctx) { set_expensive(false); }
+
+  void Compute(OpKernelContext* ctx) override {
+    const Tensor& a = ctx->input(0);
+    const Tensor& b = ctx->input(1);
+    OP_REQUIRES(ctx, a.shape() == b.shape(),
+                absl::InvalidArgumentError(
+                    absl::StrCat(def().op(), ": the two inputs must have the same shape, got ",
+                                 a.shape().DebugString(), " and ", b.shape().DebugString())));
+    const TensorShape shape = a.shape();
+    const int64_t n = a.NumElements();
+    const T* g = a.flat<T>().data();
+    const T* f = b.flat<T>().data();
+    Tensor* out = nullptr;
+    // In place is safe: element i is read before it is written.
+    OP_REQUIRES_OK(ctx, ctx->forward_input_or_allocate_output(0, 0, shape, &out));
+    if (n == 0) return;
+    T* z = out->flat<T>().data();
+    auto loop = [g, f, z](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) z[i] = f[i] > T(0) ? g[i] : g[i] * T(0);
+    };
+    const Eigen::ThreadPoolDevice* pool = ctx->device()->eigen_cpu_device();
+    if (pool != nullptr && n > kParallelElements) {
+      pool->parallelFor(static_cast<Eigen::Index>(n),
+                        Eigen::TensorOpCost(2 * sizeof(T), sizeof(T), 2),
+                        [&loop](Eigen::Index begin, Eigen::Index end) { loop(begin, end); });
+    } else {
+      loop(0, n);
+    }
+  }
+};
+
 // Functors for the attr-less grads: nothing to read at construction.
 struct NoAttrs {
   explicit NoAttrs(OpKernelConstruction*) {}
@@ -195,7 +237,6 @@ class LeakyReluGrad {
                   BinaryGradOp<T, functor>)
 
 #define REGISTER_FLOAT_GRADS(T)                        \
-  REGISTER_GRAD("ReluGrad", T, ReluGrad);              \
   REGISTER_GRAD("Relu6Grad", T, Relu6Grad);            \
   REGISTER_GRAD("EluGrad", T, EluGrad);                \
   REGISTER_GRAD("SeluGrad", T, SeluGrad);              \
@@ -212,6 +253,12 @@ REGISTER_FLOAT_GRADS(float);
 REGISTER_FLOAT_GRADS(double);
 REGISTER_FLOAT_GRADS(half);
 REGISTER_FLOAT_GRADS(bfloat16);
+REGISTER_KERNEL(KernelDefBuilder("ReluGrad").Device(kDeviceCpu).TypeConstraint<float>("T"),
+                ReluGradLoopOp<float>);
+REGISTER_KERNEL(KernelDefBuilder("ReluGrad").Device(kDeviceCpu).TypeConstraint<double>("T"),
+                ReluGradLoopOp<double>);
+REGISTER_GRAD("ReluGrad", half, ReluGrad);
+REGISTER_GRAD("ReluGrad", bfloat16, ReluGrad);
 REGISTER_GRAD("ReluGrad", int32_t, ReluGrad);
 REGISTER_GRAD("ReluGrad", int64_t, ReluGrad);
 REGISTER_GRAD("Relu6Grad", int32_t, Relu6Grad);

@@ -95,6 +95,39 @@ TEST(ActivationGradTest, LargeInputsRunOnThePool) {
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], f[i] > 0 ? g[i] : 0.0) << i;
 }
 
+// TensorFlow's ReluGrad is gradients * (features > 0).cast<T>(): where the
+// feature is not positive (or is NaN) the gradient is multiplied by zero,
+// so a negative gradient gives -0 and an infinite or NaN one gives NaN.
+TEST(ActivationGradTest, ReluGradMultipliesByZeroWhereTheFeatureIsNotPositive) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> g = {-2.0f, 3.0f, inf, -inf, nan, inf, -5.0f, 7.0f};
+  const std::vector<float> f = {-1.0f, 0.0f, -1.0f, nan, 1.0f, 2.0f, -0.0f, 1e-30f};
+  for (int64_t copies : {int64_t{1}, int64_t{8192}}) {  // on the calling thread, then the pool
+    std::vector<float> gg, ff;
+    for (int64_t c = 0; c < copies; ++c) {
+      gg.insert(gg.end(), g.begin(), g.end());
+      ff.insert(ff.end(), f.begin(), f.end());
+    }
+    Tensor gt(DT_FLOAT, TensorShape({static_cast<int64_t>(gg.size())}));
+    Tensor ft(DT_FLOAT, TensorShape({static_cast<int64_t>(ff.size())}));
+    std::copy(gg.begin(), gg.end(), gt.flat<float>().data());
+    std::copy(ff.begin(), ff.end(), ft.flat<float>().data());
+    auto out = RunOp("ReluGrad", {}, {gt, ft});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const float* z = (*out)[0].flat<float>().data();
+    for (size_t i = 0; i < gg.size(); ++i) {
+      const float want = gg[i] * (ff[i] > 0.0f ? 1.0f : 0.0f);
+      if (std::isnan(want)) {
+        ASSERT_TRUE(std::isnan(z[i])) << i;
+      } else {
+        ASSERT_EQ(z[i], want) << i;
+        ASSERT_EQ(std::signbit(z[i]), std::signbit(want)) << "element " << i << ": " << z[i];
+      }
+    }
+  }
+}
+
 TEST(ActivationGradTest, InputsOfDifferentShapesAreAnError) {
   for (const char* op : {"ReluGrad", "SigmoidGrad", "LeakyReluGrad"}) {
     auto out = RunOp(op, {}, {MakeTensor<float>({1, 2, 3}), MakeTensor<float>({1, 2})});
