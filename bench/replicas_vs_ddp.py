@@ -52,7 +52,7 @@ CONFIGS = [
 
 
 def ddp_median_ms(model, x_path, y_path, steps):
-    out = subprocess.run([sys.executable, os.path.join(bench.ROOT, "bench", "ddp_peer.py"),
+    out = subprocess.run([bench.TORCH_PYTHON, os.path.join(bench.ROOT, "bench", "ddp_peer.py"),
                           model, x_path, y_path, str(steps)], capture_output=True, text=True)
     if out.returncode != 0:
         return None

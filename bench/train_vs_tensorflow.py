@@ -16,6 +16,9 @@ overall, and the ratios.
   ./bazelw build //tools:graphrun
   /work/tfvenv/bin/python bench/train_vs_tensorflow.py [--rounds 3] [--steps 60] \
       [--models mlp,cnn,lstm,encoder]
+
+With PyTorch in another virtualenv, TORCH_PYTHON=/path/to/venv/bin/python
+runs the PyTorch peers (and bench/replicas_vs_ddp.py's DDP) with it.
 """
 import argparse
 import os
@@ -100,6 +103,11 @@ def tf_median_ms(g, ckpt, feeds, steps, warmup=10, target=""):
     return statistics.median(times)
 
 
+# The Python that runs the PyTorch peers: this one, or the one $TORCH_PYTHON
+# names (PyTorch's CPU build and TensorFlow need not share a virtualenv).
+TORCH_PYTHON = os.environ.get("TORCH_PYTHON", sys.executable)
+
+
 def torch_median_ms(model, x_path, y_path, steps):
     """PyTorch eager with fused Adam on the same layers and batch
     (bench/train_torch_peer.py, in its own process: PyTorch and TensorFlow
@@ -108,7 +116,7 @@ def torch_median_ms(model, x_path, y_path, steps):
     if model not in ("mlp", "cnn"):
         return None
     out = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "bench", "train_torch_peer.py"), model, x_path,
+        [TORCH_PYTHON, os.path.join(ROOT, "bench", "train_torch_peer.py"), model, x_path,
          y_path, str(steps)], capture_output=True, text=True)
     if out.returncode != 0:
         return None
