@@ -161,6 +161,18 @@ POOLS = [  # name, input dims, ksize, strides, padding, explicit paddings
     ("Explicit3s2", [1, 5, 5, 2], 3, 2, "EXPLICIT", [0, 0, 1, 2, 2, 1, 0, 0]),
 ]
 
+# Windows that tile the image (stride == size), with enough channels for the
+# kernel's 8- and 4-wide blocks: SAME's clipped last windows, VALID's
+# uncovered remainder, a 3x3 tiling, and double. MaxPoolGrad only, drawn
+# from a generator of their own so the cases above keep their values.
+TILED_POOLS = [  # name, input dims, ksize, strides, padding, explicit paddings, dtype
+    ("Same2s2Deep", [2, 5, 7, 12], 2, 2, "SAME", [], "DT_FLOAT"),
+    ("Valid2s2Deep", [1, 5, 7, 9], 2, 2, "VALID", [], "DT_FLOAT"),
+    ("Valid3s3Deep", [2, 7, 6, 8], 3, 3, "VALID", [], "DT_FLOAT"),
+    ("Same3s3Deep", [1, 7, 8, 13], 3, 3, "SAME", [], "DT_FLOAT"),
+    ("Same2s2DeepDouble", [1, 5, 5, 12], 2, 2, "SAME", [], "DT_DOUBLE"),
+]
+
 
 def pool_cases(rng):
     out = ["struct PoolCase {", "  const char* name;", "  DataType dtype;",
@@ -170,18 +182,22 @@ def pool_cases(rng):
     sixteen_bit = [(name + suffix, dims, k, s, pad, exp, dtype)
                    for name, dims, k, s, pad, exp in POOLS if name in ("Same3s2", "Valid2s2Rect")
                    for suffix, dtype in (("Half", "DT_HALF"), ("Bfloat16", "DT_BFLOAT16"))]
+    tiled_rng = np.random.default_rng(29)
     for op in ["MaxPoolGrad", "AvgPoolGrad"]:
         out.append(f"const PoolCase k{op}Cases[] = {{")
-        for name, dims, k, s, pad, exp, dtype in [p + ("DT_FLOAT",) for p in POOLS] + sixteen_bit:
+        tiled = TILED_POOLS if op == "MaxPoolGrad" else []
+        for name, dims, k, s, pad, exp, dtype in ([p + ("DT_FLOAT",) for p in POOLS] +
+                                                  sixteen_bit + tiled):
             if op == "AvgPoolGrad" and pad == "EXPLICIT":
                 continue
             dt = dict(DTYPES)[dtype]
-            x = tf.cast(rng.integers(0, 3, dims).astype(np.float32), dt)  # ties in most windows
+            rng_case = tiled_rng if (name, dims, k, s, pad, exp, dtype) in TILED_POOLS else rng
+            x = tf.cast(rng_case.integers(0, 3, dims).astype(np.float32), dt)  # ties in most windows
             ksize, strides = [1, k, k, 1], [1, s, s, 1]
             if op == "MaxPoolGrad":
                 y = tf.raw_ops.MaxPool(input=x, ksize=ksize, strides=strides, padding=pad,
                                        explicit_paddings=exp)
-                g = tf.cast(rng.uniform(-1, 1, y.shape).astype(np.float32), dt)
+                g = tf.cast(rng_case.uniform(-1, 1, y.shape).astype(np.float32), dt)
                 want = tf.raw_ops.MaxPoolGrad(orig_input=x, orig_output=y, grad=g, ksize=ksize,
                                               strides=strides, padding=pad,
                                               explicit_paddings=exp)

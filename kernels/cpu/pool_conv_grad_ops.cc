@@ -164,7 +164,13 @@ class MaxPoolGradOp : public OpKernel {
   // channels [c, c + kBlock): each channel's first maximum in row-major
   // scan order (windowed::KeepMaxima's rule: only a strictly greater value
   // moves it) takes g[c + j].
-  template <int kBlock>
+  //
+  // kDirect (windows that do not overlap: each element lies in at most one):
+  // instead of adding into a zeroed gradient, every element of the window
+  // is written, g[c + j] + 0 at the maximum and 0 elsewhere (+ 0 turns a
+  // -0 into the +0 that 0 + g gives, as TensorFlow's sum into zeros does),
+  // in vector stores rather than one scalar add per channel.
+  template <int kBlock, bool kDirect>
   static void WindowBlock(const T* __restrict xb, T* __restrict dxb, const T* __restrict g,
                           int64_t c, int64_t h_lo, int64_t h_hi, int64_t w_lo, int64_t w_hi,
                           int64_t cols, int64_t depth) {
@@ -189,7 +195,21 @@ class MaxPoolGradOp : public OpKernel {
           where = greater ? Mask{} + static_cast<Int>(base) : where;
         }
       }
-      for (int j = 0; j < kBlock; ++j) dxb[where[j] + c + j] += g[c + j];
+      if constexpr (kDirect) {
+        Vec gv;
+        std::memcpy(&gv, g + c, sizeof(Vec));
+        gv = gv + static_cast<T>(0);
+        for (int64_t h = h_lo; h < h_hi; ++h) {
+          for (int64_t w = w_lo; w < w_hi; ++w) {
+            const int64_t base = (h * cols + w) * depth;
+            const Mask hit = where == static_cast<Int>(base);
+            const Vec v = hit ? gv : Vec{};
+            std::memcpy(dxb + base + c, &v, sizeof(Vec));
+          }
+        }
+      } else {
+        for (int j = 0; j < kBlock; ++j) dxb[where[j] + c + j] += g[c + j];
+      }
     } else {
       T best[kBlock];
       int64_t where[kBlock];
@@ -208,7 +228,19 @@ class MaxPoolGradOp : public OpKernel {
           }
         }
       }
-      for (int j = 0; j < kBlock; ++j) dxb[where[j]] += g[c + j];
+      if constexpr (kDirect) {
+        for (int64_t h = h_lo; h < h_hi; ++h) {
+          for (int64_t w = w_lo; w < w_hi; ++w) {
+            const int64_t base = (h * cols + w) * depth + c;
+            for (int j = 0; j < kBlock; ++j) {
+              dxb[base + j] = base + j == where[j] ? g[c + j] + static_cast<T>(0)
+                                                   : static_cast<T>(0);
+            }
+          }
+        }
+      } else {
+        for (int j = 0; j < kBlock; ++j) dxb[where[j]] += g[c + j];
+      }
     }
   }
 
@@ -218,35 +250,54 @@ class MaxPoolGradOp : public OpKernel {
     const Window* wr = &wr_;
     const Window* wc = &wc_;
     const int64_t image = rows * cols * depth;
-    const bool blocks = image <= std::numeric_limits<int32_t>::max();
+    // Windows that tile the image without overlapping (stride == size, as
+    // a 2x2 pooling with stride 2) write every element they cover; only
+    // the rows and columns no window covers (VALID's remainder) need the
+    // zeros first.
+    const bool direct = attrs_.strides[1] == attrs_.ksize[1] && attrs_.strides[2] == attrs_.ksize[2];
+    const bool covered = direct && wr->pad_before == 0 && wc->pad_before == 0 &&
+                         wr->out * attrs_.ksize[1] >= rows && wc->out * attrs_.ksize[2] >= cols;
     for (int64_t b = first; b < last; ++b) {
       const T* xb = x + b * image;
       T* dxb = dx + b * image;
-      std::fill(dxb, dxb + image, static_cast<T>(0));
-      for (int64_t oh = 0; oh < wr->out; ++oh) {
-        const int64_t h0 = oh * attrs_.strides[1] - wr->pad_before;
-        const int64_t h_lo = std::max<int64_t>(h0, 0);
-        const int64_t h_hi = std::min(h0 + attrs_.ksize[1], rows);
-        for (int64_t ow = 0; ow < wc->out; ++ow) {
-          const int64_t w0 = ow * attrs_.strides[2] - wc->pad_before;
-          const int64_t w_lo = std::max<int64_t>(w0, 0);
-          const int64_t w_hi = std::min(w0 + attrs_.ksize[2], cols);
-          if (h_lo >= h_hi || w_lo >= w_hi) continue;  // a window entirely in the padding
-          const T* g = dy + ((b * wr->out + oh) * wc->out + ow) * depth;
-          // Channels 8 at a time (a 256-bit vector of floats), then one
-          // block of 4, then singly. The blocks keep a float image's
-          // offsets in 32-bit integers.
-          int64_t c = 0;
-          for (; blocks && c + 8 <= depth; c += 8) {
-            WindowBlock<8>(xb, dxb, g, c, h_lo, h_hi, w_lo, w_hi, cols, depth);
-          }
-          if (blocks && c + 4 <= depth) {
-            WindowBlock<4>(xb, dxb, g, c, h_lo, h_hi, w_lo, w_hi, cols, depth);
-            c += 4;
-          }
-          for (; c < depth; ++c) {
-            WindowBlock<1>(xb, dxb, g, c, h_lo, h_hi, w_lo, w_hi, cols, depth);
-          }
+      if (!covered) std::fill(dxb, dxb + image, static_cast<T>(0));
+      if (direct) {
+        Windows<true>(xb, dxb, dy, b, rows, cols, depth, *wr, *wc);
+      } else {
+        Windows<false>(xb, dxb, dy, b, rows, cols, depth, *wr, *wc);
+      }
+    }
+  }
+
+  template <bool kDirect, typename Window>
+  void Windows(const T* xb, T* dxb, const T* dy, int64_t b, int64_t rows, int64_t cols,
+               int64_t depth, const Window& wr_, const Window& wc_) const {
+    const Window* wr = &wr_;
+    const Window* wc = &wc_;
+    const bool blocks = rows * cols * depth <= std::numeric_limits<int32_t>::max();
+    for (int64_t oh = 0; oh < wr->out; ++oh) {
+      const int64_t h0 = oh * attrs_.strides[1] - wr->pad_before;
+      const int64_t h_lo = std::max<int64_t>(h0, 0);
+      const int64_t h_hi = std::min(h0 + attrs_.ksize[1], rows);
+      for (int64_t ow = 0; ow < wc->out; ++ow) {
+        const int64_t w0 = ow * attrs_.strides[2] - wc->pad_before;
+        const int64_t w_lo = std::max<int64_t>(w0, 0);
+        const int64_t w_hi = std::min(w0 + attrs_.ksize[2], cols);
+        if (h_lo >= h_hi || w_lo >= w_hi) continue;  // a window entirely in the padding
+        const T* g = dy + ((b * wr->out + oh) * wc->out + ow) * depth;
+        // Channels 8 at a time (a 256-bit vector of floats), then one
+        // block of 4, then singly. The blocks keep a float image's
+        // offsets in 32-bit integers.
+        int64_t c = 0;
+        for (; blocks && c + 8 <= depth; c += 8) {
+          WindowBlock<8, kDirect>(xb, dxb, g, c, h_lo, h_hi, w_lo, w_hi, cols, depth);
+        }
+        if (blocks && c + 4 <= depth) {
+          WindowBlock<4, kDirect>(xb, dxb, g, c, h_lo, h_hi, w_lo, w_hi, cols, depth);
+          c += 4;
+        }
+        for (; c < depth; ++c) {
+          WindowBlock<1, kDirect>(xb, dxb, g, c, h_lo, h_hi, w_lo, w_hi, cols, depth);
         }
       }
     }
