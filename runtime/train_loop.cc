@@ -126,7 +126,15 @@ class Loop {
  public:
   Loop(const TrainSessionFactory& make, const TrainLoopOptions& o) : make_(make), o_(o) {}
 
+  // The steps, then the queues closed however they ended.
   absl::StatusOr<TrainLoopResult> Run() {
+    absl::StatusOr<TrainLoopResult> r = RunSteps();
+    CloseQueues();
+    return r;
+  }
+
+ private:
+  absl::StatusOr<TrainLoopResult> RunSteps() {
     if (!o_.initialize) return absl::InvalidArgumentError("the training loop needs `initialize`");
     if (o_.steps < 0) return absl::InvalidArgumentError("steps must be >= 0");
     if (o_.save_every < 0) return absl::InvalidArgumentError("save_every must be >= 0");
@@ -174,6 +182,10 @@ class Loop {
         s = runner;
       }
       if (s.ok() && o_.after_step) s = o_.after_step(ts_.session.get(), step);
+      if (s.code() == absl::StatusCode::kOutOfRange && runners_.error().ok()) {
+        r_.end_of_input = absl::StrCat("step ", step, ": ", s.message());
+        break;
+      }
       if (!s.ok()) {
         s = absl::Status(s.code(), absl::StrCat("step ", step, ": ", s.message()));
         GR_ASSIGN_OR_RETURN(const int resume, Recover(s, step));
@@ -196,12 +208,26 @@ class Loop {
       }
     }
     runners_.Stop();
+    CloseQueues();
     GR_RETURN_IF_ERROR(runners_.error());
     if (!o_.save.empty()) GR_RETURN_IF_ERROR(Save(r_.steps_done, /*periodic=*/false));
     return std::move(r_);
   }
 
- private:
+  // close_at_end, once, in the session the loop ended in.
+  void CloseQueues() {
+    if (closed_ || ts_.session == nullptr) return;
+    closed_ = true;
+    runners_.Stop();
+    for (const std::string& op : o_.close_at_end) {
+      RunOptions run_options;
+      run_options.set_timeout_in_ms(o_.timeout_ms);
+      std::vector<Tensor> unused;
+      absl::Status s = ts_.session->Run(run_options, {}, {}, {op}, &unused, nullptr);
+      if (!s.ok()) Log(absl::StrCat("closing the queue with ", op, ": ", s.message()));
+    }
+  }
+
   void Log(const std::string& line) {
     if (o_.log) o_.log(line);
   }
@@ -311,6 +337,7 @@ class Loop {
   const TrainLoopOptions& o_;
   TrainSession ts_;
   QueueRunners runners_;  // declared after ts_: stopped before it goes
+  bool closed_ = false;   // close_at_end has run
   TrainLoopResult r_;
   std::vector<std::string> periodic_saves_;
   std::string last_recovered_from_;

@@ -101,6 +101,18 @@ struct TrainLoopOptions {
   // stops quietly; another failure cancels the running step and ends the
   // loop with it, or is recovered from when it lost a task.
   std::vector<std::string> queue_runners;
+  // Ops run once when the loop ends, after the queue runners stop (before
+  // the final save), whether it ended well or not: the queues' close ops,
+  // as TensorFlow's queue runners close their queues when the coordinator
+  // stops. The chief closing the token queue of a SyncReplicasOptimizer is
+  // what lets the other workers' steps end (OutOfRange) instead of waiting
+  // for a token out to their timeout. A failure here is given to `log`
+  // (a ps task may be gone) and does not change the loop's result.
+  std::vector<std::string> close_at_end;
+  // A step that fails with OutOfRange (a queue it dequeues from closed and
+  // empty, as when the chief has ended a synchronous run) ends the steps
+  // as TensorFlow's MonitoredSession does: `end_of_input` in the result,
+  // the final save run, no error.
   // Keep every step's fetches in the result (else only the last step's).
   bool keep_fetches = false;
   // Trace the last step (RunOptions::FULL_TRACE) into the result.
@@ -127,6 +139,8 @@ struct TrainLoopResult {
   std::vector<double> step_ms;  // every step run, failed ones included
   int recoveries = 0;
   bool stopped = false;  // `stop` ended the loop
+  // Set when a step's OutOfRange ended the steps: "step K: <its message>".
+  std::string end_of_input;
   RunMetadata trace;     // with trace_last_step
 };
 

@@ -13,7 +13,8 @@
 # same way: otherwise a fast worker may take the other's token). Both
 # workers' 8 losses, the final variables and the global step are those of
 # TensorFlow's own cluster; the chief's queue runner, waiting for a sync
-# that never comes, is stopped when its steps end.
+# that never comes, is stopped when its steps end, and the chief's last run
+# closes the token queue, which ends worker 1's next step.
 set -uo pipefail
 GRAPHRUN="$1"
 ALLCLOSE="$2"
@@ -60,7 +61,9 @@ step() {  # WORKER K OUT [more flags]
 ok=0
 for k in 0 1 2 3 4 5 6 7; do
   if [ "$k" -eq 0 ]; then first=(--init "${chief_init[0]}"); else first=(); fi
-  save=()
+  # The chief closes the token queue when its last run ends (below), and
+  # keeps it open at the end of the runs before.
+  save=(--close_queues=false)
   [ "$k" -eq 7 ] && save=(--save "$tmp/chief/model.ckpt")
   step 0 "$k" "$tmp/w0_$k" "${first[@]}" "${chief_local[@]}" --queue_runner "$sync_op" \
     "${save[@]}" > "$tmp/c0_$k.log" 2>&1 &
@@ -78,6 +81,18 @@ for k in 0 1 2 3 4 5 6 7; do
   ok=$((ok + 1))
 done
 check "8 steps of both clients exit 0" test "$ok" -eq 8
+
+# The chief's training has ended and closed the token queue: worker 1's next
+# step, which waits for a token, ends with the queue's OutOfRange (as a
+# TensorFlow worker's MonitoredTrainingSession stops) instead of waiting out
+# its --timeout_ms.
+step 1 7 "$tmp/w1_after" --wait_for_variables_s 60 "${worker_local[@]}" \
+  > "$tmp/c1_after.log" 2>&1
+rc=$?
+check "after the chief's end, worker 1's step exits 0" test "$rc" -eq 0
+check "it says the steps ended at the closed token queue" \
+  grep -q "the steps ended at step 0: .*sync_token_q.* is closed" "$tmp/c1_after.log"
+check "and did not time out" bash -c "! grep -qi 'deadline\|timed out' '$tmp/c1_after.log'"
 
 # TensorFlow's losses, step by step, for each worker.
 for w in 0 1; do

@@ -6,7 +6,9 @@
 // lost task end the loop naming the step.
 #include "runtime/train_loop.h"
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,7 +16,9 @@
 #include "absl/strings/match.h"
 #include "google/protobuf/text_format.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "graph/status_macros.h"
 #include "graph/graph_io.h"
 #include "graph/npy.h"
 #include "tests/fixture_tensors.h"
@@ -298,6 +302,64 @@ TEST_F(TrainLoopTest, AFailingQueueRunnerEndsTheLoopNamingIt) {
   EXPECT_TRUE(absl::StrContains(r.status().message(), "queue runner bad: "))
       << r.status();
   EXPECT_TRUE(absl::StrContains(r.status().message(), "the runner's value")) << r.status();
+}
+
+// Each step also takes a token from a queue that holds five and is closed,
+// as a synchronous worker's step takes one from its chief's token queue.
+TEST_F(TrainLoopTest, AStepThatFindsItsQueueClosedEndsTheStepsWithoutAnError) {
+  GraphDef more;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(R"pb(
+    node { name: "tokens" op: "FIFOQueueV2"
+           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+    node { name: "five" op: "Const"
+           attr { key: "dtype" value { type: DT_FLOAT } }
+           attr { key: "value" value { tensor { dtype: DT_FLOAT
+                  tensor_shape { dim { size: 5 } } float_val: [1, 2, 3, 4, 5] } } } }
+    node { name: "fill" op: "QueueEnqueueManyV2" input: "tokens" input: "five"
+           attr { key: "Tcomponents" value { list { type: DT_FLOAT } } } }
+    node { name: "seal" op: "QueueCloseV2" input: "tokens" }
+    node { name: "take" op: "QueueDequeueV2" input: "tokens"
+           attr { key: "component_types" value { list { type: DT_FLOAT } } } }
+    node { name: "gated_train" op: "NoOp" input: "^train" input: "^take" }
+  )pb", &more));
+  for (const NodeDef& n : more.node()) *graph_.add_node() = n;
+  auto restore = options_.initialize;
+  options_.initialize = [restore](Session* s, const GraphDef& graph) -> absl::Status {
+    GR_RETURN_IF_ERROR(restore(s, graph));
+    std::vector<Tensor> unused;
+    GR_RETURN_IF_ERROR(s->Run({}, {}, {"fill"}, &unused));
+    return s->Run({}, {}, {"seal"}, &unused);
+  };
+  options_.train_op = "gated_train";
+  options_.recover = false;
+  options_.save_every = 0;
+  absl::StatusOr<TrainLoopResult> r = RunTrainLoop(Factory({}), options_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->steps_done, 5);
+  EXPECT_TRUE(absl::StartsWith(r->end_of_input, "step 5: ")) << r->end_of_input;
+  EXPECT_TRUE(absl::StrContains(r->end_of_input, "'tokens' is closed")) << r->end_of_input;
+  ASSERT_EQ(r->fetched[0].size(), 5u);
+  const Tensor want = Npy("mlp_sgd_loss.npy");
+  for (int i = 0; i < 5; ++i) {
+    const double g = r->fetched[0][i].flat<float>()[0], w = want.flat<float>()[i];
+    EXPECT_LE(std::abs(g - w), 1e-5 * std::abs(w) + 1e-7) << "loss of step " << i;
+  }
+  EXPECT_TRUE(std::ifstream(options_.save + ".index").good()) << "the final save ran";
+}
+
+// close_at_end runs when the loop ends; one that fails is told to `log` and
+// leaves the result alone (a ps task holding the queue may be gone).
+TEST_F(TrainLoopTest, ACloseAtTheEndThatFailsIsLoggedOnly) {
+  std::vector<std::string> lines;
+  options_.log = [&lines](const std::string& line) { lines.push_back(line); };
+  options_.close_at_end = {"no_such_close"};
+  absl::StatusOr<TrainLoopResult> r = RunTrainLoop(Factory({}), options_);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->end_of_input.empty());
+  ExpectTensorFlowsRun(*r);
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return absl::StrContains(l, "closing the queue with no_such_close: ");
+  })) << absl::StrJoin(lines, "\n");
 }
 
 TEST_F(TrainLoopTest, RefusesRecoveryWithoutPeriodicCheckpoints) {

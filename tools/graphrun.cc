@@ -158,6 +158,9 @@ ABSL_FLAG(int, task, -1,
 ABSL_FLAG(int, wait_for_variables_s, 0,
           "train: before the steps, wait up to this long for another client (the chief) to "
           "set every variable");
+ABSL_FLAG(bool, close_queues, true,
+          "train: when the steps end, close the queues the --queue_runner ops fill (so a "
+          "synchronous run's other workers stop); false keeps them open");
 ABSL_FLAG(std::string, listen, "",
           "worker: serve on HOST:PORT (port 0: any) instead of the cluster's address");
 ABSL_FLAG(std::string, bind_address, "",
@@ -244,7 +247,8 @@ Usage:
                                          optimizer's local step and chief init),
                                          each --queue_runner op over and over on
                                          a thread while the steps run (its sync
-                                         op, on the chief)
+                                         op, on the chief), its queue closed at
+                                         the end (--close_queues=false: open)
   graphrun inspect GRAPH                 summary: ops, inputs, outputs, devices,
                                          ops this build cannot run, validation
                                          (exit status 1 when it fails)
@@ -517,6 +521,7 @@ int main(int argc, char** argv) {
     train.local_init_ops = repeated.local_inits;
     train.first_step = absl::GetFlag(FLAGS_first_step);
     train.queue_runners = repeated.queue_runners;
+    train.close_queues = absl::GetFlag(FLAGS_close_queues);
     train.train_op = absl::GetFlag(FLAGS_train);
     train.restore = absl::GetFlag(FLAGS_restore);
     train.save = absl::GetFlag(FLAGS_save);

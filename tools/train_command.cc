@@ -31,6 +31,7 @@
 #include "distributed/cluster_spec.h"
 #include "placer/device_name.h"
 #include "placer/task_moves.h"
+#include "tools/queue_closers.h"
 #include "runtime/trace.h"
 #include "runtime/saved_model.h"
 #include "runtime/replicated_session.h"
@@ -470,6 +471,7 @@ int TrainCommand(const TrainCommandArgs& given) {
     return local_init(session);
   };
   loop.queue_runners = args.queue_runners;
+  if (args.close_queues) loop.close_at_end = QueueCloseOps(*graph, args.queue_runners);
   if (replicated && args.replicas.check_replicas) {
     // --check_replicas: the replicas' variables compared after every step.
     loop.after_step = [](Session* session, int) {
@@ -586,6 +588,9 @@ int TrainCommand(const TrainCommandArgs& given) {
     }
     std::cout << "\n";
     if (!args.save.empty()) std::cout << "saved checkpoint " << args.save << "\n";
+  }
+  if (!r.end_of_input.empty()) {  // a queue closed: the end, as TensorFlow's sessions take it
+    std::fprintf(stderr, "graphrun train: the steps ended at %s\n", r.end_of_input.c_str());
   }
   if (r.stopped) {
     std::fprintf(stderr, "graphrun train: interrupted after step %d\n", done);

@@ -26,6 +26,11 @@ struct TrainCommandArgs {
   // --queue_runner: each runs over and over on a thread of its own while
   // the steps run (TrainLoopOptions::queue_runners).
   std::vector<std::string> queue_runners;
+  // --close_queues (default): when the run ends, the queues the queue
+  // runners fill are closed (tools/queue_closers.h), so the other workers
+  // of a synchronous run end their steps; false keeps them open for a chief
+  // run in pieces.
+  bool close_queues = true;
   std::string train_op;                 // --train: run every step
   std::vector<std::string> feed_steps;  // NAME=FILE.npy; step i feeds slice i
   // --first_step K: step i feeds slice K + i of each --feed_steps file (a
