@@ -28,8 +28,12 @@ struct ThreadPoolDevice;
 
 namespace graphrun {
 
-// m*n*k above which Gemm uses the thread pool (64^3).
-inline constexpr double kGemmThreadedMinWork = 64.0 * 64.0 * 64.0;
+// m*n*k above which Gemm uses the thread pool: 2.5e6 multiply-adds, 5
+// MFLOP, as convolutions (conv_onednn.cc). It was 64^3; on an AVX-512
+// machine a product of a few MFLOP cut in two took longer than whole (the
+// BERT-style encoder's step 0.49 -> 0.37 ms with this, the LSTMs and the
+// MLPs unchanged).
+inline constexpr double kGemmThreadedMinWork = 2.5e6;
 
 // m*n*k below which a recurrent cell's per-step product is better run on
 // the calling thread: waking the pool every step of a small cell costs
