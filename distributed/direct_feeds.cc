@@ -4,20 +4,13 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "graph/import.h"
 #include "graph/rendezvous_key.h"
 
 namespace graphrun {
 namespace {
-
-// The node `input` names ("n", "n:1", "^n").
-absl::string_view InputNode(absl::string_view input) {
-  if (absl::StartsWith(input, "^")) input.remove_prefix(1);
-  const size_t colon = input.rfind(':');
-  return colon == absl::string_view::npos ? input : input.substr(0, colon);
-}
 
 std::string StringAttr(const NodeDef& n, const std::string& name) {
   auto it = n.attr().find(name);
@@ -29,7 +22,7 @@ std::vector<int> Readers(const GraphDef& g, absl::string_view name) {
   std::vector<int> out;
   for (int i = 0; i < g.node_size(); ++i) {
     for (const std::string& in : g.node(i).input()) {
-      if (InputNode(in) == name) {
+      if (InputNodeName(in) == name) {
         out.push_back(i);
         break;
       }

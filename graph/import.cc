@@ -96,6 +96,11 @@ std::string TensorId::ToString() const {
   return absl::StrCat(node, ":", index);
 }
 
+absl::string_view InputNodeName(absl::string_view input) {
+  if (!input.empty() && input[0] == '^') input.remove_prefix(1);
+  return input.substr(0, input.rfind(':'));
+}
+
 bool IsValidNodeName(absl::string_view name) {
   if (name.empty() || !IsNameStartChar(name[0])) return false;
   for (char c : name) {

@@ -41,6 +41,11 @@ struct TensorId {
 absl::StatusOr<TensorId> ParseTensorId(absl::string_view input,
                                        bool allow_internal_names = false);
 
+// The node an input of a NodeDef names: "x" for "x", "x:3" and "^x". No
+// checks (ParseTensorId checks); for inputs of graphs already imported or
+// written by graphrun.
+absl::string_view InputNodeName(absl::string_view input);
+
 // True if `name` is a valid node name: [A-Za-z0-9.][A-Za-z0-9_.\-/>]*.
 bool IsValidNodeName(absl::string_view name);
 

@@ -214,6 +214,14 @@ TEST(ImportTest, DefaultsApplyButAreNotWrittenBack) {
   EXPECT_EQ((*g)->ToGraphDef().node(0).attr_size(), 1);
 }
 
+TEST(ImportTest, InputNodeName) {
+  EXPECT_EQ(InputNodeName("x"), "x");
+  EXPECT_EQ(InputNodeName("x:3"), "x");
+  EXPECT_EQ(InputNodeName("^x"), "x");
+  EXPECT_EQ(InputNodeName("scope/x:10"), "scope/x");
+  EXPECT_EQ(InputNodeName("^scope/x"), "scope/x");
+}
+
 TEST(ImportTest, ParseTensorId) {
   EXPECT_EQ(*ParseTensorId("x"), (TensorId{"x", 0}));
   EXPECT_EQ(*ParseTensorId("a/b_1:12"), (TensorId{"a/b_1", 12}));

@@ -4,15 +4,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "graph/import.h"
 
 namespace graphrun {
 namespace {
-
-// "queue", "queue:0" and "^queue" all name node "queue".
-absl::string_view NodeOf(absl::string_view input) {
-  if (absl::StartsWith(input, "^")) input.remove_prefix(1);
-  return input.substr(0, input.find(':'));
-}
 
 const NodeDef* Find(const GraphDef& graph, absl::string_view name) {
   for (const NodeDef& n : graph.node()) {
@@ -38,13 +33,13 @@ std::vector<std::string> QueueCloseOps(const GraphDef& graph,
         runner->input_size() == 0) {
       continue;
     }
-    const std::string queue(NodeOf(runner->input(0)));
+    const std::string queue(InputNodeName(runner->input(0)));
     if (std::find(queues.begin(), queues.end(), queue) != queues.end()) continue;
     queues.push_back(queue);
     const NodeDef* best = nullptr;
     for (const NodeDef& n : graph.node()) {
       if ((n.op() != "QueueCloseV2" && n.op() != "QueueClose") || n.input_size() == 0 ||
-          NodeOf(n.input(0)) != queue) {
+          InputNodeName(n.input(0)) != queue) {
         continue;
       }
       if (best == nullptr || (CancelsPendingEnqueues(n) && !CancelsPendingEnqueues(*best))) {
