@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/eigen.h"
+#include "runtime/float_env.h"
 
 namespace graphrun {
 namespace {
@@ -29,7 +30,7 @@ class CpuDevice : public Device {
         threads_(options.intra_op_threads > 0 ? options.intra_op_threads
                                               : NumSchedulableCpus()),
         allocator_(new TrackingAllocator(HostAllocator(), "cpu", options.memory_limit)),
-        pool_(threads_),
+        pool_(threads_, true),
         eigen_(&pool_, threads_) {}
 
   const std::string& name() const override { return name_; }
@@ -47,7 +48,8 @@ class CpuDevice : public Device {
   const std::string type_;
   const int threads_;
   TrackingAllocator* const allocator_;
-  Eigen::ThreadPool pool_;
+  // Its threads run kernels' pieces in TensorFlow's float environment.
+  KernelThreadPool pool_;
   Eigen::ThreadPoolDevice eigen_;
 };
 

@@ -22,6 +22,7 @@
 #include "graph/import.h"
 #include "graph/status_macros.h"
 #include "kernels/variable.h"
+#include "runtime/float_env.h"
 
 namespace graphrun {
 namespace {
@@ -439,6 +440,7 @@ class ExecutorState {
   // Runs `nodes` and then, inline, whatever becomes ready that should run
   // on this thread.
   void Process(ReadyList inline_ready) {
+    const ScopedKernelFloatEnv float_env;  // TensorFlow's: subnormals flushed
     ReadyList ready;
     while (!inline_ready.empty()) {
       TaggedNode t = inline_ready.back();

@@ -10,6 +10,7 @@
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
 #include "partition/const_copies.h"
+#include "runtime/float_env.h"
 #include "partition/partition.h"
 
 namespace graphrun {
@@ -112,7 +113,11 @@ NodeEvaluator KernelEvaluator(Device* device) {
     CancellationManager cancellation;
     params.cancellation = &cancellation;
     OpKernelContext ctx(&params);
-    kernel->Compute(&ctx);
+    {
+      // Folded as the step would compute it.
+      const ScopedKernelFloatEnv float_env;
+      kernel->Compute(&ctx);
+    }
     GR_RETURN_IF_ERROR(ctx.status());
     return std::vector<Tensor>(ctx.mutable_outputs()->begin(), ctx.mutable_outputs()->end());
   };

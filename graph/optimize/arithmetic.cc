@@ -16,7 +16,9 @@
 // the same either way, floats round once where the graph rounded twice, so
 // results stay within float rounding of the graph as written (as Grappler,
 // which reassociates float Add and Mul too). x + 0 also gives -0 back where
-// the graph gave +0.
+// the graph gave +0, and x + 0 or x * 1 keeps a subnormal x that the
+// kernel, reading subnormals as zero (runtime/float_env.h), would have
+// made 0.
 //
 // A node replaced by its input is bypassed: its consumers read the input.
 // It stays, as an Identity of that input, where bypassing would change
