@@ -46,6 +46,13 @@ const bool kNoMutexDeadlockDetection = [] {
   return true;
 }();
 
+// Set while this thread processes nodes under Args::inline_cheap_only: it
+// keeps only cheap nodes, and a Send it runs that completes another step's
+// Recv hands that Recv's consumers to the runner instead of nesting
+// another step's processing in this one (a loop alternating between two
+// partitions would otherwise nest without end).
+thread_local bool t_cheap_only = false;
+
 }  // namespace
 
 void StepStatsCollector::Save(NodeExecStats stats) {
@@ -406,7 +413,12 @@ class ExecutorState {
     IterationState* it0 = root_.Iteration(0);
     for (int id : ex_->root_nodes_) ready.push_back({id, &root_, it0, false});
     outstanding_.store(static_cast<int>(ready.size()), std::memory_order_relaxed);
-    // Cheap roots and one expensive root run here; others go to the pool.
+    // Cheap roots and one expensive root run here (only the cheap ones
+    // under inline_cheap_only); others go to the pool.
+    if (args_.inline_cheap_only && !t_cheap_only) {
+      ProcessCheapHere(ready);
+      return;
+    }
     ReadyList here;
     Dispatch(ready, &here);
     Process(std::move(here));
@@ -1071,6 +1083,10 @@ class ExecutorState {
       return;
     }
     if (n > 1) outstanding_.fetch_add(n - 1, std::memory_order_relaxed);
+    if (args_.inline_cheap_only && !t_cheap_only) {
+      ProcessCheapHere(ready);
+      return;
+    }
     ReadyList batch;
     Dispatch(ready, &batch);
     args_.runner([this, batch = std::move(batch)]() mutable { Process(std::move(batch)); });
@@ -1084,11 +1100,23 @@ class ExecutorState {
     return false;
   }
 
+  // `ready` (counted as outstanding) under inline_cheap_only: the cheap
+  // nodes, and what they make ready that is cheap, run on this thread;
+  // every expensive node goes to the runner.
+  void ProcessCheapHere(const ReadyList& ready) {
+    t_cheap_only = true;
+    ReadyList here;
+    Dispatch(ready, &here);
+    if (!here.empty()) Process(std::move(here));
+    t_cheap_only = false;
+  }
+
   // Cheap nodes (cheaper still than a thread hop in loops: WorthAHop) run
   // inline; one expensive node runs inline unless something is already
-  // queued here; other expensive nodes go to the runner.
+  // queued here (or this thread keeps only cheap ones: t_cheap_only);
+  // other expensive nodes go to the runner.
   void Dispatch(const ReadyList& ready, ReadyList* here) {
-    bool kept_expensive = !here->empty();
+    bool kept_expensive = !here->empty() || t_cheap_only;
     for (const TaggedNode& t : ready) {
       if (!ex_->WorthAHop(t.id, !t.frame->is_root)) {
         here->push_back(t);

@@ -80,6 +80,15 @@ class Executor {
     Rendezvous* rendezvous = nullptr;
     // Runs a closure on the inter-op pool. Required.
     Runner runner;
+    // For callers whose threads must not be held by kernels (a worker's
+    // RPC threads): the thread that starts the step, and a thread that
+    // completes an async kernel (a Recv's reply arriving), run only cheap
+    // nodes before returning and give every expensive one to the runner.
+    // A completed Recv's cheap consumers then run where the value arrived
+    // (a Send among them answers its peer at once) instead of one thread
+    // hop later. Off: the starting thread also runs one expensive node,
+    // and a completed async kernel hands all its consumers to the runner.
+    bool inline_cheap_only = false;
   };
 
   // `graph` must outlive the executor; every node runs on `device`.

@@ -20,8 +20,10 @@ REGISTER_OP("XAdd").Input("a: int64").Input("b: int64").Output("y: int64");
 REGISTER_OP("XInc").Input("a: int64").Output("y: int64");
 REGISTER_OP("XFail").Input("a: int64").Output("y: int64");
 REGISTER_OP("XAsyncInc").Input("a: int64").Output("y: int64");
+REGISTER_OP("XCheapAsyncInc").Input("a: int64").Output("y: int64");
 REGISTER_OP("XWaitForCancel").Input("a: int64").Output("y: int64");
 REGISTER_OP("XSink").Input("a: int64").Attr("index: int");
+REGISTER_OP("XCheapSink").Input("a: int64").Attr("index: int");
 REGISTER_OP("XRecord").Attr("tag: int");
 REGISTER_OP("XNoKernel").Output("y: int64");
 
@@ -78,6 +80,11 @@ class XAsyncInc : public AsyncOpKernel {
     }).detach();
   }
 };
+// Posted cheaply, as a Recv is; completes on a thread of its own.
+class XCheapAsyncInc : public XAsyncInc {
+ public:
+  explicit XCheapAsyncInc(OpKernelConstruction* c) : XAsyncInc(c) { set_expensive(false); }
+};
 // Set when an XWaitForCancel has registered and is waiting.
 absl::Notification* g_waiting = nullptr;
 class XWaitForCancel : public AsyncOpKernel {
@@ -105,6 +112,10 @@ class XSink : public OpKernel {
   }
   int64_t index_ = 0;
 };
+class XCheapSink : public XSink {
+ public:
+  explicit XCheapSink(OpKernelConstruction* c) : XSink(c) { set_expensive(false); }
+};
 class XRecord : public OpKernel {
  public:
   explicit XRecord(OpKernelConstruction* c) : OpKernel(c) { c->SetStatus(c->GetAttr("tag", &tag_)); }
@@ -120,8 +131,10 @@ REGISTER_KERNEL(KernelDefBuilder("XAdd").Device(kDeviceCpu), XAdd);
 REGISTER_KERNEL(KernelDefBuilder("XInc").Device(kDeviceCpu), XInc);
 REGISTER_KERNEL(KernelDefBuilder("XFail").Device(kDeviceCpu), XFail);
 REGISTER_KERNEL(KernelDefBuilder("XAsyncInc").Device(kDeviceCpu), XAsyncInc);
+REGISTER_KERNEL(KernelDefBuilder("XCheapAsyncInc").Device(kDeviceCpu), XCheapAsyncInc);
 REGISTER_KERNEL(KernelDefBuilder("XWaitForCancel").Device(kDeviceCpu), XWaitForCancel);
 REGISTER_KERNEL(KernelDefBuilder("XSink").Device(kDeviceCpu), XSink);
+REGISTER_KERNEL(KernelDefBuilder("XCheapSink").Device(kDeviceCpu), XCheapSink);
 REGISTER_KERNEL(KernelDefBuilder("XRecord").Device(kDeviceCpu), XRecord);
 
 class ExecutorTest : public ::testing::Test {
@@ -325,6 +338,78 @@ TEST_F(ExecutorTest, MissingKernelIsNotFound) {
                                        "compatible with node 'k'"),
             std::string::npos)
       << ex.status();
+}
+
+// Under inline_cheap_only the thread that starts a step runs only cheap
+// nodes: an expensive one waits in the runner's queue, where without the
+// option the starting thread would have run it (and finished the step).
+TEST_F(ExecutorTest, InlineCheapOnlyLeavesExpensiveNodesToTheRunner) {
+  auto g = Import(R"pb(
+    node { name: "a" op: "XConst" attr { key: "value" value { i: 3 } } }
+    node { name: "b" op: "XAdd" input: "a" input: "a" }
+  )pb" + Sink("b", 0));
+  auto ex = Executor::Create(g.get(), device_.get());
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  for (const bool cheap_only : {true, false}) {
+    SCOPED_TRACE(cheap_only ? "inline_cheap_only" : "default");
+    std::vector<std::function<void()>> queued;
+    CancellationManager cm;
+    CallFrame frame;
+    frame.retvals.resize(1);
+    Executor::Args args;
+    args.call_frame = &frame;
+    args.cancellation = &cm;
+    args.runner = [&queued](std::function<void()> fn) { queued.push_back(std::move(fn)); };
+    args.inline_cheap_only = cheap_only;
+    bool done = false;
+    (*ex)->RunAsync(args, [&done](const absl::Status& s) {
+      EXPECT_TRUE(s.ok()) << s;
+      done = true;
+    });
+    EXPECT_EQ(done, !cheap_only);
+    EXPECT_EQ(queued.size(), cheap_only ? 1u : 0u);
+    while (!queued.empty()) {
+      std::function<void()> fn = std::move(queued.back());
+      queued.pop_back();
+      fn();
+    }
+    ASSERT_TRUE(done);
+    EXPECT_EQ(frame.retvals[0].scalar<int64_t>(), 6);
+  }
+}
+
+// Under inline_cheap_only an async kernel's cheap consumers run on the
+// thread that completes it: the step ends without the runner (without the
+// option they would go to the runner in one batch).
+TEST_F(ExecutorTest, InlineCheapOnlyRunsCheapConsumersWhereAnAsyncNodeEnds) {
+  auto g = Import(R"pb(
+    node { name: "a" op: "XConst" attr { key: "value" value { i: 3 } } }
+    node { name: "b" op: "XCheapAsyncInc" input: "a" }
+    node { name: "c" op: "XInc" input: "b" }
+    node { name: "sink" op: "XCheapSink" input: "c" attr { key: "index" value { i: 0 } } }
+  )pb");
+  auto ex = Executor::Create(g.get(), device_.get());
+  ASSERT_TRUE(ex.ok()) << ex.status();
+  std::atomic<int> queued{0};
+  CancellationManager cm;
+  CallFrame frame;
+  frame.retvals.resize(1);
+  Executor::Args args;
+  args.call_frame = &frame;
+  args.cancellation = &cm;
+  args.runner = [this, &queued](std::function<void()> fn) {
+    ++queued;
+    pool_.Schedule(std::move(fn));
+  };
+  args.inline_cheap_only = true;
+  absl::Notification done;
+  (*ex)->RunAsync(args, [&done](const absl::Status& s) {
+    EXPECT_TRUE(s.ok()) << s;
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(60)));
+  EXPECT_EQ(queued.load(), 0);
+  EXPECT_EQ(frame.retvals[0].scalar<int64_t>(), 5);
 }
 
 }  // namespace
