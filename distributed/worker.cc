@@ -15,6 +15,7 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/eigen.h"
+#include "kernels/resource_mgr.h"
 #include "kernels/rendezvous.h"
 #include "partition/wire_policy.h"
 #include "placer/device_name.h"
@@ -348,7 +349,9 @@ class WorkerRendezvous : public Rendezvous,
 };
 
 Worker::Worker(const WorkerOptions& options)
-    : options_(options), incarnation_(RandomNonzero64()) {}
+    : options_(options),
+      incarnation_(RandomNonzero64()),
+      sessions_(options.session_lost_after, options.session_timeout, options.clock) {}
 
 absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& options) {
   GR_RETURN_IF_ERROR(CheckTaskName(options.task_name));
@@ -383,28 +386,34 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& opti
   return w;
 }
 
-void Worker::TouchSession(const std::string& session_handle) {
-  if (session_handle.empty()) return;
-  absl::MutexLock lock(&mu_);
-  sessions_[session_handle] = options_.clock();
+void Worker::TouchSession(const std::string& session_handle) { sessions_.Touch(session_handle); }
+
+void Worker::SessionEnded(const std::string& session_handle, const absl::Status& why) {
+  for (const auto& device : devices_) {
+    ResourceMgr* resources = device->resource_manager();
+    if (resources == nullptr) continue;
+    for (const auto& [container, name] : resources->List()) {
+      absl::StatusOr<std::shared_ptr<ResourceBase>> r =
+          resources->Lookup<ResourceBase>(container, name);
+      if (r.ok()) (*r)->SessionEnded(session_handle, why);
+    }
+  }
 }
 
 int Worker::DropIdleSessions() {
-  const absl::Time now = options_.clock();
-  std::vector<std::string> idle;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& [handle, seen] : sessions_) {
-      if (now - seen > options_.session_timeout) idle.push_back(handle);
-    }
-    for (const std::string& h : idle) sessions_.erase(h);
+  const WorkerSessions::Due due = sessions_.Poll();
+  for (const std::string& h : due.lost) {
+    SessionEnded(h, absl::UnavailableError(absl::StrCat(
+                        "the master of session ", h, " has made no call to ", options_.task_name,
+                        " for ", absl::FormatDuration(options_.session_lost_after),
+                        " (its client process is likely gone)")));
   }
-  for (const std::string& h : idle) {
+  for (const std::string& h : due.idle) {
     AbortSession(h, absl::AbortedError(absl::StrCat(
                         "session ", h, " dropped by ", options_.task_name, ": its master made no call for ",
                         absl::FormatDuration(options_.session_timeout))));
   }
-  return static_cast<int>(idle.size());
+  return static_cast<int>(due.idle.size());
 }
 
 Worker::~Worker() {
@@ -477,7 +486,7 @@ void Worker::AbortSession(const std::string& session_handle, const absl::Status&
   std::vector<int64_t> steps;
   {
     absl::MutexLock lock(&mu_);
-    sessions_.erase(session_handle);
+    sessions_.Forget(session_handle);
     for (auto it = graphs_.begin(); it != graphs_.end();) {
       if (it->second->session_handle == session_handle) {
         graphs_.erase(it++);
@@ -764,6 +773,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
   // a thread hand-off, which costs tens of microseconds when the pool's
   // threads sleep.
   args.inline_cheap_only = true;
+  args.session_handle = request->session_handle();
   if (num_parts == 0) {
     finish();
     return;
@@ -782,6 +792,7 @@ void Worker::RunGraphAsync(const RunGraphRequest* request, RunGraphResponse* res
 
 void Worker::CleanupGraphAsync(const CleanupGraphRequest* request, CleanupGraphResponse*,
                                CallOptions*, StatusCallback done) {
+  bool ended = false;
   {
     absl::MutexLock lock(&mu_);
     graphs_.erase(request->graph_handle());
@@ -793,8 +804,10 @@ void Worker::CleanupGraphAsync(const CleanupGraphRequest* request, CleanupGraphR
         break;
       }
     }
-    if (!more) sessions_.erase(request->session_handle());
+    ended = !more && sessions_.Forget(request->session_handle());
   }
+  // Closed by its master: what it filled is no longer waited on for it.
+  if (ended) SessionEnded(request->session_handle(), absl::OkStatus());
   done(absl::OkStatus());
 }
 

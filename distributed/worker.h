@@ -43,6 +43,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "distributed/worker_interface.h"
+#include "distributed/worker_sessions.h"
 #include "runtime/device.h"
 #include "runtime/local_rendezvous.h"
 
@@ -86,6 +87,12 @@ struct WorkerOptions {
   // flight also ends when its master's RunGraph call is cancelled (the
   // master's process died and its connection closed).
   absl::Duration session_timeout = absl::Seconds(30);
+  // A session whose master has not called for this long is reported lost
+  // to this task's resources (once per silence; it is not dropped): a
+  // queue only its steps filled fails the dequeues waiting on it (a
+  // synchronous worker waiting for a token from a killed chief) instead of
+  // leaving them to their timeout.
+  absl::Duration session_lost_after = absl::Seconds(5);
   // The time sessions are stamped with (tests set their own).
   std::function<absl::Time()> clock = absl::Now;
 };
@@ -112,8 +119,10 @@ class Worker : public WorkerInterface {
   // Ends every step and forgets every graph of `session_handle` (a master
   // that went away).
   void AbortSession(const std::string& session_handle, const absl::Status& reason);
-  // Drops the sessions not heard from for session_timeout; returns how
-  // many. The worker calls it every second on its own.
+  // Reports the sessions not heard from for session_lost_after to the
+  // devices' resources, and drops those not heard from for
+  // session_timeout; returns how many were dropped. The worker calls it
+  // every second on its own.
   int DropIdleSessions();
 
   void GetStatusAsync(const GetStatusRequest* request, GetStatusResponse* response,
@@ -146,6 +155,9 @@ class Worker : public WorkerInterface {
   void ScheduleBlocking(std::function<void()> fn);
   // Notes that `session_handle`'s master called.
   void TouchSession(const std::string& session_handle);
+  // Tells every resource of the devices that `session_handle` ended
+  // (ResourceBase::SessionEnded).
+  void SessionEnded(const std::string& session_handle, const absl::Status& why);
   // True when the transfer of rendezvous key `key` travels exact: it
   // carries a fetched or fed value (exact whatever the wire encoding), or,
   // when `gradients_only`, no gradient.
@@ -181,8 +193,8 @@ class Worker : public WorkerInterface {
   // Transfers this worker sends that carry a gradient: under
   // RunGraphRequest.wire_gradients_only, the only lossy ones.
   absl::flat_hash_set<std::string> gradient_transfers_ ABSL_GUARDED_BY(mu_);
-  // Session handle -> when its master last called.
-  absl::flat_hash_map<std::string, absl::Time> sessions_ ABSL_GUARDED_BY(mu_);
+  // When each session's master last called.
+  WorkerSessions sessions_;
   // Wakes the thread that drops idle sessions, to stop it.
   absl::Notification stop_reaper_;
   std::unique_ptr<std::thread> reaper_;

@@ -22,6 +22,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "graph/types.h"
 
 namespace graphrun {
@@ -68,6 +69,14 @@ class ResourceBase {
  public:
   virtual ~ResourceBase() = default;
   virtual std::string DebugString() const = 0;
+  // A worker's session `handle` has ended: closed by its master (`why`
+  // OK), or lost (its master stopped calling; `why` says how). A resource
+  // that other steps wait on because that session's steps feed it (a
+  // queue a chief's queue runner fills) lets those waiters go.
+  virtual void SessionEnded(const std::string& handle, const absl::Status& why) {
+    (void)handle;
+    (void)why;
+  }
 };
 
 // The element of a DT_RESOURCE tensor: a name (for messages) and the

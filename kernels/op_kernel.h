@@ -212,6 +212,9 @@ class OpKernelContext {
     CallFrame* call_frame = nullptr;
     // An input is dead (only for kernels that RunsOnDeadInput()).
     bool is_input_dead = false;
+    // The worker session whose master runs this step (empty in a session
+    // of the client's own process).
+    absl::string_view session_handle;
   };
 
   explicit OpKernelContext(Params* params);

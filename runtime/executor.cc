@@ -618,6 +618,7 @@ class ExecutorState {
     params->iter_id = t.iter_state->iter;
     params->rendezvous = args_.rendezvous;
     params->call_frame = args_.call_frame;
+    params->session_handle = args_.session_handle;
   }
 
   absl::Status CheckOutputs(const NodeItem& item, Outputs* outputs) {

@@ -89,6 +89,9 @@ class Executor {
     // hop later. Off: the starting thread also runs one expensive node,
     // and a completed async kernel hands all its consumers to the runner.
     bool inline_cheap_only = false;
+    // The worker session the step belongs to, for kernels
+    // (OpKernelContext::Params::session_handle); empty in process.
+    std::string session_handle;
   };
 
   // `graph` must outlive the executor; every node runs on `device`.

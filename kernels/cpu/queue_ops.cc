@@ -87,7 +87,8 @@ class FifoQueue : public ResourceBase {
   }
 
   // Queues `elements`; `done` runs once they are all in, or with the error.
-  void Enqueue(std::deque<Tuple> elements, CancellationManager* cm,
+  // `session`: the worker session whose step enqueues (empty in process).
+  void Enqueue(std::deque<Tuple> elements, CancellationManager* cm, absl::string_view session,
                std::function<void(absl::Status)> done) {
     const int64_t id = NextId();
     StepWatch watch;
@@ -106,6 +107,8 @@ class FifoQueue : public ResourceBase {
           finish(absl::CancelledError(absl::StrCat("FIFOQueue '", name, "' is closed.")));
         });
       } else {
+        if (!session.empty()) fillers_.insert(std::string(session));
+        lost_ = absl::OkStatus();
         enqueues_.push_back(EnqueueRequest{id, std::move(elements), std::move(finish)});
         Flush(&ready);
       }
@@ -157,6 +160,24 @@ class FifoQueue : public ResourceBase {
     }
     for (auto& f : ready) f();
     return absl::OkStatus();
+  }
+
+  // The sessions whose steps enqueued here are its fillers. When the last
+  // of them is lost (not closed by its master: its client died), waiting
+  // dequeues, and those that would wait, fail (Aborted, naming the queue
+  // and the lost session) until something is enqueued again: a worker
+  // waiting for a token from a killed chief's queue runner learns it at
+  // once instead of at its timeout.
+  void SessionEnded(const std::string& handle, const absl::Status& why) override {
+    std::vector<std::function<void()>> ready;
+    {
+      absl::MutexLock lock(&mu_);
+      if (fillers_.erase(handle) == 0 || why.ok() || !fillers_.empty()) return;
+      lost_ = absl::AbortedError(
+          absl::StrCat(DebugString(), " will not be filled: ", why.message()));
+      Flush(&ready);
+    }
+    for (auto& f : ready) f();
   }
 
   int64_t Size() const {
@@ -263,6 +284,12 @@ class FifoQueue : public ResourceBase {
           progress = true;
         }
         if (static_cast<int64_t>(d.taken.size()) < d.n) {
+          if (!closed_ && enqueues_.empty() && !lost_.ok()) {  // nothing will come
+            Restore(&d);
+            ready->push_back([f = std::move(d.done), s = lost_] { f(s, {}); });
+            dequeues_.pop_front();
+            continue;
+          }
           if (!closed_ || !enqueues_.empty()) break;  // more may come
           if (!(d.up_to && !d.taken.empty())) {
             Restore(&d);
@@ -297,6 +324,8 @@ class FifoQueue : public ResourceBase {
   std::deque<DequeueRequest> dequeues_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   int64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_set<std::string> fillers_ ABSL_GUARDED_BY(mu_);
+  absl::Status lost_ ABSL_GUARDED_BY(mu_);  // set while its last filler is lost
   absl::flat_hash_set<int64_t> cancelled_ids_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -376,7 +405,7 @@ class EnqueueOp : public AsyncOpKernel {
         elements.push_back(std::move(e));
       }
     }
-    (*queue)->Enqueue(std::move(elements), ctx->cancellation(),
+    (*queue)->Enqueue(std::move(elements), ctx->cancellation(), ctx->params().session_handle,
                       [ctx, done](const absl::Status& s) {
                         if (!s.ok()) ctx->SetStatus(s);
                         done();
