@@ -207,18 +207,18 @@ class Loop {
         }
       }
     }
-    runners_.Stop();
     CloseQueues();
     GR_RETURN_IF_ERROR(runners_.error());
     if (!o_.save.empty()) GR_RETURN_IF_ERROR(Save(r_.steps_done, /*periodic=*/false));
     return std::move(r_);
   }
 
-  // close_at_end, once, in the session the loop ended in.
+  // Stops the queue runners, then runs close_at_end, once, in the session
+  // the loop ended in.
   void CloseQueues() {
+    runners_.Stop();
     if (closed_ || ts_.session == nullptr) return;
     closed_ = true;
-    runners_.Stop();
     for (const std::string& op : o_.close_at_end) {
       RunOptions run_options;
       run_options.set_timeout_in_ms(o_.timeout_ms);

@@ -109,10 +109,6 @@ struct TrainLoopOptions {
   // for a token out to their timeout. A failure here is given to `log`
   // (a ps task may be gone) and does not change the loop's result.
   std::vector<std::string> close_at_end;
-  // A step that fails with OutOfRange (a queue it dequeues from closed and
-  // empty, as when the chief has ended a synchronous run) ends the steps
-  // as TensorFlow's MonitoredSession does: `end_of_input` in the result,
-  // the final save run, no error.
   // Keep every step's fetches in the result (else only the last step's).
   bool keep_fetches = false;
   // Trace the last step (RunOptions::FULL_TRACE) into the result.
@@ -139,7 +135,10 @@ struct TrainLoopResult {
   std::vector<double> step_ms;  // every step run, failed ones included
   int recoveries = 0;
   bool stopped = false;  // `stop` ended the loop
-  // Set when a step's OutOfRange ended the steps: "step K: <its message>".
+  // A step that fails with OutOfRange (a queue it dequeues from closed and
+  // empty, as when the chief has ended a synchronous run) ends the steps as
+  // TensorFlow's MonitoredSession does, without an error and with the final
+  // save run; this then says where: "step K: <its message>".
   std::string end_of_input;
   RunMetadata trace;     // with trace_last_step
 };
