@@ -192,6 +192,12 @@ class GrpcRemoteWorker : public WorkerInterface {
       stub_->async()->Health(ctx, request, response, std::move(cb));
     });
   }
+  void CollectiveAsync(const CollectiveRequest* request, CollectiveResponse* response,
+                       CallOptions* opts, StatusCallback done) override {
+    Call("Collective", opts, std::move(done), [&](grpc::ClientContext* ctx, auto cb) {
+      stub_->async()->Collective(ctx, request, response, std::move(cb));
+    });
+  }
 
  private:
   template <typename StartFn>
@@ -386,6 +392,13 @@ class GrpcWorkerServer::Service
                                    HealthResponse* response) override {
     return Serve(ctx, [=](CallOptions* o, StatusCallback d) {
       worker_->HealthAsync(request, response, o, std::move(d));
+    });
+  }
+  grpc::ServerUnaryReactor* Collective(grpc::CallbackServerContext* ctx,
+                                       const CollectiveRequest* request,
+                                       CollectiveResponse* response) override {
+    return Serve(ctx, [=](CallOptions* o, StatusCallback d) {
+      worker_->CollectiveAsync(request, response, o, std::move(d));
     });
   }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "distributed/data_plane.h"
 #include "distributed/wire_codec.h"
+#include "distributed/worker_collectives.h"
 #include "graph/checkpoint/file_io.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
@@ -378,9 +380,31 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& opti
     w->data_plane_client_ = std::make_unique<DataPlaneClient>();
   }
   Worker* self = w.get();
+  WorkerCollectivesOptions collectives;
+  collectives.task_name = options.task_name;
+  collectives.cluster_tasks = [self] {
+    std::set<std::string> tasks;
+    absl::MutexLock lock(&self->mu_);
+    for (const auto& [task, address] : self->cluster_) tasks.insert(task);
+    return tasks;
+  };
+  collectives.peer = [self](const std::string& task) { return self->Peer(task); };
+  collectives.clock = options.clock;
+  w->collectives_ = std::make_shared<WorkerCollectives>(std::move(collectives));
+  for (const auto& d : w->devices_) {
+    std::shared_ptr<WorkerCollectives> executor = w->collectives_;
+    GR_RETURN_IF_ERROR(d->resource_manager()
+                           ->LookupOrCreate<CollectiveExecutor>(
+                               kCollectiveContainer, kCollectiveExecutor,
+                               [executor]() -> absl::StatusOr<std::shared_ptr<CollectiveExecutor>> {
+                                 return executor;
+                               })
+                           .status());
+  }
   w->reaper_ = std::make_unique<std::thread>([self] {
     while (!self->stop_reaper_.WaitForNotificationWithTimeout(absl::Seconds(1))) {
       self->DropIdleSessions();
+      self->collectives_->Sweep();
     }
   });
   return w;
@@ -910,6 +934,11 @@ void Worker::HealthAsync(const HealthRequest* request, HealthResponse* response,
   response->set_task_name(options_.task_name);
   response->set_incarnation(incarnation_);
   done(absl::OkStatus());
+}
+
+void Worker::CollectiveAsync(const CollectiveRequest* request, CollectiveResponse* response,
+                             CallOptions* opts, StatusCallback done) {
+  collectives_->Serve(request, response, opts, std::move(done));
 }
 
 }  // namespace graphrun

@@ -21,6 +21,11 @@
 // of waiting for a value that will never come. A worker whose peer dies
 // fails the receives waiting on it with Unavailable naming the peer's task.
 //
+// Collective ops whose members sit in several clients' graphs meet through
+// the worker's WorkerCollectives (distributed/worker_collectives.h): this
+// task's members' calls go to the group's leader task, and as the leader
+// it holds the meetings (the Collective call).
+//
 // Worker implements WorkerInterface, so a master drives an in-process
 // worker exactly as a remote one (distributed/grpc_worker.h serves a
 // Worker over gRPC). Thread-safe.
@@ -55,6 +60,7 @@ namespace graphrun {
 
 class DataPlaneServer;
 class DataPlaneClient;
+class WorkerCollectives;
 class WorkerStep;
 struct RegisteredGraph;
 
@@ -139,6 +145,8 @@ class Worker : public WorkerInterface {
                        CallOptions* opts, StatusCallback done) override;
   void HealthAsync(const HealthRequest* request, HealthResponse* response, CallOptions* opts,
                    StatusCallback done) override;
+  void CollectiveAsync(const CollectiveRequest* request, CollectiveResponse* response,
+                       CallOptions* opts, StatusCallback done) override;
 
  private:
   friend class WorkerRendezvous;
@@ -173,6 +181,8 @@ class Worker : public WorkerInterface {
   std::unique_ptr<Eigen::ThreadPoolInterface> blocking_pool_;
   std::unique_ptr<DataPlaneServer> data_plane_server_;
   std::unique_ptr<DataPlaneClient> data_plane_client_;
+  // TensorFlow's collective ops between clients' graphs, on every device.
+  std::shared_ptr<WorkerCollectives> collectives_;
   std::atomic<int64_t> next_graph_{1};
 
   mutable absl::Mutex mu_;

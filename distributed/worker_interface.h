@@ -128,6 +128,16 @@ class WorkerInterface {
                                CallOptions* opts, StatusCallback done) = 0;
   virtual void HealthAsync(const HealthRequest* request, HealthResponse* response,
                            CallOptions* opts, StatusCallback done) = 0;
+  // A member of a collective that meets at run time, at the group's leader
+  // (distributed/worker_collectives.h); answers when the instance has met.
+  // Unimplemented where the worker meets none.
+  virtual void CollectiveAsync(const CollectiveRequest* request, CollectiveResponse* response,
+                               CallOptions* opts, StatusCallback done) {
+    (void)request;
+    (void)response;
+    (void)opts;
+    done(absl::UnimplementedError("this worker does not hold collective meetings"));
+  }
 };
 
 }  // namespace graphrun

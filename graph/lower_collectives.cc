@@ -73,8 +73,11 @@ class Lowerer {
     for (NodeDef& n : *g_->mutable_node()) {
       const OpInfo* info = Info(n.op());
       if (info == nullptr) continue;
-      GR_ASSIGN_OR_RETURN(Member m, Describe(&n, info));
-      instances[{m.group_key, m.instance_key}].push_back(std::move(m));
+      absl::StatusOr<Member> m = Describe(&n, info);
+      // Keys computed at run time: the member meets the others then.
+      if (m.status().code() == absl::StatusCode::kFailedPrecondition) continue;
+      if (!m.ok()) return m.status();
+      instances[{m->group_key, m->instance_key}].push_back(*std::move(m));
     }
     absl::flat_hash_map<int64_t, int64_t> group_sizes;
     for (auto& [key, members] : instances) {
@@ -84,6 +87,8 @@ class Lowerer {
             Label(members[0]), ": group size ", members[0].group_size, ", but group ", key.first,
             " has size ", it->second, " elsewhere in the graph"));
       }
+      // Members in other clients' graphs: they all meet at run time.
+      if (static_cast<int64_t>(members.size()) < members[0].group_size) continue;
       GR_RETURN_IF_ERROR(Lower(&members));
     }
     for (NodeDef& n : added_) *g_->add_node() = std::move(n);
@@ -109,9 +114,9 @@ class Lowerer {
       if (t.dtype() == DT_INT64) return t.flat<int64_t>()[0];
       break;
     }
-    return absl::InvalidArgumentError(absl::StrCat(
+    return absl::FailedPreconditionError(absl::StrCat(
         n.op(), " node '", n.name(), "': its ", what, " (input ", index, ", '", n.input(index),
-        "') is not a constant; graphrun lowers collectives whose keys are known in the graph"));
+        "') is not a constant"));
   }
 
   absl::StatusOr<Member> Describe(NodeDef* n, const OpInfo* info) {
@@ -207,8 +212,7 @@ class Lowerer {
       return absl::InvalidArgumentError(absl::StrCat(
           what, ": the group has ", first.group_size, " members but the graph holds ",
           members->size(), " of this instance (", absl::StrJoin(names, ", "),
-          "); graphrun runs collectives whose members all sit in one graph (one client for "
-          "every device and task), not between graphs"));
+          ")"));
     }
     const Kind kind = first.info->kind == Kind::kRecv ? Kind::kSend : first.info->kind;
     DataType t = DT_INVALID;

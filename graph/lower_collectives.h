@@ -25,11 +25,15 @@
 //    a member's control inputs gate its contribution; the keys and ordering
 //    tokens are dropped (the edges order the exchange).
 //
-// Errors are InvalidArgument naming the node, its group and instance: keys
-// that are not constants, an instance whose members this graph does not all
-// hold (between-graph collectives, one client per worker, are not run),
-// members on the same device or with different types, merge or final ops,
-// an unknown merge_op/final_op, a broadcast with no sender or two senders.
+// An instance whose members the graph does not all hold (between-graph
+// collectives, one client per worker, as MultiWorkerMirroredStrategy runs
+// them), and a member whose keys are not constants, are left as they are:
+// their kernels meet at run time (kernels/collective.h).
+//
+// Errors are InvalidArgument naming the node, its group and instance: more
+// members than the group's size, members on the same device or with
+// different types, merge or final ops, an unknown merge_op/final_op, a
+// broadcast with no sender or two senders.
 // Stateless; thread-safe.
 #ifndef GRAPHRUN_GRAPH_LOWER_COLLECTIVES_H_
 #define GRAPHRUN_GRAPH_LOWER_COLLECTIVES_H_

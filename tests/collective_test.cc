@@ -157,22 +157,51 @@ NodeDef* Find(GraphDef* g, const std::string& name) {
 
 TEST(CollectiveTest, BadInstancesAreNamed) {
   const GraphDef ops = Graph("ops");
-  {  // A member missing: between graphs.
+  {  // A member missing (between graphs): its instance is left for run
+     // time, where a session of one process has no peers to meet and
+     // says so, naming the node.
+    GraphDef g;
+    for (const NodeDef& n : ops.node()) {
+      if (n.name() != "sum1") *g.add_node() = n;
+    }
+    absl::StatusOr<GraphDef> lowered = LowerCollectiveOps(g);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_EQ(Find(&*lowered, "sum0")->op(), "CollectiveReduceV2");
+    EXPECT_NE(Find(&*lowered, "mean0")->op(), "CollectiveReduceV2");
+    SessionOptions so;
+    so.cpu_devices = 2;
+    absl::StatusOr<std::unique_ptr<Session>> s = Session::Create(g, so);
+    ASSERT_TRUE(s.ok()) << s.status();
+    std::vector<Tensor> out;
+    absl::Status st = (*s)->Run({{"a0", Npy("ops.a0")}}, {"sum0"}, {}, &out);
+    EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+    EXPECT_THAT(std::string(st.message()),
+                HasSubstr("node 'sum0' (reduce of group 1, instance 1, execution 0, on "
+                          "/job:localhost/replica:0/task:0/device:CPU:0): the graph holds only "
+                          "some of the instance's 2 members"));
+  }
+  {  // Too many members.
     GraphDef g = ops;
-    Find(&g, "sum1")->set_op("Identity");
+    NodeDef* extra = g.add_node();
+    *extra = *Find(&g, "sum1");
+    extra->set_name("sum2");
+    extra->set_device("/device:CPU:2");
     EXPECT_THAT(LowerError(g), HasSubstr("node 'sum0' (group 1, instance 1): the group has 2 "
-                                         "members but the graph holds 1"));
+                                         "members but the graph holds 3"));
   }
   {  // Both members on one device.
     GraphDef g = ops;
     Find(&g, "gather1")->set_device("/device:CPU:0");
     EXPECT_THAT(LowerError(g), HasSubstr("both ask for '/device:CPU:0'"));
   }
-  {  // A key that is not a constant.
+  {  // A key that is not a constant: the member meets at run time, and so
+     // does the one it would have met.
     GraphDef g = ops;
-    Find(&g, "mean1")->set_input(3, "a1");
-    EXPECT_THAT(LowerError(g), HasSubstr("node 'mean1': its instance_key (input 3, 'a1') is not a "
-                                         "constant"));
+    Find(&g, "mean1")->set_input(3, "i1");
+    absl::StatusOr<GraphDef> lowered = LowerCollectiveOps(g);
+    ASSERT_TRUE(lowered.ok()) << lowered.status();
+    EXPECT_EQ(Find(&*lowered, "mean1")->op(), "CollectiveReduceV2");
+    EXPECT_EQ(Find(&*lowered, "mean0")->op(), "CollectiveReduceV2");
   }
   {  // Members that disagree.
     GraphDef g = ops;

@@ -1,0 +1,213 @@
+// WorkerCollectives between two tasks in one process: task 1 reaches the
+// leader (task 0) through a WorkerInterface that calls the leader's Serve,
+// as the gRPC service does.
+#include "distributed/worker_collectives.h"
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace graphrun {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kTask0[] = "/job:worker/replica:0/task:0";
+constexpr char kTask1[] = "/job:worker/replica:0/task:1";
+
+// The leader as another task sees it; Health answers `health`.
+class LeaderPeer : public WorkerInterface {
+ public:
+  explicit LeaderPeer(WorkerCollectives* leader) : leader_(leader) {}
+  absl::Status health = absl::OkStatus();
+  std::atomic<int> health_calls{0};
+
+  void CollectiveAsync(const CollectiveRequest* q, CollectiveResponse* r, CallOptions* o,
+                       StatusCallback d) override {
+    leader_->Serve(q, r, o, std::move(d));
+  }
+  void HealthAsync(const HealthRequest*, HealthResponse*, CallOptions*,
+                   StatusCallback d) override {
+    ++health_calls;
+    d(health);
+  }
+  void GetStatusAsync(const GetStatusRequest*, GetStatusResponse*, CallOptions*,
+                      StatusCallback d) override {
+    d(absl::UnimplementedError("test"));
+  }
+  void RegisterGraphAsync(const RegisterGraphRequest*, RegisterGraphResponse*, CallOptions*,
+                          StatusCallback d) override {
+    d(absl::UnimplementedError("test"));
+  }
+  void RunGraphAsync(const RunGraphRequest*, RunGraphResponse*, CallOptions*,
+                     StatusCallback d) override {
+    d(absl::UnimplementedError("test"));
+  }
+  void CleanupGraphAsync(const CleanupGraphRequest*, CleanupGraphResponse*, CallOptions*,
+                         StatusCallback d) override {
+    d(absl::UnimplementedError("test"));
+  }
+  void CleanupStepAsync(const CleanupStepRequest*, CleanupStepResponse*, CallOptions*,
+                        StatusCallback d) override {
+    d(absl::UnimplementedError("test"));
+  }
+  void RecvTensorAsync(const RecvTensorRequest*, RecvTensorReply*, CallOptions*,
+                       StatusCallback d) override {
+    d(absl::UnimplementedError("test"));
+  }
+
+ private:
+  WorkerCollectives* leader_;
+};
+
+struct Pair {
+  absl::Time now = absl::FromUnixSeconds(100);
+  std::shared_ptr<WorkerCollectives> leader, member;
+  std::shared_ptr<LeaderPeer> peer;
+  Pair() {
+    WorkerCollectivesOptions o0;
+    o0.task_name = kTask0;
+    o0.clock = [this] { return now; };
+    o0.peer = [this](const std::string&) -> absl::StatusOr<std::shared_ptr<WorkerInterface>> {
+      return std::static_pointer_cast<WorkerInterface>(peer);
+    };
+    leader = std::make_shared<WorkerCollectives>(o0);
+    peer = std::make_shared<LeaderPeer>(leader.get());
+    WorkerCollectivesOptions o1 = o0;
+    o1.task_name = kTask1;
+    o1.cluster_tasks = [] { return std::set<std::string>{kTask0}; };
+    member = std::make_shared<WorkerCollectives>(o1);
+  }
+};
+
+CollectiveCall Reduce(const char* task) {
+  CollectiveCall c;
+  c.kind = CollectiveKind::kReduce;
+  c.node = "g";
+  c.device = absl::StrCat(task, "/device:CPU:0");
+  c.group_size = 2;
+  c.group_key = 3;
+  c.instance_key = 4;
+  c.merge_op = "Add";
+  c.final_op = "Div";
+  return c;
+}
+
+using Result = std::optional<absl::StatusOr<Tensor>>;
+CollectiveExecutor::Done Into(Result* r) {
+  return [r](absl::StatusOr<Tensor> t) { *r = std::move(t); };
+}
+
+TEST(WorkerCollectivesTest, TheLeaderIsWorkerZeroOrTheChief) {
+  Pair p;
+  EXPECT_EQ(p.member->Leader(), kTask0);
+  WorkerCollectivesOptions o;
+  o.task_name = kTask1;
+  o.cluster_tasks = [] { return std::set<std::string>{"/job:chief/replica:0/task:0"}; };
+  EXPECT_EQ(WorkerCollectives(o).Leader(), "/job:chief/replica:0/task:0");
+}
+
+TEST(WorkerCollectivesTest, MembersOfTwoTasksMeetAtTheLeaderStepAfterStep) {
+  Pair p;
+  for (int step = 0; step < 3; ++step) {
+    Result r0, r1;
+    p.member->Run(Reduce(kTask1), Tensor::FromVector<float>({1.0f * step, 4}), nullptr,
+                  Into(&r1));
+    EXPECT_FALSE(r1.has_value());
+    p.leader->Run(Reduce(kTask0), Tensor::FromVector<float>({3, 2}), nullptr, Into(&r0));
+    ASSERT_TRUE(r0.has_value() && r0->ok()) << (r0 ? r0->status() : absl::OkStatus());
+    ASSERT_TRUE(r1.has_value() && r1->ok()) << (r1 ? r1->status() : absl::OkStatus());
+    EXPECT_EQ((*r0)->flat<float>()[0], (3 + step) / 2.0f);
+    EXPECT_EQ((*r1)->flat<float>()[1], 3.0f);
+  }
+  // The member waited for the leader's task to answer once, not each time.
+  EXPECT_EQ(p.peer->health_calls.load(), 1);
+}
+
+TEST(WorkerCollectivesTest, ACancelledMemberFailsTheExecutionAndTheNextOneMeets) {
+  Pair p;
+  CancellationManager cm;
+  Result r0, r1;
+  p.member->Run(Reduce(kTask1), Tensor::FromVector<float>({1}), &cm, Into(&r1));
+  cm.StartCancel();
+  ASSERT_TRUE(r1.has_value());
+  EXPECT_FALSE(r1->ok());
+  // The leader's member comes to the failed execution later: it fails too,
+  // at once, with the same error...
+  p.leader->Run(Reduce(kTask0), Tensor::FromVector<float>({1}), nullptr, Into(&r0));
+  ASSERT_TRUE(r0.has_value());
+  EXPECT_THAT(std::string(r0->status().message()),
+              HasSubstr("left the collective: its call to the leader was cancelled"));
+  // ...so both devices' next executions meet.
+  Result n0, n1;
+  p.member->Run(Reduce(kTask1), Tensor::FromVector<float>({3}), nullptr, Into(&n1));
+  p.leader->Run(Reduce(kTask0), Tensor::FromVector<float>({5}), nullptr, Into(&n0));
+  ASSERT_TRUE(n0.has_value() && n0->ok());
+  ASSERT_TRUE(n1.has_value() && n1->ok());
+  EXPECT_EQ((*n1)->flat<float>()[0], 4.0f);
+}
+
+TEST(WorkerCollectivesTest, AWaitingMemberFailsWhenTheOtherLeavesMidCall) {
+  Pair p;
+  CancellationManager cm;
+  Result r1, a0;
+  // A three-member instance: task 1 joins, then its step is cancelled.
+  CollectiveCall big = Reduce(kTask1);
+  big.instance_key = 9;
+  big.group_size = 3;
+  CollectiveCall big0 = Reduce(kTask0);
+  big0.instance_key = 9;
+  big0.group_size = 3;
+  p.leader->Run(big0, Tensor::FromVector<float>({1}), nullptr, Into(&a0));
+  p.member->Run(big, Tensor::FromVector<float>({1}), &cm, Into(&r1));
+  EXPECT_FALSE(a0.has_value());
+  cm.StartCancel();
+  ASSERT_TRUE(a0.has_value());
+  EXPECT_THAT(std::string(a0->status().message()),
+              HasSubstr(absl::StrCat("node 'g' (reduce of group 3, instance 9, execution 0, on ",
+                                     kTask1, "/device:CPU:0) left the collective")));
+}
+
+TEST(WorkerCollectivesTest, TimeoutAndALostTaskFailTheWait) {
+  Pair p;
+  {  // The group meets once, so the leader knows task 1's device.
+    Result a, b;
+    p.member->Run(Reduce(kTask1), Tensor::FromVector<float>({1}), nullptr, Into(&b));
+    p.leader->Run(Reduce(kTask0), Tensor::FromVector<float>({1}), nullptr, Into(&a));
+    ASSERT_TRUE(a.has_value() && a->ok());
+  }
+  CollectiveCall timed = Reduce(kTask0);
+  timed.timeout = absl::Seconds(1);
+  Result r;
+  p.leader->Run(timed, Tensor::FromVector<float>({1}), nullptr, Into(&r));
+  p.now += absl::Seconds(1);
+  p.leader->Sweep();
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(std::string(r->status().message()),
+              HasSubstr(absl::StrCat("still missing: ", kTask1, "/device:CPU:0")));
+
+  // No timeout: the leader asks after task 1 once the wait is long.
+  Result w;
+  p.leader->Run(Reduce(kTask0), Tensor::FromVector<float>({1}), nullptr, Into(&w));
+  p.peer->health = absl::UnavailableError("connection refused");
+  p.leader->Sweep();
+  EXPECT_FALSE(w.has_value());  // not waited long yet
+  p.now += absl::Seconds(3);
+  p.leader->Sweep();
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(w->status().message()),
+              HasSubstr(absl::StrCat("member ", kTask1,
+                                     "/device:CPU:0 has not come and its task does not answer: "
+                                     "connection refused")));
+}
+
+}  // namespace
+}  // namespace graphrun
