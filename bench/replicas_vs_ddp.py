@@ -12,6 +12,9 @@ alternating:
     loopback, one replica each; gradients fp16 on the wire, the default,
     and exact with --wire_compression=none), and the same with
     --in_process_worker (worker 0 served in the client's own process);
+  - the two exact rows again with --allreduce=graph (the buckets averaged
+    in the dataflow graph over the tasks' receives instead of over the
+    ring between the tasks, the default);
   - graphrun --replicas=4 over CPU devices (the scaling row);
   - PyTorch DDP, 2 processes, gloo (bench/ddp_peer.py), when installed.
 
@@ -47,6 +50,11 @@ CONFIGS = [
      ["--replicas=2", "--local_workers=2", "--in_process_worker"]),
     ("2 replicas, worker 0 in process, exact",
      ["--replicas=2", "--local_workers=2", "--in_process_worker", "--wire_compression=none"]),
+    ("2 replicas, 2 worker processes, exact, in-graph exchange",
+     ["--replicas=2", "--local_workers=2", "--wire_compression=none", "--allreduce=graph"]),
+    ("2 replicas, worker 0 in process, exact, in-graph exchange",
+     ["--replicas=2", "--local_workers=2", "--in_process_worker", "--wire_compression=none",
+      "--allreduce=graph"]),
     ("4 replicas, CPU devices", ["--replicas=4"]),
 ]
 
@@ -117,7 +125,9 @@ def main():
         for label in ("2 replicas, 2 worker processes, fp16",
                       "2 replicas, 2 worker processes, exact",
                       "2 replicas, worker 0 in process, fp16",
-                      "2 replicas, worker 0 in process, exact"):
+                      "2 replicas, worker 0 in process, exact",
+                      "2 replicas, 2 worker processes, exact, in-graph exchange",
+                      "2 replicas, worker 0 in process, exact, in-graph exchange"):
             print("communication + sync, %s: %.3f ms (step less the batch-32 step)" %
                   (label, med[label] - half))
         if d:

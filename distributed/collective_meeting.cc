@@ -16,7 +16,7 @@ int64_t CollectiveMeeting::Join(const CollectiveCall& call, Tensor input, absl::
   {
     absl::ReleasableMutexLock lock(&mu_);
     id = next_id_++;
-    const Key key{call.group_key, call.instance_key, call.execution};
+    const Key key{call.scope, call.group_key, call.instance_key, call.execution};
     auto failed = failed_.find(key);
     if (failed != failed_.end()) {
       const absl::Status why = failed->second;
@@ -84,7 +84,7 @@ void CollectiveMeeting::Sweep(absl::Time now) {
         if (m.deadline <= now) first_late = &m;
       }
       std::string missing;
-      auto g = groups_.find(std::get<0>(key));
+      auto g = groups_.find(std::get<1>(key));
       if (g != groups_.end()) {
         std::vector<std::string> absent;
         for (const std::string& d : g->second) {
@@ -110,7 +110,7 @@ std::vector<CollectiveMeeting::Waiting> CollectiveMeeting::Waits() const {
   std::vector<Waiting> out;
   for (const auto& [key, e] : executions_) {
     Waiting w;
-    std::tie(w.group_key, w.instance_key, w.execution) = key;
+    std::tie(w.scope, w.group_key, w.instance_key, w.execution) = key;
     w.since = e.since;
     auto g = groups_.find(w.group_key);
     if (g != groups_.end()) {
@@ -125,12 +125,11 @@ std::vector<CollectiveMeeting::Waiting> CollectiveMeeting::Waits() const {
   return out;
 }
 
-void CollectiveMeeting::Fail(int64_t group_key, int64_t instance_key, int64_t execution,
-                             const absl::Status& why) {
+void CollectiveMeeting::Fail(const Waiting& which, const absl::Status& why) {
   std::vector<Member> failed;
   {
     absl::MutexLock lock(&mu_);
-    const Key key{group_key, instance_key, execution};
+    const Key key{which.scope, which.group_key, which.instance_key, which.execution};
     if (executions_.find(key) == executions_.end()) return;
     failed = TakeLocked(key);
     RecordFailureLocked(key, why);

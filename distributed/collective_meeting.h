@@ -1,8 +1,8 @@
 // CollectiveMeeting: where the members of collective instances meet (the
 // group's leader task keeps one; kernels/collective.h says who comes).
 //
-// Members join an instance execution, keyed by (group key, instance key,
-// execution), with their call and input. When the group's size of members
+// Members join an instance execution, keyed by (scope, group key, instance
+// key, execution), with their call and input. When the group's size of members
 // has come, they are ranked by device name and each gets its output:
 // reduce and gather the combination of the inputs in rank order
 // (CombineCollective), a broadcast's sender its own input and each
@@ -54,6 +54,7 @@ class CollectiveMeeting {
   void Sweep(absl::Time now);
 
   struct Waiting {
+    std::string scope;
     int64_t group_key = 0, instance_key = 0, execution = 0;
     absl::Time since;
     // The group's devices from earlier executions that have not come yet
@@ -64,10 +65,10 @@ class CollectiveMeeting {
   std::vector<Waiting> Waits() const;
   // Fails the waiting execution `key` with `why` (its missing member's
   // task is lost). Nothing when it is over.
-  void Fail(int64_t group_key, int64_t instance_key, int64_t execution, const absl::Status& why);
+  void Fail(const Waiting& which, const absl::Status& why);
 
  private:
-  using Key = std::tuple<int64_t, int64_t, int64_t>;
+  using Key = std::tuple<std::string, int64_t, int64_t, int64_t>;
   struct Member {
     int64_t id = 0;
     CollectiveCall call;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -83,16 +84,29 @@ int ReadAll(int fd, char* p, int64_t n, absl::Duration stall) {
   return 0;
 }
 
+// The IPv4 address of `host`: dotted, or a name the resolver knows
+// ("localhost", a node's name under Slurm).
+bool ResolveIpv4(const std::string& host, in_addr* out) {
+  if (inet_pton(AF_INET, host.c_str(), out) == 1) return true;
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* info = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &info) != 0 || info == nullptr) return false;
+  *out = reinterpret_cast<sockaddr_in*>(info->ai_addr)->sin_addr;
+  freeaddrinfo(info);
+  return true;
+}
+
 absl::StatusOr<sockaddr_in> ParseAddress(const std::string& address) {
   const size_t colon = address.rfind(':');
   int port = 0;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port) ||
-      port <= 0 || port > 65535 ||
-      inet_pton(AF_INET, address.substr(0, colon).c_str(), &a.sin_addr) != 1) {
+      port <= 0 || port > 65535 || !ResolveIpv4(address.substr(0, colon), &a.sin_addr)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("ring address '", address, "' is not IPv4-address:port"));
+        absl::StrCat("ring address '", address, "' is not host:port of an IPv4 host"));
   }
   a.sin_port = htons(static_cast<uint16_t>(port));
   return a;
@@ -228,7 +242,12 @@ class Ring::Sender {
 };
 
 absl::StatusOr<std::unique_ptr<RingListener>> RingListener::Listen(const std::string& host) {
-  GR_ASSIGN_OR_RETURN(sockaddr_in a, ParseAddress(absl::StrCat(host, ":1")));
+  absl::StatusOr<sockaddr_in> parsed = ParseAddress(absl::StrCat(host, ":1"));
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ring: cannot listen on '", host, "': not an IPv4 host"));
+  }
+  sockaddr_in a = *parsed;
   a.sin_port = 0;
   std::unique_ptr<RingListener> l(new RingListener());
   l->fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

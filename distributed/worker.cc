@@ -390,6 +390,7 @@ absl::StatusOr<std::unique_ptr<Worker>> Worker::Create(const WorkerOptions& opti
   };
   collectives.peer = [self](const std::string& task) { return self->Peer(task); };
   collectives.clock = options.clock;
+  collectives.ring_host = options.data_plane_host;
   w->collectives_ = std::make_shared<WorkerCollectives>(std::move(collectives));
   for (const auto& d : w->devices_) {
     std::shared_ptr<WorkerCollectives> executor = w->collectives_;

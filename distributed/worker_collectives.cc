@@ -23,6 +23,7 @@ std::string TaskOfDevice(const std::string& device) {
 CollectiveRequest ToRequest(const CollectiveCall& call, const Tensor& input) {
   CollectiveRequest r;
   r.set_node(call.node);
+  r.set_scope(call.scope);
   r.set_device(call.device);
   r.set_kind(static_cast<int>(call.kind));
   r.set_group_size(call.group_size);
@@ -46,6 +47,7 @@ absl::StatusOr<CollectiveCall> FromRequest(const CollectiveRequest& r) {
   }
   call.kind = static_cast<CollectiveKind>(r.kind());
   call.node = r.node();
+  call.scope = r.scope();
   call.device = r.device();
   call.group_size = r.group_size();
   call.group_key = r.group_key();
@@ -62,7 +64,15 @@ absl::StatusOr<CollectiveCall> FromRequest(const CollectiveRequest& r) {
 }  // namespace
 
 WorkerCollectives::WorkerCollectives(WorkerCollectivesOptions options)
-    : options_(std::move(options)) {}
+    : options_(std::move(options)),
+      rings_(std::make_unique<CollectiveRings>(
+          options_.ring_host,
+          [this](CollectiveCall call, Tensor input, CancellationManager* cancellation,
+                 Done done) { Meet(std::move(call), std::move(input), cancellation,
+                                   std::move(done)); },
+          options_.connect_timeout)) {}
+
+WorkerCollectives::~WorkerCollectives() = default;
 
 std::string WorkerCollectives::Leader() const {
   if (absl::StartsWith(options_.task_name, "/job:chief/")) return kChiefLeader;
@@ -78,8 +88,18 @@ void WorkerCollectives::Run(CollectiveCall call, Tensor input, CancellationManag
                             Done done) {
   {
     absl::MutexLock lock(&mu_);
-    call.execution = executions_[{call.device, call.group_key, call.instance_key}]++;
+    call.execution =
+        executions_[{call.scope, call.device, call.group_key, call.instance_key}]++;
   }
+  if (call.group_size > 1 && CollectiveRings::Suits(call)) {
+    rings_->Run(std::move(call), std::move(input), cancellation, std::move(done));
+    return;
+  }
+  Meet(std::move(call), std::move(input), cancellation, std::move(done));
+}
+
+void WorkerCollectives::Meet(CollectiveCall call, Tensor input,
+                             CancellationManager* cancellation, Done done) {
   const std::string leader = Leader();
   if (leader != options_.task_name) {
     RunRemote(leader, call, input, cancellation, std::move(done));
@@ -222,6 +242,18 @@ void WorkerCollectives::Serve(const CollectiveRequest* request, CollectiveRespon
   }
 }
 
+void WorkerCollectives::SessionEnded(const std::string& handle, const absl::Status& why) {
+  (void)why;
+  if (handle.empty()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = executions_.begin(); it != executions_.end();) {
+      it = std::get<0>(it->first) == handle ? executions_.erase(it) : std::next(it);
+    }
+  }
+  rings_->Forget(handle);
+}
+
 void WorkerCollectives::Sweep() {
   const absl::Time now = options_.clock();
   meeting_.Sweep(now);
@@ -255,8 +287,7 @@ void WorkerCollectives::Sweep() {
               self->probing_.erase(task);
             }
             if (s.ok()) return;
-            self->meeting_.Fail(w.group_key, w.instance_key, w.execution,
-                          absl::UnavailableError(absl::StrCat(
+            self->meeting_.Fail(w, absl::UnavailableError(absl::StrCat(
                               "collective group ", w.group_key, ", instance ", w.instance_key,
                               ", execution ", w.execution, ": member ", device,
                               " has not come and its task does not answer: ", s.message())));

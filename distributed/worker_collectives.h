@@ -11,8 +11,10 @@
 // waits for the group's members, combines their inputs and answers each.
 // Every member's input and output travel whole, so a group of n moves
 // about 2(n-1) times a tensor through the leader: meant for the small
-// groups of between-graph scripts (the ring of distributed/ring_allreduce.h
-// carries graphrun's own replicas' gradients).
+// groups of between-graph scripts. A reduce whose communication_hint is
+// "ring" goes round a ring between the members' tasks instead
+// (distributed/collective_rings.h), meeting the leader only to trade ring
+// addresses at its first execution.
 //
 // Before its first call to a leader, a member waits up to
 // `connect_timeout` for the leader's task to answer (clients start in any
@@ -37,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "distributed/collective_meeting.h"
+#include "distributed/collective_rings.h"
 #include "distributed/worker_interface.h"
 #include "kernels/collective.h"
 
@@ -51,6 +54,9 @@ struct WorkerCollectivesOptions {
   // The client of another task.
   std::function<absl::StatusOr<std::shared_ptr<WorkerInterface>>(const std::string& task)> peer;
   absl::Duration connect_timeout = absl::Seconds(60);
+  // Where the rings of reduces with communication_hint "ring" listen
+  // (distributed/collective_rings.h).
+  std::string ring_host = "127.0.0.1";
   absl::Duration probe_after = absl::Seconds(2);
   std::function<absl::Time()> clock = absl::Now;
 };
@@ -60,6 +66,7 @@ class WorkerCollectives : public CollectiveExecutor,
  public:
   // Held by shared_ptr (its calls in flight keep it).
   explicit WorkerCollectives(WorkerCollectivesOptions options);
+  ~WorkerCollectives() override;
 
   // A member's call, from a kernel of this task (CollectiveExecutor).
   void Run(CollectiveCall call, Tensor input, CancellationManager* cancellation,
@@ -74,9 +81,13 @@ class WorkerCollectives : public CollectiveExecutor,
   // The leader task's name: /job:chief/replica:0/task:0 when this task or
   // one it knows is of job chief, else /job:worker/replica:0/task:0.
   std::string Leader() const;
+  // A session ended: the counts and rings of its replicas' collectives go.
+  void SessionEnded(const std::string& handle, const absl::Status& why) override;
   std::string DebugString() const override { return "collective executor of " + options_.task_name; }
 
  private:
+  // Sends the call to the leader (or joins the meeting here).
+  void Meet(CollectiveCall call, Tensor input, CancellationManager* cancellation, Done done);
   void RunRemote(const std::string& leader, const CollectiveCall& call, const Tensor& input,
                  CancellationManager* cancellation, Done done);
   // Joins the meeting here; `cancel` withdraws the member.
@@ -84,9 +95,11 @@ class WorkerCollectives : public CollectiveExecutor,
 
   const WorkerCollectivesOptions options_;
   CollectiveMeeting meeting_;
+  std::unique_ptr<CollectiveRings> rings_;
   absl::Mutex mu_;
-  // (device, group key, instance key) -> executions run so far.
-  std::map<std::tuple<std::string, int64_t, int64_t>, int64_t> executions_ ABSL_GUARDED_BY(mu_);
+  // (scope, device, group key, instance key) -> executions run so far.
+  std::map<std::tuple<std::string, std::string, int64_t, int64_t>, int64_t> executions_
+      ABSL_GUARDED_BY(mu_);
   // Leaders that have answered once.
   std::set<std::string> reached_ ABSL_GUARDED_BY(mu_);
   // Tasks being probed now.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -207,6 +208,99 @@ TEST(WorkerCollectivesTest, TimeoutAndALostTaskFailTheWait) {
               HasSubstr(absl::StrCat("member ", kTask1,
                                      "/device:CPU:0 has not come and its task does not answer: "
                                      "connection refused")));
+}
+
+// A member's answer that may come on another thread.
+struct Awaited {
+  absl::Notification done;
+  absl::StatusOr<Tensor> result = absl::UnknownError("no answer");
+  CollectiveExecutor::Done Into() {
+    return [this](absl::StatusOr<Tensor> t) {
+      result = std::move(t);
+      done.Notify();
+    };
+  }
+  absl::StatusOr<Tensor> Get() {
+    if (!done.WaitForNotificationWithTimeout(absl::Seconds(60))) {
+      return absl::DeadlineExceededError("the test waited 60s for an answer");
+    }
+    return result;
+  }
+};
+
+CollectiveCall RingReduce(const char* task, DataType wire = DT_FLOAT) {
+  CollectiveCall c = Reduce(task);
+  c.communication_hint = "ring";
+  c.wire_float = wire;
+  return c;
+}
+
+TEST(WorkerCollectivesTest, RingReducesStepAfterStepAndFp16Rounds) {
+  Pair p;
+  for (int step = 0; step < 3; ++step) {
+    Awaited a, b;
+    p.member->Run(RingReduce(kTask1), Tensor::FromVector<float>({1, 2.0f * step, 3, 4, 5}),
+                  nullptr, b.Into());
+    p.leader->Run(RingReduce(kTask0), Tensor::FromVector<float>({3, 0, 5, 6, 7}), nullptr,
+                  a.Into());
+    absl::StatusOr<Tensor> ra = a.Get(), rb = b.Get();
+    ASSERT_TRUE(ra.ok()) << ra.status();
+    ASSERT_TRUE(rb.ok()) << rb.status();
+    const std::vector<float> want = {2, 1.0f * step, 4, 5, 6};
+    for (int i = 0; i < 5; ++i) {
+      EXPECT_EQ(ra->flat<float>()[i], want[i]) << "step " << step << " value " << i;
+      EXPECT_EQ(rb->flat<float>()[i], want[i]);
+    }
+  }
+  // The address trade went through the leader once; the steps did not.
+  CollectiveCall one_third = RingReduce(kTask0, DT_HALF);
+  one_third.instance_key = 5;
+  CollectiveCall zero = RingReduce(kTask1, DT_HALF);
+  zero.instance_key = 5;
+  Awaited a, b;
+  p.leader->Run(one_third, Tensor::FromVector<float>({2.0f / 3}), nullptr, a.Into());
+  p.member->Run(zero, Tensor::FromVector<float>({0}), nullptr, b.Into());
+  absl::StatusOr<Tensor> ra = a.Get(), rb = b.Get();
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  // (2/3) / 2 in fp16 is 0.33325195..., not float32's 0.33333334.
+  EXPECT_EQ(ra->flat<float>()[0], rb->flat<float>()[0]);
+  EXPECT_NE(ra->flat<float>()[0], 1.0f / 3);
+  EXPECT_NEAR(ra->flat<float>()[0], 1.0f / 3, 2e-4);
+}
+
+TEST(WorkerCollectivesTest, ARingMemberThatGoesAwayFailsThePeerAndTheNextStepRebuilds) {
+  Pair p;
+  {
+    Awaited a, b;
+    p.leader->Run(RingReduce(kTask0), Tensor::FromVector<float>({1}), nullptr, a.Into());
+    p.member->Run(RingReduce(kTask1), Tensor::FromVector<float>({3}), nullptr, b.Into());
+    ASSERT_TRUE(a.Get().ok() && b.Get().ok());
+  }
+  {  // Task 0's step is cancelled as its part starts: it sends nothing and
+     // closes its ring.
+    CancellationManager cm;
+    Awaited a, b;
+    cm.StartCancel();
+    p.leader->Run(RingReduce(kTask0), Tensor::FromVector<float>({1}), &cm, a.Into());
+    absl::StatusOr<Tensor> ra = a.Get();
+    EXPECT_FALSE(ra.ok());
+    // Task 1 comes to the same execution: its ring's peer is gone.
+    p.member->Run(RingReduce(kTask1), Tensor::FromVector<float>({3}), nullptr, b.Into());
+    absl::StatusOr<Tensor> rb = b.Get();
+    ASSERT_FALSE(rb.ok());
+    EXPECT_THAT(std::string(rb.status().message()),
+                HasSubstr(absl::StrCat("over a ring (ranks: 0 ", kTask0, "/device:CPU:0, 1 ",
+                                       kTask1, "/device:CPU:0)")));
+  }
+  {  // The next execution makes a new ring.
+    Awaited a, b;
+    p.member->Run(RingReduce(kTask1), Tensor::FromVector<float>({5}), nullptr, b.Into());
+    p.leader->Run(RingReduce(kTask0), Tensor::FromVector<float>({1}), nullptr, a.Into());
+    absl::StatusOr<Tensor> ra = a.Get(), rb = b.Get();
+    ASSERT_TRUE(ra.ok()) << ra.status();
+    ASSERT_TRUE(rb.ok()) << rb.status();
+    EXPECT_EQ(ra->flat<float>()[0], 3.0f);
+  }
 }
 
 }  // namespace

@@ -72,7 +72,7 @@ class Lowerer {
     std::map<std::pair<int64_t, int64_t>, std::vector<Member>> instances;
     for (NodeDef& n : *g_->mutable_node()) {
       const OpInfo* info = Info(n.op());
-      if (info == nullptr) continue;
+      if (info == nullptr || n.attr().contains(kRunTimeCollectiveAttr)) continue;
       absl::StatusOr<Member> m = Describe(&n, info);
       // Keys computed at run time: the member meets the others then.
       if (m.status().code() == absl::StatusCode::kFailedPrecondition) continue;

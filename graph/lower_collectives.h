@@ -25,6 +25,10 @@
 //    a member's control inputs gate its contribution; the keys and ordering
 //    tokens are dropped (the edges order the exchange).
 //
+// A member carrying the attr kRunTimeCollectiveAttr (graphrun's own
+// replicas over worker tasks, whose gradients go round a ring) is left as
+// it is too.
+//
 // An instance whose members the graph does not all hold (between-graph
 // collectives, one client per worker, as MultiWorkerMirroredStrategy runs
 // them), and a member whose keys are not constants, are left as they are:
@@ -43,6 +47,11 @@
 #include "graph/protos/graph.pb.h"
 
 namespace graphrun {
+
+inline constexpr char kRunTimeCollectiveAttr[] = "_run_time_collective";
+// A float type attr on a collective reduce that goes round a ring: floats
+// travel in this type (DT_HALF, DT_BFLOAT16), summed in float32.
+inline constexpr char kCollectiveWireFloatAttr[] = "_wire_float";
 
 // The eight collective ops above.
 bool IsCollectiveOp(absl::string_view op);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/graph.h"
 #include "graph/import.h"
+#include "graph/lower_collectives.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 
@@ -109,6 +110,12 @@ AttrValue IntAttr(int64_t i) {
   v.set_i(i);
   return v;
 }
+AttrValue StringAttr(const std::string& v) {
+  AttrValue a;
+  a.set_s(v);
+  return a;
+}
+
 AttrValue BoolAttr(bool b) {
   AttrValue v;
   v.set_b(b);
@@ -357,7 +364,31 @@ absl::StatusOr<ReplicatedGraph> ReplicateForDataParallel(const GraphDef& given,
     }
     // Each replica's averaged bucket.
     std::vector<std::string> whole(n);
-    if (n == 2) {
+    if (options.ring_exchange && n > 1) {
+      // A collective reduce per replica, met at run time over a ring
+      // between the tasks.
+      for (int r = 0; r < n; ++r) {
+        const std::string& dev = options.devices[r];
+        GR_ASSIGN_OR_RETURN(std::string size, b.Const(name(r, "group_size"),
+                                                      Tensor::Scalar<int32_t>(n), dev));
+        GR_ASSIGN_OR_RETURN(std::string group, b.Const(name(r, "group_key"),
+                                                       Tensor::Scalar<int32_t>(kReplicaGroupKey),
+                                                       dev));
+        GR_ASSIGN_OR_RETURN(std::string instance,
+                            b.Const(name(r, "instance_key"),
+                                    Tensor::Scalar<int32_t>(static_cast<int32_t>(k + 1)), dev));
+        GR_ASSIGN_OR_RETURN(NodeDef * c, b.Add(name(r, "allreduce"), "CollectiveReduceV2",
+                                               {fused[r], size, group, instance}, dev));
+        (*c->mutable_attr())["T"] = TypeAttr(dtype);
+        (*c->mutable_attr())["merge_op"] = StringAttr("Add");
+        (*c->mutable_attr())["final_op"] = StringAttr("Div");
+        (*c->mutable_attr())["communication_hint"] = StringAttr("ring");
+        (*c->mutable_attr())["Nordering_token"] = IntAttr(0);
+        (*c->mutable_attr())[kRunTimeCollectiveAttr] = BoolAttr(true);
+        if (rounded) (*c->mutable_attr())[kCollectiveWireFloatAttr] = TypeAttr(options.wire_float);
+        whole[r] = c->name();
+      }
+    } else if (n == 2) {
       // Two replicas: each sends the other its whole bucket and both sum the
       // two in replica order, one hop instead of a reduce-scatter and an
       // all-gather, with the same bytes each way and no segment copies.

@@ -51,7 +51,17 @@ struct ReplicateOptions {
   // DT_HALF or DT_BFLOAT16: float gradients travel between tasks in this
   // type; DT_FLOAT: exact.
   DataType wire_float = DT_FLOAT;
+  // Replicas on worker tasks: each bucket is averaged by a
+  // CollectiveReduceV2 per replica (communication_hint "ring", group key
+  // kReplicaGroupKey, instance key the bucket's index + 1, the attrs
+  // kRunTimeCollectiveAttr and, for a rounding wire, "_wire_float"), which
+  // the tasks run over a ring between them (distributed/collective_rings.h)
+  // instead of the exchange above.
+  bool ring_exchange = false;
 };
+
+// The collective group of graphrun's own replicas' ring exchange.
+inline constexpr int32_t kReplicaGroupKey = 1 << 30;
 
 struct ReplicatedVariable {
   std::string name;                // replica 0's variable node

@@ -48,6 +48,12 @@ struct CollectiveCall {
   CollectiveKind kind = CollectiveKind::kReduce;
   std::string node;    // the member's node name
   std::string device;  // its device's full name
+  // Where the executions are counted and met: "" for TensorFlow's graphs
+  // (the clients of one group count alike as long as they step in
+  // lockstep); graphrun's own replicas, whose graphs all belong to one
+  // session, the session's handle, so a recovered run's new session counts
+  // afresh on every task.
+  std::string scope;
   int64_t group_size = 0;
   int64_t group_key = 0;
   int64_t instance_key = 0;
@@ -58,6 +64,14 @@ struct CollectiveCall {
   std::string merge_op;  // reduce: Add, Mul, Min, Max
   std::string final_op;  // reduce: Id, Div
   TensorShape shape;     // broadcast receive: the shape it expects
+  // The op's communication_hint: "ring" sends a float, double, int32 or
+  // int64 Add reduce over a ring between the members' tasks
+  // (distributed/ring_allreduce.h) instead of through the group's leader.
+  std::string communication_hint;
+  // DT_HALF or DT_BFLOAT16: a float reduce over a ring travels in this
+  // type, summed in float32 (the node's _wire_float attr, which graphrun's
+  // own replicas set); DT_FLOAT: exact.
+  DataType wire_float = DT_FLOAT;
   // 0: wait for the others as long as it takes.
   absl::Duration timeout = absl::ZeroDuration();
 

@@ -7,7 +7,9 @@
 # (worker 0). Checked against TensorFlow's two-server run: every collective
 # of ops_w{0,1} (reduce, mean, integer max, gather, broadcast), the 10
 # losses of both towers of an MLP whose gradients are averaged with
-# CollectiveReduceV2, and both towers' final variables. Then the failures:
+# CollectiveReduceV2, and both towers' final variables, and the same losses
+# with the gradients sent round a ring (communication_hint "ring"). Then
+# the failures:
 # a member whose task is gone fails its peer's step naming the task, and a
 # member whose leader is gone fails naming the leader.
 set -uo pipefail
@@ -53,20 +55,26 @@ for w in 0 1; do
   done
 done
 
-train() {  # WORKER
-  "$GRAPHRUN" train "$F/train_w$1.pbtxt" --cluster="$tmp/cluster.json" --task="$1" \
-    --init init --train train --steps 10 --feed_steps "x=$F/train.x$1.npy" \
-    --feed_steps "y=$F/train.y$1.npy" --fetch loss --out "$tmp/train$1" --quiet
+# Both clients train 10 steps together: GRAPHS (train_w0/1.pbtxt's
+# folder) and LABEL (their outputs' folder is $tmp/LABEL0 and LABEL1).
+train_both() {  # GRAPHS LABEL
+  local g="$1" label="$2" w
+  for w in 0 1; do
+    "$GRAPHRUN" train "$g/train_w$w.pbtxt" --cluster="$tmp/cluster.json" --task="$w" \
+      --init init --train train --steps 10 --feed_steps "x=$F/train.x$w.npy" \
+      --feed_steps "y=$F/train.y$w.npy" --fetch loss --out "$tmp/$label$w" --quiet \
+      > "$tmp/$label$w.log" 2>&1 &
+    eval "c$w=\$!"
+  done
+  for w in 0 1; do
+    eval "wait \$c$w"
+    check "$label: worker $w's client exits 0" test $? -eq 0
+    check "$label: worker $w's 10 losses are TensorFlow's" \
+      "$ALLCLOSE" "$tmp/$label$w/loss.npy" "$F/train.loss$w.npy" 1e-5
+  done
 }
-train 0 > "$tmp/train0.log" 2>&1 &
-c0=$!
-train 1 > "$tmp/train1.log" 2>&1
-check "train: worker 1's client exits 0" test $? -eq 0
-wait "$c0"
-check "train: worker 0's client exits 0" test $? -eq 0
+train_both "$F" train
 for w in 0 1; do
-  check "train: worker $w's 10 losses are TensorFlow's" \
-    "$ALLCLOSE" "$tmp/train$w/loss.npy" "$F/train.loss$w.npy" 1e-5
   # The variables live on the worker tasks after the clients have gone.
   "$GRAPHRUN" run "$F/train_w$w.pbtxt" --cluster="$tmp/cluster.json" \
     --fetch mlp/w0/Read/ReadVariableOp --fetch mlp/b0/Read/ReadVariableOp \
@@ -78,6 +86,15 @@ for w in 0 1; do
       "$F/train_final_w${w}__mlp__$v.npy" 1e-5
   done
 done
+
+# The same graphs with communication_hint "ring" (TensorFlow's
+# CommunicationImplementation.RING): the gradients go round a ring between
+# the two tasks, their addresses traded through the leader once.
+mkdir -p "$tmp/ring"
+for w in 0 1; do
+  sed 's/s: "auto"/s: "ring"/' "$F/train_w$w.pbtxt" > "$tmp/ring/train_w$w.pbtxt"
+done
+train_both "$tmp/ring" ring
 
 # Worker 1's task goes away while worker 0's members wait for its members
 # (the group has met, so the leader knows who is missing): worker 0's step

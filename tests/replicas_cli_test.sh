@@ -5,6 +5,8 @@
 # TensorFlow's batch, give TensorFlow's full-batch losses (rtol 1e-5 exact
 # on the wire, 1e-3 with fp16 gradients) and final variables, every
 # replica's variables bit-identical after every step (--check_replicas);
+# over worker processes the buckets go round a ring between the tasks (and
+# with --allreduce=graph through the dataflow graph's exchange);
 # the checkpoint is written once, under TensorFlow's keys. A replica killed
 # mid-run fails the run naming its task; --recover resumes from the newest
 # checkpoint on restarted tasks. Bad input fails naming what is wrong.
@@ -80,6 +82,18 @@ for c in mlp_adam cnn_adam; do
     "$ALLCLOSE" "$out/loss.npy" "$F/${c}_loss.npy" 1e-5
   final_is_tensorflows "$c" "$out" 1e-5 "$c over 2 workers"
 done
+check "over workers: the buckets go round a ring between the tasks" \
+  grep -q "over a ring between the tasks" "$tmp/mlp_adam.workers.log"
+# The exchange in the dataflow graph instead (--allreduce=graph).
+c=mlp_adam
+train "$c" "$tmp/${c}_graph" --replicas 2 --local_workers 2 --wire_compression none \
+  --allreduce graph > "$tmp/graph.log" 2>&1
+check "in-graph exchange over 2 workers: exits 0" test $? -eq 0
+check "in-graph exchange: said (no ring)" bash -c "! grep -q 'over a ring' '$tmp/graph.log'"
+check "in-graph exchange: losses are TensorFlow's" \
+  "$ALLCLOSE" "$tmp/${c}_graph/loss.npy" "$F/${c}_loss.npy" 1e-5
+err="$("$GRAPHRUN" train "$F/$c.pbtxt" --train train --replicas 2 --allreduce gloo 2>&1)"
+check "--allreduce gloo is refused" grep -q "allreduce must be ring or graph, not 'gloo'" <<<"$err"
 c=mlp_sgd
 train "$c" "$tmp/${c}_w4" --replicas 4 --local_workers 4 --wire_compression none \
   > "$tmp/w4.log" 2>&1

@@ -57,6 +57,10 @@ ABSL_FLAG(int, replicas, 1,
 ABSL_FLAG(double, fusion_threshold_mb, 25,
           "train --replicas: fuse gradients into buckets of at most this many MiB; a bucket's "
           "exchange starts once the backward pass has made it");
+ABSL_FLAG(std::string, allreduce, "ring",
+          "train --replicas over worker tasks: how a bucket is averaged between the tasks: ring "
+          "(a collective reduce each task runs over a TCP ring between them) or graph (a "
+          "reduce-scatter and all-gather in the dataflow graph, over the tasks' receives)");
 ABSL_FLAG(bool, check_replicas, false,
           "train --replicas: after every step, check that every replica's variables are "
           "identical to replica 0's, bit for bit (fails naming the variable)");
@@ -231,7 +235,8 @@ Usage:
                [--out DIR] [--save PREFIX] [--save_every K]
                [--recover [--recover_with=restarted|remaining]]
                [--local_init OP] [--queue_runner OP] [--first_step K]
-               [--replicas N [--fusion_threshold_mb MB] [--check_replicas]
+               [--replicas N [--fusion_threshold_mb MB] [--allreduce=ring|graph]
+               [--check_replicas]
                [--fetch_all_replicas]] [every run option]
                                          train: --init (or --restore a TensorFlow
                                          V2 checkpoint), then N steps of the
@@ -531,6 +536,7 @@ int main(int argc, char** argv) {
     train.wait_for_variables_s = absl::GetFlag(FLAGS_wait_for_variables_s);
     train.replicas.replicas = absl::GetFlag(FLAGS_replicas);
     train.replicas.fusion_threshold_mb = absl::GetFlag(FLAGS_fusion_threshold_mb);
+    train.replicas.allreduce = absl::GetFlag(FLAGS_allreduce);
     train.replicas.check_replicas = absl::GetFlag(FLAGS_check_replicas);
     train.replicas.fetch_all_replicas = absl::GetFlag(FLAGS_fetch_all_replicas);
     return graphrun::TrainCommand(train);

@@ -60,6 +60,10 @@ absl::StatusOr<RunSession> NewReplicatedRunSession(RunCommandArgs run, const Gra
         "--replicas averages gradients between replicas; parameter-server tasks (--local_ps) "
         "are the other way to train over workers: give one of them");
   }
+  if (replicas.allreduce != "ring" && replicas.allreduce != "graph") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--allreduce must be ring or graph, not '", replicas.allreduce, "'"));
+  }
   if (!(replicas.fusion_threshold_mb > 0)) {
     return absl::InvalidArgumentError("--fusion_threshold_mb must be > 0");
   }
@@ -78,6 +82,7 @@ absl::StatusOr<RunSession> NewReplicatedRunSession(RunCommandArgs run, const Gra
   if (distributed && run.wire_compression != "none") {
     options.wire_float = run.wire_compression == "bf16" ? DT_BFLOAT16 : DT_HALF;
   }
+  options.ring_exchange = distributed && replicas.allreduce == "ring";
   GR_ASSIGN_OR_RETURN(ReplicatedGraph rg, ReplicateForDataParallel(graph, options));
   GR_RETURN_IF_ERROR(made.session->Extend(rg.graph));
   if (!run.quiet) {
@@ -85,9 +90,10 @@ absl::StatusOr<RunSession> NewReplicatedRunSession(RunCommandArgs run, const Gra
     for (const GradientBucket& b : rg.buckets) {
       sizes.push_back(absl::StrCat(b.updates.size(), " x ", b.elements, " values"));
     }
-    std::printf("%d replicas on %s; gradients averaged in %zu bucket(s) (%s)%s\n", n,
+    std::printf("%d replicas on %s; gradients averaged in %zu bucket(s) (%s)%s%s\n", n,
                 absl::StrJoin(devices, ", ").c_str(), rg.buckets.size(),
                 absl::StrJoin(sizes, ", ").c_str(),
+                options.ring_exchange ? " over a ring between the tasks" : "",
                 options.wire_float == DT_FLOAT
                     ? ""
                     : (options.wire_float == DT_HALF ? ", fp16 between tasks"

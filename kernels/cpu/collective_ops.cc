@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "graph/lower_collectives.h"
 #include "graph/tensor.h"
 #include "graph/tensor_shape.h"
 #include "kernels/collective.h"
@@ -37,6 +38,11 @@ class CollectiveOp : public AsyncOpKernel {
       kind_ = CollectiveKind::kBcastRecv;
     }
     OP_REQUIRES_OK(c, c->GetAttr("T", &dtype_));
+    OP_REQUIRES_OK(c, c->GetAttr("communication_hint", &hint_));
+    session_scoped_ = c->def().attr().contains(kRunTimeCollectiveAttr);
+    if (c->def().attr().contains(kCollectiveWireFloatAttr)) {
+      OP_REQUIRES_OK(c, c->GetAttr(kCollectiveWireFloatAttr, &wire_float_));
+    }
     float timeout_s = 0;
     OP_REQUIRES_OK(c, c->GetAttr("timeout_seconds", &timeout_s));
     if (timeout_s > 0) timeout_ = absl::Seconds(timeout_s);
@@ -70,6 +76,9 @@ class CollectiveOp : public AsyncOpKernel {
     call.group_key = group_key_;
     call.instance_key = instance_key_;
     call.shape = recv_shape_;
+    call.communication_hint = hint_;
+    if (session_scoped_) call.scope = std::string(ctx->params().session_handle);
+    call.wire_float = wire_float_;
     if (v2_) {
       // The keys follow the data input, which a broadcast receive lacks.
       const int k = kind_ == CollectiveKind::kBcastRecv ? 0 : 1;
@@ -139,9 +148,11 @@ class CollectiveOp : public AsyncOpKernel {
   }
 
   bool v2_ = true;
+  bool session_scoped_ = false;
   CollectiveKind kind_ = CollectiveKind::kReduce;
   DataType dtype_ = DT_FLOAT;
-  std::string merge_op_, final_op_;
+  std::string merge_op_, final_op_, hint_;
+  DataType wire_float_ = DT_FLOAT;
   absl::Duration timeout_ = absl::ZeroDuration();
   int64_t group_size_ = 0, group_key_ = 0, instance_key_ = 0;
   TensorShape recv_shape_;

@@ -1,0 +1,231 @@
+#include "distributed/collective_rings.h"
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
+#include "distributed/ring_allreduce.h"
+#include "graph/status_macros.h"
+
+namespace graphrun {
+namespace {
+
+// Bytes of one member's entry in the address exchange: "device\taddress",
+// zero-padded.
+constexpr int64_t kEntryBytes = 512;
+
+WireEncoding EncodingFor(const CollectiveCall& call) {
+  if (call.dtype != DT_FLOAT) return WIRE_ENCODING_NONE;
+  if (call.wire_float == DT_HALF) return WIRE_ENCODING_FP16;
+  if (call.wire_float == DT_BFLOAT16) return WIRE_ENCODING_BF16;
+  return WIRE_ENCODING_NONE;
+}
+
+}  // namespace
+
+// One member device's ring for one instance, and the thread that runs its
+// executions in turn.
+class CollectiveRings::Lane {
+ public:
+  Lane() : thread_([this] { Loop(); }) {}
+  ~Lane() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      if (ring_ != nullptr) ring_->Abort();
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  void Post(std::function<void()> job) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_all();
+  }
+
+  // On the lane's thread: the ring (made if there is none) and the ranks'
+  // devices.
+  absl::Status Ensure(const CollectiveCall& call, const std::string& host, const Meet& meet,
+                      absl::Duration connect_timeout, CancellationManager* cancellation) {
+    if (Ring() != nullptr) return absl::OkStatus();
+    GR_ASSIGN_OR_RETURN(std::unique_ptr<RingListener> listener, RingListener::Listen(host));
+    const std::string entry = absl::StrCat(call.device, "\t", listener->address());
+    if (static_cast<int64_t>(entry.size()) >= kEntryBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(call.Describe(), ": device name too long"));
+    }
+    Tensor mine(DT_UINT8, TensorShape({kEntryBytes}));
+    std::memset(mine.raw_data(), 0, kEntryBytes);
+    std::memcpy(mine.raw_data(), entry.data(), entry.size());
+    CollectiveCall trade = call;
+    trade.kind = CollectiveKind::kGather;
+    trade.dtype = DT_UINT8;
+    trade.execution = -1 - call.execution;
+    absl::Notification traded;
+    absl::StatusOr<Tensor> all = absl::UnknownError("no answer");
+    meet(trade, mine, cancellation, [&](absl::StatusOr<Tensor> got) {
+      all = std::move(got);
+      traded.Notify();
+    });
+    traded.WaitForNotification();
+    if (!all.ok()) {
+      return absl::Status(all.status().code(),
+                          absl::StrCat("setting up the ring: ", all.status().message()));
+    }
+    RingOptions options;
+    options.connect_timeout = connect_timeout;
+    options.rank = -1;
+    std::vector<std::string> devices;
+    const char* bytes = static_cast<const char*>(all->raw_data());
+    for (int64_t at = 0; at + kEntryBytes <= all->NumElements(); at += kEntryBytes) {
+      const std::string e(bytes + at, strnlen(bytes + at, kEntryBytes));
+      const size_t tab = e.find('\t');
+      if (tab == std::string::npos) {
+        return absl::InternalError(absl::StrCat(call.Describe(), ": a bad ring address entry"));
+      }
+      if (e.substr(0, tab) == call.device) options.rank = static_cast<int>(devices.size());
+      devices.push_back(e.substr(0, tab));
+      options.addresses.push_back(e.substr(tab + 1));
+    }
+    if (options.rank < 0) {
+      return absl::InternalError(absl::StrCat(call.Describe(), ": not among the ring's members"));
+    }
+    absl::StatusOr<std::unique_ptr<graphrun::Ring>> ring =
+        Ring::Connect(std::move(listener), options);
+    if (!ring.ok()) return ring.status();
+    std::lock_guard<std::mutex> lock(mu_);
+    ring_ = *std::move(ring);
+    ranks_.clear();
+    for (size_t r = 0; r < devices.size(); ++r) ranks_.push_back(absl::StrCat(r, " ", devices[r]));
+    return absl::OkStatus();
+  }
+
+  graphrun::Ring* Ring() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ring_.get();
+  }
+  void Abort() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ring_ != nullptr) ring_->Abort();
+  }
+  // After a failure: the next execution makes a new ring. The ranks, for
+  // the failure's message.
+  std::string Drop() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ring_.reset();
+    return absl::StrJoin(ranks_, ", ");
+  }
+
+ private:
+  void Loop() {
+    while (true) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  bool stop_ = false;
+  std::unique_ptr<graphrun::Ring> ring_;
+  std::vector<std::string> ranks_;
+  std::thread thread_;
+};
+
+CollectiveRings::CollectiveRings(std::string host, Meet meet, absl::Duration connect_timeout)
+    : host_(std::move(host)), meet_(std::move(meet)), connect_timeout_(connect_timeout) {}
+
+CollectiveRings::~CollectiveRings() {
+  absl::MutexLock lock(&mu_);
+  lanes_.clear();
+}
+
+void CollectiveRings::Forget(const std::string& scope) {
+  std::vector<std::shared_ptr<Lane>> dropped;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = lanes_.begin(); it != lanes_.end();) {
+      if (std::get<0>(it->first) == scope) {
+        dropped.push_back(std::move(it->second));
+        it = lanes_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  if (dropped.empty()) return;
+  // A lane's thread may still be finishing a job: not on the caller's.
+  std::thread([dropped = std::move(dropped)]() mutable { dropped.clear(); }).detach();
+}
+
+bool CollectiveRings::Suits(const CollectiveCall& call) {
+  const DataType t = call.dtype;
+  return call.kind == CollectiveKind::kReduce && call.merge_op == "Add" &&
+         (t == DT_FLOAT || t == DT_DOUBLE || t == DT_INT32 || t == DT_INT64) &&
+         absl::AsciiStrToLower(call.communication_hint) == "ring";
+}
+
+void CollectiveRings::Run(CollectiveCall call, Tensor input, CancellationManager* cancellation,
+                          CollectiveExecutor::Done done) {
+  std::shared_ptr<Lane> lane;
+  {
+    absl::MutexLock lock(&mu_);
+    std::shared_ptr<Lane>& slot =
+        lanes_[{call.scope, call.device, call.group_key, call.instance_key}];
+    if (slot == nullptr) slot = std::make_shared<Lane>();
+    lane = slot;
+  }
+  Lane* l = lane.get();
+  l->Post([this, l, call = std::move(call), input = std::move(input), cancellation,
+           done = std::move(done)]() {
+    int64_t token = -1;
+    if (cancellation != nullptr) {
+      token = cancellation->NewToken();
+      if (!cancellation->Register(token, [l] { l->Abort(); })) token = -1;
+    }
+    absl::Status s = token == -1 && cancellation != nullptr
+                         ? absl::CancelledError("its step was cancelled")
+                         : l->Ensure(call, host_, meet_, connect_timeout_, cancellation);
+    Tensor out;
+    if (s.ok()) {
+      out = Tensor(input.dtype(), input.shape());
+      if (input.TotalBytes() > 0) std::memcpy(out.raw_data(), input.raw_data(), input.TotalBytes());
+      AllreduceOptions options;
+      options.encoding = EncodingFor(call);
+      options.mean = call.final_op == "Div";
+      s = l->Ring()->Allreduce(out.raw_data(), out.NumElements(), out.dtype(), options);
+    }
+    if (token != -1) cancellation->Deregister(token);
+    if (!s.ok()) {
+      // The peers' calls of this execution fail at once rather than wait
+      // for a member that will not come.
+      l->Abort();
+      const std::string ranks = l->Drop();
+      done(absl::Status(s.code(), absl::StrCat(call.Describe(), " over a ring",
+                                               ranks.empty() ? "" : " (ranks: " + ranks + ")",
+                                               ": ", s.message())));
+      return;
+    }
+    done(std::move(out));
+  });
+}
+
+}  // namespace graphrun
