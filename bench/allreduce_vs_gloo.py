@@ -102,12 +102,14 @@ def main():
     ring = {}
     for line in out.stdout.splitlines()[1:]:
         f = line.split()
-        ring[float(f[0])] = (float(f[2]), float(f[3]), float(f[4]), float(f[5]))
+        ring[float(f[0])] = (float(f[2]), float(f[3]), float(f[4]), float(f[5]), float(f[6]),
+                             float(f[7]))
     g32 = gloo(n, sizes, args.reps, "float32")
     g16 = gloo(n, sizes, args.reps, "float16")
     print("| MB | ranks | plain TCP GB/s | gloo fp32 busbw | gloo fp16 busbw | graphrun ring busbw "
-          "| graphrun fp16 wire busbw | graphrun ms | graphrun fp16 ms | ring / gloo |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| graphrun fp16 wire busbw | graphrun ms | graphrun fp16 ms | ring / gloo "
+          "| graphrun over gloo (C++) busbw | its ms |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for mb in sizes:
         nbytes = mb * (1 << 20)
         bus = 2.0 * (n - 1) / n * nbytes
@@ -115,8 +117,9 @@ def main():
         r = ring[mb]
         gb32 = bus / g32[mb] / 1e9
         gb16 = bus / g16[mb] / 1e9  # the same values as float16: as float32 bytes per second
-        print("| %g | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.3f | %.2f |" %
-              (mb, n, tcp, gb32, gb16, r[0], r[1], r[2], r[3], r[0] / gb32), flush=True)
+        print("| %g | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.3f | %.2f | %.2f | %.3f |" %
+              (mb, n, tcp, gb32, gb16, r[0], r[1], r[2], r[3], r[0] / gb32, r[4], r[5]),
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ alternating:
     loopback, one replica each; gradients fp16 on the wire, the default,
     and exact with --wire_compression=none), and the same with
     --in_process_worker (worker 0 served in the client's own process);
+  - the 2-process row with --allreduce=gloo (gloo's TCP ring, float32);
   - the two exact rows again with --allreduce=graph (the buckets averaged
     in the dataflow graph over the tasks' receives instead of over the
     ring between the tasks, the default);
@@ -50,6 +51,8 @@ CONFIGS = [
      ["--replicas=2", "--local_workers=2", "--in_process_worker"]),
     ("2 replicas, worker 0 in process, exact",
      ["--replicas=2", "--local_workers=2", "--in_process_worker", "--wire_compression=none"]),
+    ("2 replicas, 2 worker processes, gloo",
+     ["--replicas=2", "--local_workers=2", "--allreduce=gloo"]),
     ("2 replicas, 2 worker processes, exact, in-graph exchange",
      ["--replicas=2", "--local_workers=2", "--wire_compression=none", "--allreduce=graph"]),
     ("2 replicas, worker 0 in process, exact, in-graph exchange",

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/notification.h"
+#include "distributed/gloo_group.h"
 #include "distributed/ring_allreduce.h"
 #include "graph/status_macros.h"
 
@@ -21,6 +22,38 @@ namespace {
 // Bytes of one member's entry in the address exchange: "device\taddress",
 // zero-padded.
 constexpr int64_t kEntryBytes = 512;
+
+bool WantsGloo(const CollectiveCall& call) {
+  return absl::AsciiStrToLower(call.communication_hint) == "gloo";
+}
+
+// Packs (key, value) into one fixed-size entry: key length, key, value
+// length, value (lengths as 4 bytes, little-endian).
+constexpr int64_t kStoreEntryBytes = 64 << 10;
+
+bool PutLength(std::string* out, size_t n) {
+  if (n > 0xffffffffu) return false;
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  return true;
+}
+
+size_t GetLength(const unsigned char* p) {
+  return static_cast<size_t>(p[0]) | static_cast<size_t>(p[1]) << 8 |
+         static_cast<size_t>(p[2]) << 16 | static_cast<size_t>(p[3]) << 24;
+}
+
+// The meeting's answer to `call` with `input`, waited for.
+absl::StatusOr<Tensor> MeetAndWait(const CollectiveRings::Meet& meet, const CollectiveCall& call,
+                                   const Tensor& input, CancellationManager* cancellation) {
+  absl::Notification met;
+  absl::StatusOr<Tensor> got = absl::UnknownError("no answer");
+  meet(call, input, cancellation, [&](absl::StatusOr<Tensor> r) {
+    got = std::move(r);
+    met.Notify();
+  });
+  met.WaitForNotification();
+  return got;
+}
 
 WireEncoding EncodingFor(const CollectiveCall& call) {
   if (call.dtype != DT_FLOAT) return WIRE_ENCODING_NONE;
@@ -58,7 +91,10 @@ class CollectiveRings::Lane {
   // devices.
   absl::Status Ensure(const CollectiveCall& call, const std::string& host, const Meet& meet,
                       absl::Duration connect_timeout, CancellationManager* cancellation) {
-    if (Ring() != nullptr) return absl::OkStatus();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ring_ != nullptr || gloo_ != nullptr) return absl::OkStatus();
+    }
     GR_ASSIGN_OR_RETURN(std::unique_ptr<RingListener> listener, RingListener::Listen(host));
     const std::string entry = absl::StrCat(call.device, "\t", listener->address());
     if (static_cast<int64_t>(entry.size()) >= kEntryBytes) {
@@ -71,13 +107,7 @@ class CollectiveRings::Lane {
     trade.kind = CollectiveKind::kGather;
     trade.dtype = DT_UINT8;
     trade.execution = -1 - call.execution;
-    absl::Notification traded;
-    absl::StatusOr<Tensor> all = absl::UnknownError("no answer");
-    meet(trade, mine, cancellation, [&](absl::StatusOr<Tensor> got) {
-      all = std::move(got);
-      traded.Notify();
-    });
-    traded.WaitForNotification();
+    absl::StatusOr<Tensor> all = MeetAndWait(meet, trade, mine, cancellation);
     if (!all.ok()) {
       return absl::Status(all.status().code(),
                           absl::StrCat("setting up the ring: ", all.status().message()));
@@ -100,19 +130,36 @@ class CollectiveRings::Lane {
     if (options.rank < 0) {
       return absl::InternalError(absl::StrCat(call.Describe(), ": not among the ring's members"));
     }
+    if (WantsGloo(call)) {
+      listener.reset();
+      GR_ASSIGN_OR_RETURN(std::unique_ptr<GlooGroup> gloo,
+                          GlooGroup::Connect(options.rank, static_cast<int>(devices.size()),
+                                             host, StoreExchange(call, meet, cancellation),
+                                             connect_timeout));
+      std::lock_guard<std::mutex> lock(mu_);
+      gloo_ = std::move(gloo);
+      SetRanks(devices);
+      return absl::OkStatus();
+    }
     absl::StatusOr<std::unique_ptr<graphrun::Ring>> ring =
         Ring::Connect(std::move(listener), options);
     if (!ring.ok()) return ring.status();
     std::lock_guard<std::mutex> lock(mu_);
     ring_ = *std::move(ring);
-    ranks_.clear();
-    for (size_t r = 0; r < devices.size(); ++r) ranks_.push_back(absl::StrCat(r, " ", devices[r]));
+    SetRanks(devices);
     return absl::OkStatus();
   }
 
-  graphrun::Ring* Ring() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return ring_.get();
+  // On the lane's thread, after Ensure.
+  absl::Status Allreduce(Tensor* out, const CollectiveCall& call) {
+    if (gloo_ != nullptr) {
+      return gloo_->Allreduce(out->raw_data(), out->NumElements(), out->dtype(),
+                              call.final_op == "Div");
+    }
+    AllreduceOptions options;
+    options.encoding = EncodingFor(call);
+    options.mean = call.final_op == "Div";
+    return ring_->Allreduce(out->raw_data(), out->NumElements(), out->dtype(), options);
   }
   void Abort() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -123,10 +170,56 @@ class CollectiveRings::Lane {
   std::string Drop() {
     std::lock_guard<std::mutex> lock(mu_);
     ring_.reset();
+    gloo_.reset();
     return absl::StrJoin(ranks_, ", ");
   }
 
  private:
+  void SetRanks(const std::vector<std::string>& devices) {
+    ranks_.clear();
+    for (size_t r = 0; r < devices.size(); ++r) ranks_.push_back(absl::StrCat(r, " ", devices[r]));
+  }
+
+  // gloo's store writes: the k-th write of every rank meet as one gather,
+  // under the execution's key moved out of the way of the others.
+  static GlooGroup::Exchange StoreExchange(const CollectiveCall& call, const Meet& meet,
+                                           CancellationManager* cancellation) {
+    auto writes = std::make_shared<int64_t>(0);
+    return [call, meet, cancellation, writes](const std::string& key, const std::string& value)
+               -> absl::StatusOr<std::vector<std::pair<std::string, std::string>>> {
+      std::string entry;
+      if (!PutLength(&entry, key.size())) return absl::InternalError("gloo store: key too long");
+      entry += key;
+      PutLength(&entry, value.size());
+      entry += value;
+      if (static_cast<int64_t>(entry.size()) > kStoreEntryBytes) {
+        return absl::InternalError(absl::StrCat("gloo store: a value of ", value.size(),
+                                                " bytes is over the store's entry size"));
+      }
+      Tensor mine(DT_UINT8, TensorShape({kStoreEntryBytes}));
+      std::memset(mine.raw_data(), 0, kStoreEntryBytes);
+      std::memcpy(mine.raw_data(), entry.data(), entry.size());
+      CollectiveCall write = call;
+      write.kind = CollectiveKind::kGather;
+      write.dtype = DT_UINT8;
+      write.execution = -1 - call.execution - ((++*writes) << 32);
+      GR_ASSIGN_OR_RETURN(Tensor all, MeetAndWait(meet, write, mine, cancellation));
+      std::vector<std::pair<std::string, std::string>> out;
+      const auto* bytes = static_cast<const unsigned char*>(all.raw_data());
+      for (int64_t at = 0; at + kStoreEntryBytes <= all.NumElements(); at += kStoreEntryBytes) {
+        const unsigned char* e = bytes + at;
+        const size_t k = GetLength(e);
+        const size_t v = GetLength(e + 4 + k);
+        if (8 + k + v > static_cast<size_t>(kStoreEntryBytes)) {
+          return absl::InternalError("gloo store: a bad entry");
+        }
+        out.emplace_back(std::string(reinterpret_cast<const char*>(e + 4), k),
+                         std::string(reinterpret_cast<const char*>(e + 8 + k), v));
+      }
+      return out;
+    };
+  }
+
   void Loop() {
     while (true) {
       std::function<void()> job;
@@ -146,6 +239,7 @@ class CollectiveRings::Lane {
   std::deque<std::function<void()>> jobs_;
   bool stop_ = false;
   std::unique_ptr<graphrun::Ring> ring_;
+  std::unique_ptr<GlooGroup> gloo_;
   std::vector<std::string> ranks_;
   std::thread thread_;
 };
@@ -180,7 +274,7 @@ bool CollectiveRings::Suits(const CollectiveCall& call) {
   const DataType t = call.dtype;
   return call.kind == CollectiveKind::kReduce && call.merge_op == "Add" &&
          (t == DT_FLOAT || t == DT_DOUBLE || t == DT_INT32 || t == DT_INT64) &&
-         absl::AsciiStrToLower(call.communication_hint) == "ring";
+         (absl::AsciiStrToLower(call.communication_hint) == "ring" || WantsGloo(call));
 }
 
 void CollectiveRings::Run(CollectiveCall call, Tensor input, CancellationManager* cancellation,
@@ -208,10 +302,7 @@ void CollectiveRings::Run(CollectiveCall call, Tensor input, CancellationManager
     if (s.ok()) {
       out = Tensor(input.dtype(), input.shape());
       if (input.TotalBytes() > 0) std::memcpy(out.raw_data(), input.raw_data(), input.TotalBytes());
-      AllreduceOptions options;
-      options.encoding = EncodingFor(call);
-      options.mean = call.final_op == "Div";
-      s = l->Ring()->Allreduce(out.raw_data(), out.NumElements(), out.dtype(), options);
+      s = l->Allreduce(&out, call);
     }
     if (token != -1) cancellation->Deregister(token);
     if (!s.ok()) {

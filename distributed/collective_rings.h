@@ -2,7 +2,10 @@
 // members' tasks (distributed/ring_allreduce.h) instead of through the
 // group's leader: those whose communication_hint is "ring" (TensorFlow's
 // CommunicationImplementation.RING, and graphrun's own replicas over worker
-// tasks), an Add of float, double, int32 or int64 values. Each member sends
+// tasks), an Add of float, double, int32 or int64 values. A hint of "gloo"
+// (`graphrun train --allreduce=gloo`) runs the same reduce over gloo's TCP
+// transport and ring instead (distributed/gloo_group.h), float32 on the
+// wire, its rendezvous store being the same trade through the leader. Each member sends
 // and receives 2(n-1)/n of the tensor, chunked and pipelined, and with a
 // wire_float of fp16 or bf16 floats travel in that type and are summed in
 // float32; every member ends with the same bits. final_op Div averages

@@ -268,6 +268,28 @@ TEST(WorkerCollectivesTest, RingReducesStepAfterStepAndFp16Rounds) {
   EXPECT_NEAR(ra->flat<float>()[0], 1.0f / 3, 2e-4);
 }
 
+TEST(WorkerCollectivesTest, GlooReducesStepAfterStep) {
+  Pair p;
+  for (int step = 0; step < 3; ++step) {
+    CollectiveCall c0 = RingReduce(kTask0), c1 = RingReduce(kTask1);
+    c0.communication_hint = c1.communication_hint = "gloo";
+    c0.dtype = c1.dtype = DT_INT64;
+    c0.final_op = c1.final_op = "Id";
+    Awaited a, b;
+    p.member->Run(c1, Tensor::FromVector<int64_t>({int64_t{1} << 40, step, -7}), nullptr,
+                  b.Into());
+    p.leader->Run(c0, Tensor::FromVector<int64_t>({5, 10, 3}), nullptr, a.Into());
+    absl::StatusOr<Tensor> ra = a.Get(), rb = b.Get();
+    ASSERT_TRUE(ra.ok()) << ra.status();
+    ASSERT_TRUE(rb.ok()) << rb.status();
+    for (const Tensor* t : {&*ra, &*rb}) {
+      EXPECT_EQ(t->flat<int64_t>()[0], (int64_t{1} << 40) + 5);
+      EXPECT_EQ(t->flat<int64_t>()[1], 10 + step);
+      EXPECT_EQ(t->flat<int64_t>()[2], -4);
+    }
+  }
+}
+
 TEST(WorkerCollectivesTest, ARingMemberThatGoesAwayFailsThePeerAndTheNextStepRebuilds) {
   Pair p;
   {

@@ -364,7 +364,7 @@ absl::StatusOr<ReplicatedGraph> ReplicateForDataParallel(const GraphDef& given,
     }
     // Each replica's averaged bucket.
     std::vector<std::string> whole(n);
-    if (options.ring_exchange && n > 1) {
+    if (!options.collective_exchange.empty() && n > 1) {
       // A collective reduce per replica, met at run time over a ring
       // between the tasks.
       for (int r = 0; r < n; ++r) {
@@ -382,7 +382,7 @@ absl::StatusOr<ReplicatedGraph> ReplicateForDataParallel(const GraphDef& given,
         (*c->mutable_attr())["T"] = TypeAttr(dtype);
         (*c->mutable_attr())["merge_op"] = StringAttr("Add");
         (*c->mutable_attr())["final_op"] = StringAttr("Div");
-        (*c->mutable_attr())["communication_hint"] = StringAttr("ring");
+        (*c->mutable_attr())["communication_hint"] = StringAttr(options.collective_exchange);
         (*c->mutable_attr())["Nordering_token"] = IntAttr(0);
         (*c->mutable_attr())[kRunTimeCollectiveAttr] = BoolAttr(true);
         if (rounded) (*c->mutable_attr())[kCollectiveWireFloatAttr] = TypeAttr(options.wire_float);

@@ -51,13 +51,13 @@ struct ReplicateOptions {
   // DT_HALF or DT_BFLOAT16: float gradients travel between tasks in this
   // type; DT_FLOAT: exact.
   DataType wire_float = DT_FLOAT;
-  // Replicas on worker tasks: each bucket is averaged by a
-  // CollectiveReduceV2 per replica (communication_hint "ring", group key
-  // kReplicaGroupKey, instance key the bucket's index + 1, the attrs
-  // kRunTimeCollectiveAttr and, for a rounding wire, "_wire_float"), which
-  // the tasks run over a ring between them (distributed/collective_rings.h)
-  // instead of the exchange above.
-  bool ring_exchange = false;
+  // Replicas on worker tasks, when not empty: each bucket is averaged by a
+  // CollectiveReduceV2 per replica (this communication_hint, "ring" or
+  // "gloo"; group key kReplicaGroupKey, instance key the bucket's index + 1,
+  // the attrs kRunTimeCollectiveAttr and, for a rounding wire,
+  // "_wire_float"), which the tasks run between them
+  // (distributed/collective_rings.h) instead of the exchange above.
+  std::string collective_exchange;
 };
 
 // The collective group of graphrun's own replicas' ring exchange.

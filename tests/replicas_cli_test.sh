@@ -6,7 +6,8 @@
 # on the wire, 1e-3 with fp16 gradients) and final variables, every
 # replica's variables bit-identical after every step (--check_replicas);
 # over worker processes the buckets go round a ring between the tasks (and
-# with --allreduce=graph through the dataflow graph's exchange);
+# with --allreduce=gloo over gloo's, with --allreduce=graph through the
+# dataflow graph's exchange);
 # the checkpoint is written once, under TensorFlow's keys. A replica killed
 # mid-run fails the run naming its task; --recover resumes from the newest
 # checkpoint on restarted tasks. Bad input fails naming what is wrong.
@@ -92,8 +93,17 @@ check "in-graph exchange over 2 workers: exits 0" test $? -eq 0
 check "in-graph exchange: said (no ring)" bash -c "! grep -q 'over a ring' '$tmp/graph.log'"
 check "in-graph exchange: losses are TensorFlow's" \
   "$ALLCLOSE" "$tmp/${c}_graph/loss.npy" "$F/${c}_loss.npy" 1e-5
-err="$("$GRAPHRUN" train "$F/$c.pbtxt" --train train --replicas 2 --allreduce gloo 2>&1)"
-check "--allreduce gloo is refused" grep -q "allreduce must be ring or graph, not 'gloo'" <<<"$err"
+# Over gloo's TCP ring instead (--allreduce=gloo), 2 and 4 workers.
+for r in 2 4; do
+  train "$c" "$tmp/${c}_gloo$r" --replicas "$r" --local_workers "$r" --allreduce gloo \
+    > "$tmp/gloo$r.log" 2>&1
+  check "gloo over $r workers: exits 0 (replicas identical)" test $? -eq 0
+  check "gloo over $r workers: said" grep -q "over gloo between the tasks" "$tmp/gloo$r.log"
+  check "gloo over $r workers: losses are TensorFlow's" \
+    "$ALLCLOSE" "$tmp/${c}_gloo$r/loss.npy" "$F/${c}_loss.npy" 1e-5
+done
+err="$("$GRAPHRUN" train "$F/$c.pbtxt" --train train --replicas 2 --allreduce nccl 2>&1)"
+check "--allreduce nccl is refused" grep -q "allreduce must be ring, gloo or graph, not 'nccl'" <<<"$err"
 c=mlp_sgd
 train "$c" "$tmp/${c}_w4" --replicas 4 --local_workers 4 --wire_compression none \
   > "$tmp/w4.log" 2>&1

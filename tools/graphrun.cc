@@ -59,8 +59,9 @@ ABSL_FLAG(double, fusion_threshold_mb, 25,
           "exchange starts once the backward pass has made it");
 ABSL_FLAG(std::string, allreduce, "ring",
           "train --replicas over worker tasks: how a bucket is averaged between the tasks: ring "
-          "(a collective reduce each task runs over a TCP ring between them) or graph (a "
-          "reduce-scatter and all-gather in the dataflow graph, over the tasks' receives)");
+          "(a collective reduce each task runs over a TCP ring between them), gloo (the same "
+          "over gloo's TCP ring, float32 on the wire) or graph (a reduce-scatter and all-gather "
+          "in the dataflow graph, over the tasks' receives)");
 ABSL_FLAG(bool, check_replicas, false,
           "train --replicas: after every step, check that every replica's variables are "
           "identical to replica 0's, bit for bit (fails naming the variable)");
@@ -235,7 +236,7 @@ Usage:
                [--out DIR] [--save PREFIX] [--save_every K]
                [--recover [--recover_with=restarted|remaining]]
                [--local_init OP] [--queue_runner OP] [--first_step K]
-               [--replicas N [--fusion_threshold_mb MB] [--allreduce=ring|graph]
+               [--replicas N [--fusion_threshold_mb MB] [--allreduce=ring|gloo|graph]
                [--check_replicas]
                [--fetch_all_replicas]] [every run option]
                                          train: --init (or --restore a TensorFlow

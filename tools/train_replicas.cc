@@ -60,9 +60,10 @@ absl::StatusOr<RunSession> NewReplicatedRunSession(RunCommandArgs run, const Gra
         "--replicas averages gradients between replicas; parameter-server tasks (--local_ps) "
         "are the other way to train over workers: give one of them");
   }
-  if (replicas.allreduce != "ring" && replicas.allreduce != "graph") {
+  if (replicas.allreduce != "ring" && replicas.allreduce != "gloo" &&
+      replicas.allreduce != "graph") {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--allreduce must be ring or graph, not '", replicas.allreduce, "'"));
+        "--allreduce must be ring, gloo or graph, not '", replicas.allreduce, "'"));
   }
   if (!(replicas.fusion_threshold_mb > 0)) {
     return absl::InvalidArgumentError("--fusion_threshold_mb must be > 0");
@@ -82,7 +83,11 @@ absl::StatusOr<RunSession> NewReplicatedRunSession(RunCommandArgs run, const Gra
   if (distributed && run.wire_compression != "none") {
     options.wire_float = run.wire_compression == "bf16" ? DT_BFLOAT16 : DT_HALF;
   }
-  options.ring_exchange = distributed && replicas.allreduce == "ring";
+  if (distributed && replicas.allreduce != "graph") {
+    options.collective_exchange = replicas.allreduce;
+    // gloo sums what it carries: its gradients travel as float32.
+    if (replicas.allreduce == "gloo") options.wire_float = DT_FLOAT;
+  }
   GR_ASSIGN_OR_RETURN(ReplicatedGraph rg, ReplicateForDataParallel(graph, options));
   GR_RETURN_IF_ERROR(made.session->Extend(rg.graph));
   if (!run.quiet) {
@@ -93,7 +98,9 @@ absl::StatusOr<RunSession> NewReplicatedRunSession(RunCommandArgs run, const Gra
     std::printf("%d replicas on %s; gradients averaged in %zu bucket(s) (%s)%s%s\n", n,
                 absl::StrJoin(devices, ", ").c_str(), rg.buckets.size(),
                 absl::StrJoin(sizes, ", ").c_str(),
-                options.ring_exchange ? " over a ring between the tasks" : "",
+                options.collective_exchange == "ring"   ? " over a ring between the tasks"
+                : options.collective_exchange == "gloo" ? " over gloo between the tasks"
+                                                        : "",
                 options.wire_float == DT_FLOAT
                     ? ""
                     : (options.wire_float == DT_HALF ? ", fp16 between tasks"

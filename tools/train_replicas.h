@@ -20,8 +20,9 @@ struct ReplicaArgs {
   // exchange starts as soon as the backward pass has made all of it.
   double fusion_threshold_mb = 25;
   // Over worker tasks: "ring" (a collective reduce per bucket and task,
-  // run over a ring between the tasks) or "graph" (the exchange in the
-  // dataflow graph). In one process the exchange is always the graph's.
+  // run over a ring between the tasks), "gloo" (the same over gloo's TCP
+  // ring, float32 on the wire) or "graph" (the exchange in the dataflow
+  // graph). In one process the exchange is always the graph's.
   std::string allreduce = "ring";
   bool check_replicas = false;      // compare every replica's variables each step
   bool fetch_all_replicas = false;  // fetches stacked over the replicas

@@ -44,6 +44,7 @@ _PKG_CONFIG_TARGETS = {
     "benchmark_main": [],
     "dnnl": [],
     "farmhash": [],
+    "gloo": [],
 }
 
 def _pkg_config(ctx, args):
@@ -71,6 +72,10 @@ def _system_libs_impl(ctx):
         elif name == "farmhash":
             # libfarmhash-dev ships no .pc; farmhash.h is in /usr/include.
             libs, cflags = ["-lfarmhash"], []
+        elif name == "gloo":
+            # libgloo-dev ships CMake files but no .pc; its headers are in
+            # /usr/include/gloo.
+            libs, cflags = ["-lgloo", "-lpthread"], []
         else:
             libs = [f for f in _pkg_config(ctx, ["--libs"] + modules) if f]
             cflags = [f for f in _pkg_config(ctx, ["--cflags"] + modules) if f]
