@@ -82,10 +82,10 @@ TEST(ServiceProtosTest, ServicesHaveTheirMethods) {
   ASSERT_NE(worker, nullptr);
   for (const char* method :
        {"GetStatus", "RegisterGraph", "RunGraph", "CleanupGraph", "CleanupStep",
-        "RecvTensor", "Health"}) {
+        "RecvTensor", "Health", "Collective"}) {
     EXPECT_NE(worker->FindMethodByName(method), nullptr) << method;
   }
-  EXPECT_EQ(worker->method_count(), 7);
+  EXPECT_EQ(worker->method_count(), 8);
   EXPECT_STREQ(WorkerService::service_full_name(), "graphrun.WorkerService");
 
   const google::protobuf::ServiceDescriptor* master =

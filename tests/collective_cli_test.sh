@@ -3,8 +3,8 @@
 # with CollectiveReduceV2 (tests/fixtures/collective/train.pbtxt): on 2 CPU
 # devices of one process, and with the towers moved to 2 worker processes on
 # loopback (/job:worker/task:r), both towers' losses are TensorFlow's (rtol
-# 1e-5). A member that the graph lacks fails naming the node, group and
-# instance.
+# 1e-5). A member without its partner in a session of one process fails
+# naming the node, group and instance.
 set -uo pipefail
 GRAPHRUN="$1"
 ALLCLOSE="$2"
@@ -40,13 +40,17 @@ train "$tmp/workers.pbtxt" "$tmp/workers" --local_workers 2 --wire_compression n
 check "2 worker processes: exits 0" test $? -eq 0
 losses_are_tensorflows "$tmp/workers" "2 worker processes"
 
-# Tower 1's first gradient reduce turned into something else: tower 0's
-# member has no partner in the graph.
-awk '/op: "CollectiveReduceV2"/ && ++n == 4 { sub(/CollectiveReduceV2/, "Identity") } { print }' \
+# Tower 1's first gradient reduce moved to another instance: each member is
+# alone in the graph, so both are left to meet at run time, which a session
+# of one process cannot do: the run fails naming a member, its group and
+# instance.
+sed 's|input: "tower_1/CollectiveReduceV2/instance_key"|input: "tower_1/CollectiveReduceV2/group_key"|' \
   "$F/train.pbtxt" > "$tmp/lonely.pbtxt"
+check "one member moved" grep -q 'input: "tower_1/CollectiveReduceV2/group_key"' "$tmp/lonely.pbtxt"
 train "$tmp/lonely.pbtxt" "$tmp/lonely" --cpu_devices 2 > "$tmp/lonely.log" 2>&1
 check "a lonely member: exits non-zero" test $? -ne 0
 check "a lonely member: named with its group and instance" \
-  grep -q "(group 9, instance 100): the group has 2 members but the graph holds 1" "$tmp/lonely.log"
+  grep -q "(reduce of group 9, instance [0-9]*, execution 0, on /job:localhost/replica:0/task:0/device:CPU:[01]): the graph holds only some of the instance's 2 members" \
+  "$tmp/lonely.log"
 
 finish
