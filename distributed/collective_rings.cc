@@ -42,6 +42,17 @@ size_t GetLength(const unsigned char* p) {
          static_cast<size_t>(p[2]) << 16 | static_cast<size_t>(p[3]) << 24;
 }
 
+bool IsFloat(DataType t) { return t == DT_FLOAT || t == DT_DOUBLE; }
+
+// A float tensor divided by n in place.
+void DivideBy(Tensor* t, int n) {
+  if (t->dtype() == DT_FLOAT) {
+    for (float& v : t->flat<float>()) v = v / static_cast<float>(n);
+  } else if (t->dtype() == DT_DOUBLE) {
+    for (double& v : t->flat<double>()) v = v / n;
+  }
+}
+
 // The meeting's answer to `call` with `input`, waited for.
 absl::StatusOr<Tensor> MeetAndWait(const CollectiveRings::Meet& meet, const CollectiveCall& call,
                                    const Tensor& input, CancellationManager* cancellation) {
@@ -158,8 +169,14 @@ class CollectiveRings::Lane {
     }
     AllreduceOptions options;
     options.encoding = EncodingFor(call);
-    options.mean = call.final_op == "Div";
-    return ring_->Allreduce(out->raw_data(), out->NumElements(), out->dtype(), options);
+    const bool div = call.final_op == "Div";
+    // A 16-bit wire averages as it goes (partial sums stay in range);
+    // exact values are summed, then divided, as TensorFlow does.
+    options.mean = div && (options.encoding != WIRE_ENCODING_NONE || !IsFloat(out->dtype()));
+    GR_RETURN_IF_ERROR(
+        ring_->Allreduce(out->raw_data(), out->NumElements(), out->dtype(), options));
+    if (div && !options.mean) DivideBy(out, ring_->size());
+    return absl::OkStatus();
   }
   void Abort() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -270,11 +287,15 @@ void CollectiveRings::Forget(const std::string& scope) {
   std::thread([dropped = std::move(dropped)]() mutable { dropped.clear(); }).detach();
 }
 
-bool CollectiveRings::Suits(const CollectiveCall& call) {
+bool CollectiveRings::Suits(const CollectiveCall& call, int64_t bytes) {
   const DataType t = call.dtype;
-  return call.kind == CollectiveKind::kReduce && call.merge_op == "Add" &&
-         (t == DT_FLOAT || t == DT_DOUBLE || t == DT_INT32 || t == DT_INT64) &&
-         (absl::AsciiStrToLower(call.communication_hint) == "ring" || WantsGloo(call));
+  if (call.kind != CollectiveKind::kReduce || call.merge_op != "Add" ||
+      !(t == DT_FLOAT || t == DT_DOUBLE || t == DT_INT32 || t == DT_INT64)) {
+    return false;
+  }
+  const std::string hint = absl::AsciiStrToLower(call.communication_hint);
+  return hint == "ring" || hint == "gloo" ||
+         ((hint == "auto" || hint.empty()) && bytes >= kAutoRingBytes);
 }
 
 void CollectiveRings::Run(CollectiveCall call, Tensor input, CancellationManager* cancellation,

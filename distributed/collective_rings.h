@@ -2,14 +2,17 @@
 // members' tasks (distributed/ring_allreduce.h) instead of through the
 // group's leader: those whose communication_hint is "ring" (TensorFlow's
 // CommunicationImplementation.RING, and graphrun's own replicas over worker
-// tasks), an Add of float, double, int32 or int64 values. A hint of "gloo"
+// tasks), and those of 1 MiB and more whose hint is "auto", an Add of
+// float, double, int32 or int64 values. A hint of "gloo"
 // (`graphrun train --allreduce=gloo`) runs the same reduce over gloo's TCP
 // transport and ring instead (distributed/gloo_group.h), float32 on the
 // wire, its rendezvous store being the same trade through the leader. Each member sends
 // and receives 2(n-1)/n of the tensor, chunked and pipelined, and with a
 // wire_float of fp16 or bf16 floats travel in that type and are summed in
-// float32; every member ends with the same bits. final_op Div averages
-// (floats are scaled by 1/n before the sum, integers divided after it).
+// float32; every member ends with the same bits. final_op Div averages:
+// the sum divided by n, as TensorFlow's ring does (integers truncating);
+// over a 16-bit wire floats are scaled by 1/n before the sum instead, so
+// partial sums stay in the wire type's range.
 //
 // Each member device's instance (scope, group key, instance key) has a
 // ring of its own, made at its first execution: the members trade their ring
@@ -49,8 +52,13 @@ class CollectiveRings {
   // Aborts the rings and joins their threads.
   ~CollectiveRings();
 
-  // True for a call this transport carries.
-  static bool Suits(const CollectiveCall& call);
+  // "auto" (TensorFlow's default hint, as MultiWorkerMirroredStrategy
+  // exports it) takes the ring from this many bytes up: on CPUs
+  // TensorFlow's own "auto" is its ring.
+  static constexpr int64_t kAutoRingBytes = int64_t{1} << 20;
+  // True for a call this transport carries, `bytes` the size of its
+  // tensor (the same on every member).
+  static bool Suits(const CollectiveCall& call, int64_t bytes);
   void Run(CollectiveCall call, Tensor input, CancellationManager* cancellation,
            CollectiveExecutor::Done done);
   // Closes the rings of `scope` (a session that ended), on a thread of

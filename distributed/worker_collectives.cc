@@ -91,7 +91,8 @@ void WorkerCollectives::Run(CollectiveCall call, Tensor input, CancellationManag
     call.execution =
         executions_[{call.scope, call.device, call.group_key, call.instance_key}]++;
   }
-  if (call.group_size > 1 && CollectiveRings::Suits(call)) {
+  if (call.group_size > 1 &&
+      CollectiveRings::Suits(call, input.IsInitialized() ? input.TotalBytes() : 0)) {
     rings_->Run(std::move(call), std::move(input), cancellation, std::move(done));
     return;
   }

@@ -28,9 +28,11 @@ class LeaderPeer : public WorkerInterface {
   explicit LeaderPeer(WorkerCollectives* leader) : leader_(leader) {}
   absl::Status health = absl::OkStatus();
   std::atomic<int> health_calls{0};
+  std::atomic<int> collective_calls{0};
 
   void CollectiveAsync(const CollectiveRequest* q, CollectiveResponse* r, CallOptions* o,
                        StatusCallback d) override {
+    ++collective_calls;
     leader_->Serve(q, r, o, std::move(d));
   }
   void HealthAsync(const HealthRequest*, HealthResponse*, CallOptions*,
@@ -266,6 +268,34 @@ TEST(WorkerCollectivesTest, RingReducesStepAfterStepAndFp16Rounds) {
   EXPECT_EQ(ra->flat<float>()[0], rb->flat<float>()[0]);
   EXPECT_NE(ra->flat<float>()[0], 1.0f / 3);
   EXPECT_NEAR(ra->flat<float>()[0], 1.0f / 3, 2e-4);
+}
+
+TEST(WorkerCollectivesTest, ALargeAutoReduceGoesRoundTheRingAsTensorFlowsDoes) {
+  Pair p;
+  const int64_t n = CollectiveRings::kAutoRingBytes / 4 + 3;
+  for (int step = 0; step < 3; ++step) {
+    CollectiveCall c0 = Reduce(kTask0), c1 = Reduce(kTask1);  // hint "" (auto), Div
+    std::vector<float> x0(n, 1.0f), x1(n, 2.0f * step);
+    x1[n - 1] = 7;
+    Awaited a, b;
+    p.member->Run(c1, Tensor::FromVector<float>(x1), nullptr, b.Into());
+    p.leader->Run(c0, Tensor::FromVector<float>(x0), nullptr, a.Into());
+    absl::StatusOr<Tensor> ra = a.Get(), rb = b.Get();
+    ASSERT_TRUE(ra.ok()) << ra.status();
+    ASSERT_TRUE(rb.ok()) << rb.status();
+    EXPECT_EQ(ra->flat<float>()[0], (1 + 2.0f * step) / 2);
+    EXPECT_EQ(rb->flat<float>()[n - 1], 4.0f);
+  }
+  // Task 1 met the leader once, to trade ring addresses; the steps went
+  // round the ring.
+  EXPECT_EQ(p.peer->collective_calls.load(), 1);
+  // A small one still meets at the leader, each time.
+  Result r0, r1;
+  p.member->Run(Reduce(kTask1), Tensor::FromVector<float>({1}), nullptr, Into(&r1));
+  p.leader->Run(Reduce(kTask0), Tensor::FromVector<float>({3}), nullptr, Into(&r0));
+  ASSERT_TRUE(r1.has_value() && r1->ok());
+  EXPECT_EQ((*r1)->flat<float>()[0], 2.0f);
+  EXPECT_EQ(p.peer->collective_calls.load(), 2);
 }
 
 TEST(WorkerCollectivesTest, GlooReducesStepAfterStep) {
