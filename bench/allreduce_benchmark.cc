@@ -91,7 +91,7 @@ int RunRank(int rank, int n, std::unique_ptr<RingListener> listener,
     return all;
   };
   absl::StatusOr<std::unique_ptr<GlooGroup>> gloo =
-      GlooGroup::Connect(rank, n, "127.0.0.1", exchange, absl::Seconds(60));
+      GlooGroup::Connect(rank, n, "127.0.0.1", exchange, absl::Seconds(60), absl::Seconds(60));
   if (!gloo.ok()) {
     std::fprintf(stderr, "rank %d: %s\n", rank, gloo.status().ToString().c_str());
     return 1;

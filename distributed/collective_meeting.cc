@@ -5,24 +5,47 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/lower_collectives.h"
 #include "graph/status_macros.h"
 
 namespace graphrun {
 
+int64_t CollectiveMeeting::NewId() {
+  absl::MutexLock lock(&mu_);
+  const int64_t id = next_id_++;
+  pending_.insert(id);
+  return id;
+}
+
 int64_t CollectiveMeeting::Join(const CollectiveCall& call, Tensor input, absl::Time now,
                                 Done done) {
+  const int64_t id = NewId();
+  Join(id, call, std::move(input), now, std::move(done));
+  return id;
+}
+
+void CollectiveMeeting::Join(int64_t id, const CollectiveCall& call, Tensor input,
+                             absl::Time now, Done done) {
   std::vector<Member> ready;
-  int64_t id = 0;
   {
     absl::ReleasableMutexLock lock(&mu_);
-    id = next_id_++;
+    pending_.erase(id);
+    auto early = left_early_.find(id);
+    if (early != left_early_.end()) {
+      const absl::Status why(early->second.code(),
+                             absl::StrCat(call.Describe(), ": ", early->second.message()));
+      left_early_.erase(early);
+      lock.Release();
+      done(why);
+      return;
+    }
     const Key key{call.scope, call.group_key, call.instance_key, call.execution};
     auto failed = failed_.find(key);
     if (failed != failed_.end()) {
       const absl::Status why = failed->second;
       lock.Release();
       done(why);
-      return id;
+      return;
     }
     auto [it, fresh] = executions_.try_emplace(key);
     if (fresh) it->second.since = now;
@@ -36,13 +59,12 @@ int64_t CollectiveMeeting::Join(const CollectiveCall& call, Tensor input, absl::
     member_of_[id] = key;
     if (static_cast<int64_t>(it->second.members.size()) >= call.group_size) {
       ready = TakeLocked(key);
-      std::set<std::string>& devices = groups_[call.group_key];
+      std::set<std::string>& devices = groups_[{call.scope, call.group_key}];
       devices.clear();
       for (const Member& r : ready) devices.insert(r.call.device);
     }
   }
   if (!ready.empty()) Answer(std::move(ready), absl::OkStatus());
-  return id;
 }
 
 void CollectiveMeeting::Leave(int64_t id, const absl::Status& why) {
@@ -51,7 +73,10 @@ void CollectiveMeeting::Leave(int64_t id, const absl::Status& why) {
   {
     absl::MutexLock lock(&mu_);
     auto m = member_of_.find(id);
-    if (m == member_of_.end()) return;
+    if (m == member_of_.end()) {
+      if (pending_.count(id) > 0) left_early_.emplace(id, why);
+      return;
+    }
     const Key key = m->second;
     std::string who;
     for (const Member& member : executions_[key].members) {
@@ -84,7 +109,7 @@ void CollectiveMeeting::Sweep(absl::Time now) {
         if (m.deadline <= now) first_late = &m;
       }
       std::string missing;
-      auto g = groups_.find(std::get<1>(key));
+      auto g = groups_.find({std::get<0>(key), std::get<1>(key)});
       if (g != groups_.end()) {
         std::vector<std::string> absent;
         for (const std::string& d : g->second) {
@@ -105,6 +130,13 @@ void CollectiveMeeting::Sweep(absl::Time now) {
   for (auto& [members, why] : failed) Answer(std::move(members), why);
 }
 
+void CollectiveMeeting::ForgetScope(const std::string& scope) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = groups_.begin(); it != groups_.end();) {
+    it = it->first.first == scope ? groups_.erase(it) : std::next(it);
+  }
+}
+
 std::vector<CollectiveMeeting::Waiting> CollectiveMeeting::Waits() const {
   absl::MutexLock lock(&mu_);
   std::vector<Waiting> out;
@@ -112,7 +144,7 @@ std::vector<CollectiveMeeting::Waiting> CollectiveMeeting::Waits() const {
     Waiting w;
     std::tie(w.scope, w.group_key, w.instance_key, w.execution) = key;
     w.since = e.since;
-    auto g = groups_.find(w.group_key);
+    auto g = groups_.find({w.scope, w.group_key});
     if (g != groups_.end()) {
       for (const std::string& d : g->second) {
         bool came = false;
@@ -165,7 +197,7 @@ std::string CollectiveMeeting::Came(const std::vector<Member>& members) {
 absl::StatusOr<std::vector<Tensor>> CollectiveMeeting::Outputs(std::vector<Member>* members) {
   // Ranks: device names in string order.
   std::sort(members->begin(), members->end(), [](const Member& a, const Member& b) {
-    return a.call.device < b.call.device;
+    return CollectiveRankBefore(a.call.device, b.call.device);
   });
   std::vector<const CollectiveCall*> calls;
   for (size_t r = 0; r < members->size(); ++r) {

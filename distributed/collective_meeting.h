@@ -44,11 +44,18 @@ class CollectiveMeeting {
  public:
   using Done = CollectiveExecutor::Done;
 
-  // The member's id, for Leave.
+  // An id for a member about to join: its owner can arrange to Leave
+  // (register a cancellation) before the Join, whose `done` may run at
+  // once.
+  int64_t NewId();
+  // Joins as member `id` (from NewId).
+  void Join(int64_t id, const CollectiveCall& call, Tensor input, absl::Time now, Done done);
+  // Joins under a new id, which it returns.
   int64_t Join(const CollectiveCall& call, Tensor input, absl::Time now, Done done);
   // Member `id` has gone (`why` says how): if its execution still waits,
   // it fails for every member that came, with `why` and the member named.
-  // Nothing for a member whose execution is over.
+  // Nothing for a member whose execution is over; a member that leaves
+  // before it joins fails at its Join.
   void Leave(int64_t id, const absl::Status& why);
   // Fails the executions in which a member has waited past its timeout.
   void Sweep(absl::Time now);
@@ -61,6 +68,8 @@ class CollectiveMeeting {
     // (empty while the group has never met).
     std::vector<std::string> missing;
   };
+  // Forgets what the group of `scope` learned (a session that ended).
+  void ForgetScope(const std::string& scope);
   // The executions still waiting.
   std::vector<Waiting> Waits() const;
   // Fails the waiting execution `key` with `why` (its missing member's
@@ -92,6 +101,9 @@ class CollectiveMeeting {
   std::map<Key, Execution> executions_ ABSL_GUARDED_BY(mu_);
   // Member id -> its execution.
   std::map<int64_t, Key> member_of_ ABSL_GUARDED_BY(mu_);
+  // Ids from NewId not joined yet; those that left before joining, why.
+  std::set<int64_t> pending_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, absl::Status> left_early_ ABSL_GUARDED_BY(mu_);
   // Executions that failed before all their members came, with why; the
   // newest kMaxFailed.
   static constexpr size_t kMaxFailed = 4096;
@@ -99,8 +111,10 @@ class CollectiveMeeting {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::map<Key, absl::Status> failed_ ABSL_GUARDED_BY(mu_);
   std::deque<Key> failed_order_ ABSL_GUARDED_BY(mu_);
-  // Group key -> the devices of its members, from complete executions.
-  std::map<int64_t, std::set<std::string>> groups_ ABSL_GUARDED_BY(mu_);
+  // (scope, group key) -> the devices of its members, from complete
+  // executions.
+  std::map<std::pair<std::string, int64_t>, std::set<std::string>> groups_
+      ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace graphrun

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "graph/lower_collectives.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 
@@ -71,6 +72,32 @@ TEST(CollectiveMeetingTest, GatherConcatenatesByDeviceName) {
   m.Join(Call(CollectiveKind::kGather, 0), Tensor::FromVector<float>({1}), kT0, a.Done());
   EXPECT_EQ(a.Floats(), (std::vector<float>{1, 3, 4}));
   EXPECT_EQ(b.Floats(), (std::vector<float>{1, 3, 4}));
+}
+
+TEST(CollectiveMeetingTest, RanksCompareTaskNumbersAsNumbers) {
+  // TensorFlow ranks task 2 before task 10 (text order would not).
+  CollectiveMeeting m;
+  Got a, b;
+  m.Join(Call(CollectiveKind::kGather, 10), Tensor::FromVector<float>({10}), kT0, a.Done());
+  m.Join(Call(CollectiveKind::kGather, 2), Tensor::FromVector<float>({2}), kT0, b.Done());
+  EXPECT_EQ(a.Floats(), (std::vector<float>{2, 10}));
+  EXPECT_TRUE(CollectiveRankBefore("/job:worker/replica:0/task:0/device:CPU:2",
+                                   "/job:worker/replica:0/task:0/device:CPU:10"));
+  EXPECT_FALSE(CollectiveRankBefore("/job:worker/replica:0/task:10/device:CPU:0",
+                                    "/job:worker/replica:0/task:9/device:CPU:0"));
+  EXPECT_TRUE(CollectiveRankBefore("/job:chief/replica:0/task:0/device:CPU:0",
+                                   "/job:worker/replica:0/task:0/device:CPU:0"));
+}
+
+TEST(CollectiveMeetingTest, AMemberThatLeavesBeforeItJoinsFailsAtItsJoin) {
+  CollectiveMeeting m;
+  const int64_t id = m.NewId();
+  m.Leave(id, absl::CancelledError("its step was cancelled"));
+  Got a;
+  m.Join(id, Call(CollectiveKind::kReduce, 0), Tensor::FromVector<float>({1}), kT0, a.Done());
+  EXPECT_EQ(a.result->status().code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(a.Error(), HasSubstr("node 'n0' (reduce of group 1, instance 7, execution 0"));
+  EXPECT_TRUE(m.Waits().empty());
 }
 
 TEST(CollectiveMeetingTest, BroadcastReshapesForTheReceiverAndRefusesAnotherCount) {

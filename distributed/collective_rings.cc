@@ -19,6 +19,10 @@
 namespace graphrun {
 namespace {
 
+// How long a ring or gloo reduce waits for a peer to send, without a
+// timeout_seconds of its own.
+constexpr absl::Duration kPeerWait = absl::Minutes(10);
+
 // Bytes of one member's entry in the address exchange: "device\taddress",
 // zero-padded.
 constexpr int64_t kEntryBytes = 512;
@@ -125,6 +129,11 @@ class CollectiveRings::Lane {
     }
     RingOptions options;
     options.connect_timeout = connect_timeout;
+    // A peer may reach the reduce long after this member (a chief saving a
+    // checkpoint between steps): a ring waits for it as long as the
+    // member's timeout_seconds, else kPeerWait. A peer that dies closes
+    // its sockets and fails the reduce at once.
+    options.stall_timeout = call.timeout > absl::ZeroDuration() ? call.timeout : kPeerWait;
     options.rank = -1;
     std::vector<std::string> devices;
     const char* bytes = static_cast<const char*>(all->raw_data());
@@ -146,7 +155,7 @@ class CollectiveRings::Lane {
       GR_ASSIGN_OR_RETURN(std::unique_ptr<GlooGroup> gloo,
                           GlooGroup::Connect(options.rank, static_cast<int>(devices.size()),
                                              host, StoreExchange(call, meet, cancellation),
-                                             connect_timeout));
+                                             connect_timeout, options.stall_timeout));
       std::lock_guard<std::mutex> lock(mu_);
       gloo_ = std::move(gloo);
       SetRanks(devices);
@@ -265,8 +274,12 @@ CollectiveRings::CollectiveRings(std::string host, Meet meet, absl::Duration con
     : host_(std::move(host)), meet_(std::move(meet)), connect_timeout_(connect_timeout) {}
 
 CollectiveRings::~CollectiveRings() {
-  absl::MutexLock lock(&mu_);
-  lanes_.clear();
+  std::map<std::tuple<std::string, std::string, int64_t, int64_t>, std::shared_ptr<Lane>> lanes;
+  {
+    absl::MutexLock lock(&mu_);
+    lanes.swap(lanes_);
+  }
+  lanes.clear();  // aborts the rings and joins their threads, unlocked
 }
 
 void CollectiveRings::Forget(const std::string& scope) {
@@ -309,8 +322,8 @@ void CollectiveRings::Run(CollectiveCall call, Tensor input, CancellationManager
     lane = slot;
   }
   Lane* l = lane.get();
-  l->Post([this, l, call = std::move(call), input = std::move(input), cancellation,
-           done = std::move(done)]() {
+  l->Post([host = host_, meet = meet_, wait = connect_timeout_, l, call = std::move(call),
+           input = std::move(input), cancellation, done = std::move(done)]() {
     int64_t token = -1;
     if (cancellation != nullptr) {
       token = cancellation->NewToken();
@@ -318,7 +331,7 @@ void CollectiveRings::Run(CollectiveCall call, Tensor input, CancellationManager
     }
     absl::Status s = token == -1 && cancellation != nullptr
                          ? absl::CancelledError("its step was cancelled")
-                         : l->Ensure(call, host_, meet_, connect_timeout_, cancellation);
+                         : l->Ensure(call, host, meet, wait, cancellation);
     Tensor out;
     if (s.ok()) {
       out = Tensor(input.dtype(), input.shape());

@@ -79,14 +79,16 @@ GlooGroup::~GlooGroup() = default;
 absl::StatusOr<std::unique_ptr<GlooGroup>> GlooGroup::Connect(int rank, int size,
                                                               const std::string& host,
                                                               Exchange exchange,
+                                                              absl::Duration connect_timeout,
                                                               absl::Duration timeout) {
   try {
     gloo::transport::tcp::attr attr(host.c_str());
     std::shared_ptr<gloo::transport::Device> device = gloo::transport::tcp::CreateDevice(attr);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
-    context->setTimeout(std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
+    context->setTimeout(std::chrono::milliseconds(absl::ToInt64Milliseconds(connect_timeout)));
     MeetingStore store(std::move(exchange));
     context->connectFullMesh(store, device);
+    context->setTimeout(std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
     return std::unique_ptr<GlooGroup>(new GlooGroup(std::move(context)));
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("gloo: connecting rank ", rank, " of ", size,

@@ -41,11 +41,12 @@ class GlooGroup {
   using Exchange = std::function<absl::StatusOr<std::vector<std::pair<std::string, std::string>>>(
       const std::string& key, const std::string& value)>;
 
-  // Connects rank `rank` of `size` over TCP on `host`; `timeout` bounds
-  // the connection and every later call.
+  // Connects rank `rank` of `size` over TCP on `host`; `connect_timeout`
+  // bounds the connection, `timeout` every later call.
   static absl::StatusOr<std::unique_ptr<GlooGroup>> Connect(int rank, int size,
                                                             const std::string& host,
                                                             Exchange exchange,
+                                                            absl::Duration connect_timeout,
                                                             absl::Duration timeout);
   ~GlooGroup();
 

@@ -242,12 +242,26 @@ class Ring::Sender {
 };
 
 absl::StatusOr<std::unique_ptr<RingListener>> RingListener::Listen(const std::string& host) {
-  absl::StatusOr<sockaddr_in> parsed = ParseAddress(absl::StrCat(host, ":1"));
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ring: cannot listen on '", host, "': not an IPv4 host"));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  std::string advertised = host;
+  if (host.empty() || host == "0.0.0.0" || host == "::" || host == "[::]") {
+    // A task bound to every interface: the ring listens on all of them and
+    // tells the peers the machine's name.
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    char name[256] = {};
+    if (gethostname(name, sizeof(name) - 1) != 0) {
+      return absl::UnavailableError(absl::StrCat("ring: gethostname: ", std::strerror(errno)));
+    }
+    advertised = name;
+  } else {
+    absl::StatusOr<sockaddr_in> parsed = ParseAddress(absl::StrCat(host, ":1"));
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ring: cannot listen on '", host, "': not an IPv4 host"));
+    }
+    a = *parsed;
   }
-  sockaddr_in a = *parsed;
   a.sin_port = 0;
   std::unique_ptr<RingListener> l(new RingListener());
   l->fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -258,7 +272,7 @@ absl::StatusOr<std::unique_ptr<RingListener>> RingListener::Listen(const std::st
   }
   socklen_t len = sizeof(a);
   getsockname(l->fd_, reinterpret_cast<sockaddr*>(&a), &len);
-  l->address_ = absl::StrCat(host, ":", ntohs(a.sin_port));
+  l->address_ = absl::StrCat(advertised, ":", ntohs(a.sin_port));
   return l;
 }
 

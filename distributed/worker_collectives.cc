@@ -110,24 +110,25 @@ void WorkerCollectives::Meet(CollectiveCall call, Tensor input,
     JoinHere(call, std::move(input), std::move(done));
     return;
   }
+  // The cancellation is in place before the member joins: its `done` may
+  // run inside the Join, after which the step (and `cancellation`) may be
+  // gone.
+  const int64_t id = meeting_.NewId();
   const int64_t token = cancellation->NewToken();
-  auto finished = std::make_shared<std::atomic<bool>>(false);
-  const int64_t id = JoinHere(call, std::move(input),
-                              [cancellation, token, finished, done = std::move(done)](
-                                  absl::StatusOr<Tensor> result) {
-                                finished->store(true);
-                                cancellation->TryDeregister(token);
-                                done(std::move(result));
-                              });
-  if (finished->load()) return;
   std::weak_ptr<WorkerCollectives> weak = weak_from_this();
   if (!cancellation->Register(token, [weak, id] {
         if (auto self = weak.lock()) {
           self->meeting_.Leave(id, absl::CancelledError("its step was cancelled"));
         }
       })) {
-    meeting_.Leave(id, absl::CancelledError("its step was cancelled"));
+    done(absl::CancelledError(absl::StrCat(call.Describe(), ": its step was cancelled")));
+    return;
   }
+  meeting_.Join(id, call, std::move(input), options_.clock(),
+                [cancellation, token, done = std::move(done)](absl::StatusOr<Tensor> result) {
+                  cancellation->TryDeregister(token);
+                  done(std::move(result));
+                });
 }
 
 int64_t WorkerCollectives::JoinHere(const CollectiveCall& call, Tensor input, Done done) {
@@ -155,6 +156,9 @@ void WorkerCollectives::RunRemote(const std::string& leader, const CollectiveCal
   };
   auto state = std::make_shared<State>();
   state->request = ToRequest(call, input);
+  // A member with a timeout is not left waiting on a leader that no longer
+  // answers (the leader's own sweep fails the instance first).
+  if (call.timeout > absl::ZeroDuration()) state->opts.SetTimeout(call.timeout + absl::Seconds(5));
   if (cancellation != nullptr) {
     state->token = cancellation->NewToken();
     if (!cancellation->Register(state->token, [state] {
@@ -177,10 +181,16 @@ void WorkerCollectives::RunRemote(const std::string& leader, const CollectiveCal
     }
     client->CollectiveAsync(
         &state->request, &state->response, &state->opts,
-        [state, cancellation, done](const absl::Status& s) {
+        [state, cancellation, what, done](const absl::Status& s) {
           if (cancellation != nullptr) cancellation->TryDeregister(state->token);
           if (!s.ok()) {
-            done(s);
+            // The leader's own answers name the instance already; the
+            // transport's (the leader gone, the call cancelled) do not.
+            done(absl::StrContains(s.message(), "(reduce of") ||
+                         absl::StrContains(s.message(), "(gather of") ||
+                         absl::StrContains(s.message(), "(broadcast")
+                     ? s
+                     : absl::Status(s.code(), absl::StrCat(what, ": ", s.message())));
             return;
           }
           done(Tensor::FromProto(state->response.output()));
@@ -199,8 +209,9 @@ void WorkerCollectives::RunRemote(const std::string& leader, const CollectiveCal
   state->health_opts.SetWaitForReady(true);
   state->health_opts.SetTimeout(options_.connect_timeout);
   client->HealthAsync(&state->health_request, &state->health, &state->health_opts,
-                      [self = shared_from_this(), leader, call_leader](const absl::Status& s) {
-                        if (s.ok()) {
+                      [weak = weak_from_this(), leader, call_leader](const absl::Status& s) {
+                        std::shared_ptr<WorkerCollectives> self = weak.lock();
+                        if (s.ok() && self != nullptr) {
                           absl::MutexLock lock(&self->mu_);
                           self->reached_.insert(leader);
                         }
@@ -225,27 +236,37 @@ void WorkerCollectives::Serve(const CollectiveRequest* request, CollectiveRespon
     }
     input = *std::move(t);
   }
-  const int64_t id =
-      JoinHere(*call, std::move(input), [response, done](absl::StatusOr<Tensor> result) {
-        if (!result.ok()) {
-          done(result.status());
-          return;
-        }
-        result->AsProtoTensorContent(response->mutable_output());
-        done(absl::OkStatus());
-      });
+  // The cancellation is in place before the member joins: its answer may
+  // come inside the Join, and gRPC may then free `opts` with the call.
+  const int64_t id = meeting_.NewId();
   if (opts != nullptr) {
-    opts->SetCancelCallback([self = shared_from_this(), id] {
-      self->meeting_.Leave(id, absl::UnavailableError(
-                             "its call to the leader was cancelled (its step ended, or its "
-                             "task went away)"));
+    std::weak_ptr<WorkerCollectives> weak = weak_from_this();
+    opts->SetCancelCallback([weak, id] {
+      if (auto self = weak.lock()) {
+        self->meeting_.Leave(id, absl::UnavailableError(
+                                     "its call to the leader was cancelled (its step ended, or "
+                                     "its task went away)"));
+      }
     });
   }
+  meeting_.Join(id, *call, std::move(input), options_.clock(),
+                [opts, response, done](absl::StatusOr<Tensor> result) {
+                  if (opts != nullptr) opts->ClearCancelCallback();
+                  if (!result.ok()) {
+                    done(result.status());
+                    return;
+                  }
+                  result->AsProtoTensorContent(response->mutable_output());
+                  done(absl::OkStatus());
+                });
 }
 
 void WorkerCollectives::SessionEnded(const std::string& handle, const absl::Status& why) {
-  (void)why;
-  if (handle.empty()) return;
+  // Only a session its master closed: one merely quiet for a while (`why`
+  // not OK) may go on, and its counts must stay in step with the other
+  // tasks'.
+  if (handle.empty() || !why.ok()) return;
+  meeting_.ForgetScope(handle);
   {
     absl::MutexLock lock(&mu_);
     for (auto it = executions_.begin(); it != executions_.end();) {
@@ -282,7 +303,9 @@ void WorkerCollectives::Sweep() {
       probe->opts.SetTimeout(absl::Seconds(2));
       (*peer)->HealthAsync(
           &probe->request, &probe->response, &probe->opts,
-          [self = shared_from_this(), probe, task, device, w](const absl::Status& s) {
+          [weak = weak_from_this(), probe, task, device, w](const absl::Status& s) {
+            std::shared_ptr<WorkerCollectives> self = weak.lock();
+            if (self == nullptr) return;
             {
               absl::MutexLock lock(&self->mu_);
               self->probing_.erase(task);

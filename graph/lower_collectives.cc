@@ -5,13 +5,16 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 
@@ -202,7 +205,7 @@ class Lowerer {
   absl::Status Lower(std::vector<Member>* members) {
     // Ranks: device names in string order; `first` is rank 0.
     std::sort(members->begin(), members->end(), [](const Member& a, const Member& b) {
-      return a.def->device() < b.def->device();
+      return CollectiveRankBefore(a.def->device(), b.def->device());
     });
     const Member& first = (*members)[0];
     const std::string what = Label(first);
@@ -386,6 +389,49 @@ bool HasCollectiveOps(const GraphDef& graph_def) {
     if (IsCollectiveOp(n.op())) return true;
   }
   return false;
+}
+
+namespace {
+
+// (job, replica, task, type, id) of a device name; false when a part does
+// not parse.
+struct RankKey {
+  std::string job, type;
+  int64_t replica = -1, task = -1, id = -1;
+  bool operator<(const RankKey& o) const {
+    return std::tie(job, replica, task, type, id) <
+           std::tie(o.job, o.replica, o.task, o.type, o.id);
+  }
+};
+
+bool ParseRankKey(absl::string_view name, RankKey* key) {
+  for (absl::string_view part : absl::StrSplit(name, '/', absl::SkipEmpty())) {
+    std::vector<absl::string_view> f = absl::StrSplit(part, ':');
+    if (f.size() == 2 && f[0] == "job") {
+      key->job = std::string(f[1]);
+    } else if (f.size() == 2 && f[0] == "replica") {
+      if (!absl::SimpleAtoi(f[1], &key->replica)) return false;
+    } else if (f.size() == 2 && f[0] == "task") {
+      if (!absl::SimpleAtoi(f[1], &key->task)) return false;
+    } else if (f.size() == 3 && f[0] == "device") {
+      key->type = std::string(f[1]);
+      if (!absl::SimpleAtoi(f[2], &key->id)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool CollectiveRankBefore(absl::string_view a, absl::string_view b) {
+  RankKey ka, kb;
+  if (ParseRankKey(a, &ka) && ParseRankKey(b, &kb)) {
+    if (ka < kb) return true;
+    if (kb < ka) return false;
+  }
+  return a < b;
 }
 
 absl::StatusOr<GraphDef> LowerCollectiveOps(const GraphDef& graph_def) {

@@ -11,8 +11,8 @@
 // client), this pass turns the meeting into edges, and the partitioner's
 // Send/Recv pairs carry them:
 //
-//  - members are ranked by their device names in string order (TensorFlow's
-//    default ranking for a group on CPUs);
+//  - members are ranked by their device names (CollectiveRankBefore,
+//    TensorFlow's default ranking for a group on CPUs);
 //  - reduce: rank 0's device merges the members' inputs in rank order (AddN
 //    for Add, a chain of Mul / Minimum / Maximum), then divides by the group
 //    size for final_op Div (TensorFlow's Div: integers truncate);
@@ -52,6 +52,12 @@ inline constexpr char kRunTimeCollectiveAttr[] = "_run_time_collective";
 // A float type attr on a collective reduce that goes round a ring: floats
 // travel in this type (DT_HALF, DT_BFLOAT16), summed in float32.
 inline constexpr char kCollectiveWireFloatAttr[] = "_wire_float";
+
+// The order in which TensorFlow ranks the members of a group of CPUs: by
+// device name, job as text and replica, task, device type and id as
+// numbers ("/job:worker/replica:0/task:2" before ".../task:10"); names
+// that do not parse compare as text.
+bool CollectiveRankBefore(absl::string_view a, absl::string_view b);
 
 // The eight collective ops above.
 bool IsCollectiveOp(absl::string_view op);
