@@ -40,6 +40,13 @@ void CollectiveMeeting::Join(int64_t id, const CollectiveCall& call, Tensor inpu
       return;
     }
     const Key key{call.scope, call.group_key, call.instance_key, call.execution};
+    if (RecentlyMetLocked(key)) {
+      lock.Release();
+      done(absl::InvalidArgumentError(absl::StrCat(
+          call.Describe(), ": the execution has met already, with the group's ", call.group_size,
+          " members; more members use these keys than the group size says")));
+      return;
+    }
     auto failed = failed_.find(key);
     if (failed != failed_.end()) {
       const absl::Status why = failed->second;
@@ -59,6 +66,12 @@ void CollectiveMeeting::Join(int64_t id, const CollectiveCall& call, Tensor inpu
     member_of_[id] = key;
     if (static_cast<int64_t>(it->second.members.size()) >= call.group_size) {
       ready = TakeLocked(key);
+      met_.insert(key);
+      met_order_.push_back(key);
+      if (met_order_.size() > kMaxFailed) {
+        met_.erase(met_order_.front());
+        met_order_.pop_front();
+      }
       std::set<std::string>& devices = groups_[{call.scope, call.group_key}];
       devices.clear();
       for (const Member& r : ready) devices.insert(r.call.device);
@@ -167,6 +180,10 @@ void CollectiveMeeting::Fail(const Waiting& which, const absl::Status& why) {
     RecordFailureLocked(key, why);
   }
   Answer(std::move(failed), why);
+}
+
+bool CollectiveMeeting::RecentlyMetLocked(const Key& key) const {
+  return met_.count(key) > 0;
 }
 
 void CollectiveMeeting::RecordFailureLocked(const Key& key, const absl::Status& why) {

@@ -12,6 +12,8 @@
 // elements than the sender's tensor fail the whole execution for all its
 // members, with InvalidArgument naming them.
 //
+// A member that comes to an execution that has met already (more members
+// use the keys than the group size says) fails at once, InvalidArgument.
 // A member that goes away (its step cancelled, its connection lost) fails
 // the execution for the others (Leave). A member that comes to an execution
 // that has failed fails at once with the same error, so every device's
@@ -111,6 +113,11 @@ class CollectiveMeeting {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::map<Key, absl::Status> failed_ ABSL_GUARDED_BY(mu_);
   std::deque<Key> failed_order_ ABSL_GUARDED_BY(mu_);
+  // Executions that met, the newest kMaxFailed: a member coming to one
+  // later is one too many.
+  bool RecentlyMetLocked(const Key& key) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  std::set<Key> met_ ABSL_GUARDED_BY(mu_);
+  std::deque<Key> met_order_ ABSL_GUARDED_BY(mu_);
   // (scope, group key) -> the devices of its members, from complete
   // executions.
   std::map<std::pair<std::string, int64_t>, std::set<std::string>> groups_

@@ -89,6 +89,19 @@ TEST(CollectiveMeetingTest, RanksCompareTaskNumbersAsNumbers) {
                                    "/job:worker/replica:0/task:0/device:CPU:0"));
 }
 
+TEST(CollectiveMeetingTest, AMemberTooManyFailsInsteadOfWaiting) {
+  CollectiveMeeting m;
+  Got a, b, c;
+  m.Join(Call(CollectiveKind::kReduce, 0), Tensor::FromVector<float>({1}), kT0, a.Done());
+  m.Join(Call(CollectiveKind::kReduce, 1), Tensor::FromVector<float>({1}), kT0, b.Done());
+  ASSERT_TRUE(a.result->ok());
+  m.Join(Call(CollectiveKind::kReduce, 2), Tensor::FromVector<float>({1}), kT0, c.Done());
+  EXPECT_THAT(c.Error(), HasSubstr("node 'n2' (reduce of group 1, instance 7, execution 0, on "
+                                   "/job:worker/replica:0/task:2/device:CPU:0): the execution "
+                                   "has met already"));
+  EXPECT_TRUE(m.Waits().empty());
+}
+
 TEST(CollectiveMeetingTest, AMemberThatLeavesBeforeItJoinsFailsAtItsJoin) {
   CollectiveMeeting m;
   const int64_t id = m.NewId();
