@@ -208,6 +208,11 @@ std::string TaskDeviceName(const TaskRef& task) {
   return absl::StrCat("/job:", task.job, "/replica:0/task:", task.index);
 }
 
+absl::string_view TaskOfDevice(absl::string_view device) {
+  const size_t p = device.find("/device:");
+  return p == absl::string_view::npos ? device : device.substr(0, p);
+}
+
 absl::Status ValidateAddress(absl::string_view address) {
   const std::string quoted = Quote(address);
   absl::string_view host;

@@ -41,6 +41,11 @@ struct TaskRef {
 // "/job:worker/replica:0/task:1": the prefix of the task's device names.
 std::string TaskDeviceName(const TaskRef& task);
 
+// The task of a full device name: "/job:w/replica:0/task:1/device:CPU:0"
+// -> "/job:w/replica:0/task:1" (a name without "/device:" is returned as
+// it is).
+absl::string_view TaskOfDevice(absl::string_view device);
+
 // OK when `address` is "host:port": a host name or IPv4 address of letters,
 // digits, '-', '.', '_', or an IPv6 address in brackets ("[::1]:2222"), and
 // a port in 1..65535. InvalidArgument saying what is wrong otherwise.

@@ -74,6 +74,8 @@ TEST(ClusterSpecTest, JsonRoundTrips) {
 TEST(ClusterSpecTest, DeviceNames) {
   EXPECT_EQ(TaskDeviceName({"worker", 1}), "/job:worker/replica:0/task:1");
   EXPECT_EQ(TaskDeviceName({"ps", 0}), "/job:ps/replica:0/task:0");
+  EXPECT_EQ(TaskOfDevice("/job:ps/replica:0/task:2/device:CPU:0"), "/job:ps/replica:0/task:2");
+  EXPECT_EQ(TaskOfDevice("/job:ps/replica:0/task:2"), "/job:ps/replica:0/task:2");
 }
 
 TEST(ClusterSpecTest, Addresses) {

@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "distributed/cluster_spec.h"
 #include "distributed/data_plane.h"
 #include "distributed/direct_feeds.h"
 #include "distributed/task_probe.h"
@@ -43,11 +44,6 @@ constexpr int64_t kMaxFeedBytes = (int64_t{1} << 31) - (int64_t{16} << 20);
 constexpr absl::Duration kProbeTimeout = absl::Seconds(2);
 // How long a fetch pulled over the data plane may stall.
 constexpr absl::Duration kFetchStallTimeout = absl::Seconds(5);
-
-absl::string_view TaskOfDevice(absl::string_view device) {
-  const size_t p = device.find("/device:");
-  return p == absl::string_view::npos ? device : device.substr(0, p);
-}
 
 // `s` with the task named, unless its message already names it.
 absl::Status WithTask(const std::string& task, const absl::Status& s) {
@@ -468,7 +464,7 @@ class MasterSession : public Session {
             tasks_[i].name));
       }
       for (const DeviceAttributes& d : r.devices()) {
-        if (TaskOfDevice(d.name()) != tasks_[i].name) {
+        if (distributed::TaskOfDevice(d.name()) != tasks_[i].name) {
           return absl::FailedPreconditionError(absl::StrCat(
               tasks_[i].name, " offers device ", d.name(), " of another task"));
         }
@@ -511,7 +507,7 @@ class MasterSession : public Session {
     client_device_ = devices_.front().name();
     if (!options_.client_task.empty()) {
       auto it = std::find_if(devices_.begin(), devices_.end(), [&](const DeviceAttributes& d) {
-        return TaskOfDevice(d.name()) == options_.client_task;
+        return distributed::TaskOfDevice(d.name()) == options_.client_task;
       });
       if (it == devices_.end()) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -579,7 +575,9 @@ class MasterSession : public Session {
         std::vector<FeedDelivery> deliveries,
         DeliverFeedsToReaders(
             plan->step.feed_nodes, client_device_,
-            [](const std::string& device) { return std::string(TaskOfDevice(device)); },
+            [](const std::string& device) {
+              return std::string(distributed::TaskOfDevice(device));
+            },
             [this](const std::string& device) {
               auto it = incarnations_.find(device);
               return it == incarnations_.end() ? uint64_t{0} : it->second;

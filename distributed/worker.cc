@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "distributed/cluster_spec.h"
 #include "distributed/data_plane.h"
 #include "distributed/wire_codec.h"
 #include "distributed/worker_collectives.h"
@@ -44,12 +45,6 @@ uint64_t RandomNonzero64() {
   uint64_t v = 0;
   while (v == 0) v = (uint64_t{rd()} << 32) ^ rd();
   return v;
-}
-
-// "/job:w/replica:0/task:1/device:CPU:0" -> "/job:w/replica:0/task:1".
-absl::string_view TaskOfDevice(absl::string_view device) {
-  const size_t p = device.find("/device:");
-  return p == absl::string_view::npos ? device : device.substr(0, p);
 }
 
 absl::Status CheckTaskName(const std::string& task) {
@@ -182,7 +177,7 @@ class WorkerRendezvous : public Rendezvous,
 
   void RecvAsync(absl::string_view key, const Args& args, DoneCallback done) override {
     const absl::string_view send_device = key.substr(0, key.find(';'));
-    const absl::string_view task = TaskOfDevice(send_device);
+    const absl::string_view task = distributed::TaskOfDevice(send_device);
     if (task == worker_->task_name()) {
       step_->local->RecvAsync(key, args, std::move(done));
       return;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "distributed/cluster_spec.h"
 #include "graph/status_macros.h"
 
 namespace graphrun {
@@ -13,12 +14,6 @@ namespace {
 
 constexpr char kChiefLeader[] = "/job:chief/replica:0/task:0";
 constexpr char kWorkerLeader[] = "/job:worker/replica:0/task:0";
-
-// "/job:worker/replica:0/task:1" of a full device name.
-std::string TaskOfDevice(const std::string& device) {
-  const size_t at = device.find("/device:");
-  return at == std::string::npos ? device : device.substr(0, at);
-}
 
 CollectiveRequest ToRequest(const CollectiveCall& call, const Tensor& input) {
   CollectiveRequest r;
@@ -282,7 +277,7 @@ void WorkerCollectives::Sweep() {
   for (const CollectiveMeeting::Waiting& w : meeting_.Waits()) {
     if (now - w.since < options_.probe_after) continue;
     for (const std::string& device : w.missing) {
-      const std::string task = TaskOfDevice(device);
+      const std::string task(distributed::TaskOfDevice(device));
       if (task == options_.task_name) continue;
       {
         absl::MutexLock lock(&mu_);
