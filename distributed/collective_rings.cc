@@ -23,22 +23,16 @@ namespace {
 // timeout_seconds of its own.
 constexpr absl::Duration kPeerWait = absl::Minutes(10);
 
-// Bytes of one member's entry in the address exchange: "device\taddress",
-// zero-padded.
-constexpr int64_t kEntryBytes = 512;
-
 bool WantsGloo(const CollectiveCall& call) {
   return absl::AsciiStrToLower(call.communication_hint) == "gloo";
 }
 
-// Packs (key, value) into one fixed-size entry: key length, key, value
-// length, value (lengths as 4 bytes, little-endian).
-constexpr int64_t kStoreEntryBytes = 64 << 10;
+// Bytes of one member's entry in a trade: key length, key, value length,
+// value (lengths as 4 bytes, little-endian), zero-padded.
+constexpr int64_t kEntryBytes = 64 << 10;
 
-bool PutLength(std::string* out, size_t n) {
-  if (n > 0xffffffffu) return false;
+void PutLength(std::string* out, size_t n) {
   for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-  return true;
 }
 
 size_t GetLength(const unsigned char* p) {
@@ -46,28 +40,70 @@ size_t GetLength(const unsigned char* p) {
          static_cast<size_t>(p[2]) << 16 | static_cast<size_t>(p[3]) << 24;
 }
 
-bool IsFloat(DataType t) { return t == DT_FLOAT || t == DT_DOUBLE; }
-
-// A float tensor divided by n in place.
-void DivideBy(Tensor* t, int n) {
-  if (t->dtype() == DT_FLOAT) {
-    for (float& v : t->flat<float>()) v = v / static_cast<float>(n);
-  } else if (t->dtype() == DT_DOUBLE) {
-    for (double& v : t->flat<double>()) v = v / n;
+// Every member's (key, value), in rank order: this member's gathered with
+// the others' through the meeting, under `call`'s keys and `execution`
+// (negative: out of the way of the reduce's own executions).
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> Trade(
+    const CollectiveRings::Meet& meet, const CollectiveCall& call, int64_t execution,
+    const std::string& key, const std::string& value, CancellationManager* cancellation) {
+  if (8 + key.size() + value.size() > static_cast<size_t>(kEntryBytes)) {
+    return absl::InternalError(absl::StrCat(call.Describe(), ": an entry of ",
+                                            key.size() + value.size(),
+                                            " bytes is over the trade's entry size"));
   }
-}
-
-// The meeting's answer to `call` with `input`, waited for.
-absl::StatusOr<Tensor> MeetAndWait(const CollectiveRings::Meet& meet, const CollectiveCall& call,
-                                   const Tensor& input, CancellationManager* cancellation) {
+  std::string entry;
+  PutLength(&entry, key.size());
+  entry += key;
+  PutLength(&entry, value.size());
+  entry += value;
+  Tensor mine(DT_UINT8, TensorShape({kEntryBytes}));
+  std::memset(mine.raw_data(), 0, kEntryBytes);
+  std::memcpy(mine.raw_data(), entry.data(), entry.size());
+  CollectiveCall trade = call;
+  trade.kind = CollectiveKind::kGather;
+  trade.dtype = DT_UINT8;
+  trade.execution = execution;
   absl::Notification met;
-  absl::StatusOr<Tensor> got = absl::UnknownError("no answer");
-  meet(call, input, cancellation, [&](absl::StatusOr<Tensor> r) {
-    got = std::move(r);
+  absl::StatusOr<Tensor> all = absl::UnknownError("no answer");
+  meet(trade, mine, cancellation, [&](absl::StatusOr<Tensor> r) {
+    all = std::move(r);
     met.Notify();
   });
   met.WaitForNotification();
-  return got;
+  if (!all.ok()) return all.status();
+  std::vector<std::pair<std::string, std::string>> out;
+  const auto* bytes = static_cast<const unsigned char*>(all->raw_data());
+  for (int64_t at = 0; at + kEntryBytes <= all->NumElements(); at += kEntryBytes) {
+    const unsigned char* e = bytes + at;
+    const size_t k = GetLength(e);
+    const size_t v = k + 8 <= static_cast<size_t>(kEntryBytes) ? GetLength(e + 4 + k) : 0;
+    if (8 + k + v > static_cast<size_t>(kEntryBytes)) {
+      return absl::InternalError(absl::StrCat(call.Describe(), ": a bad entry in a trade"));
+    }
+    out.emplace_back(std::string(reinterpret_cast<const char*>(e + 4), k),
+                     std::string(reinterpret_cast<const char*>(e + 8 + k), v));
+  }
+  return out;
+}
+
+// A tensor divided by n in place (integers truncating, as TensorFlow's Div).
+void DivideBy(Tensor* t, int n) {
+  switch (t->dtype()) {
+    case DT_FLOAT:
+      for (float& v : t->flat<float>()) v = v / static_cast<float>(n);
+      break;
+    case DT_DOUBLE:
+      for (double& v : t->flat<double>()) v = v / n;
+      break;
+    case DT_INT32:
+      for (int32_t& v : t->flat<int32_t>()) v = v / n;
+      break;
+    case DT_INT64:
+      for (int64_t& v : t->flat<int64_t>()) v = v / n;
+      break;
+    default:
+      break;
+  }
 }
 
 WireEncoding EncodingFor(const CollectiveCall& call) {
@@ -111,18 +147,8 @@ class CollectiveRings::Lane {
       if (ring_ != nullptr || gloo_ != nullptr) return absl::OkStatus();
     }
     GR_ASSIGN_OR_RETURN(std::unique_ptr<RingListener> listener, RingListener::Listen(host));
-    const std::string entry = absl::StrCat(call.device, "\t", listener->address());
-    if (static_cast<int64_t>(entry.size()) >= kEntryBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(call.Describe(), ": device name too long"));
-    }
-    Tensor mine(DT_UINT8, TensorShape({kEntryBytes}));
-    std::memset(mine.raw_data(), 0, kEntryBytes);
-    std::memcpy(mine.raw_data(), entry.data(), entry.size());
-    CollectiveCall trade = call;
-    trade.kind = CollectiveKind::kGather;
-    trade.dtype = DT_UINT8;
-    trade.execution = -1 - call.execution;
-    absl::StatusOr<Tensor> all = MeetAndWait(meet, trade, mine, cancellation);
+    absl::StatusOr<std::vector<std::pair<std::string, std::string>>> all =
+        Trade(meet, call, -1 - call.execution, call.device, listener->address(), cancellation);
     if (!all.ok()) {
       return absl::Status(all.status().code(),
                           absl::StrCat("setting up the ring: ", all.status().message()));
@@ -136,16 +162,10 @@ class CollectiveRings::Lane {
     options.stall_timeout = call.timeout > absl::ZeroDuration() ? call.timeout : kPeerWait;
     options.rank = -1;
     std::vector<std::string> devices;
-    const char* bytes = static_cast<const char*>(all->raw_data());
-    for (int64_t at = 0; at + kEntryBytes <= all->NumElements(); at += kEntryBytes) {
-      const std::string e(bytes + at, strnlen(bytes + at, kEntryBytes));
-      const size_t tab = e.find('\t');
-      if (tab == std::string::npos) {
-        return absl::InternalError(absl::StrCat(call.Describe(), ": a bad ring address entry"));
-      }
-      if (e.substr(0, tab) == call.device) options.rank = static_cast<int>(devices.size());
-      devices.push_back(e.substr(0, tab));
-      options.addresses.push_back(e.substr(tab + 1));
+    for (auto& [device, address] : *all) {
+      if (device == call.device) options.rank = static_cast<int>(devices.size());
+      devices.push_back(device);
+      options.addresses.push_back(address);
     }
     if (options.rank < 0) {
       return absl::InternalError(absl::StrCat(call.Describe(), ": not among the ring's members"));
@@ -170,21 +190,25 @@ class CollectiveRings::Lane {
     return absl::OkStatus();
   }
 
-  // On the lane's thread, after Ensure.
+  // On the lane's thread, after Ensure. final_op Div: the sum divided by
+  // n, as TensorFlow does, except that a 16-bit wire averages as it goes
+  // (so partial sums stay in its range).
   absl::Status Allreduce(Tensor* out, const CollectiveCall& call) {
-    if (gloo_ != nullptr) {
-      return gloo_->Allreduce(out->raw_data(), out->NumElements(), out->dtype(),
-                              call.final_op == "Div");
-    }
-    AllreduceOptions options;
-    options.encoding = EncodingFor(call);
     const bool div = call.final_op == "Div";
-    // A 16-bit wire averages as it goes (partial sums stay in range);
-    // exact values are summed, then divided, as TensorFlow does.
-    options.mean = div && (options.encoding != WIRE_ENCODING_NONE || !IsFloat(out->dtype()));
-    GR_RETURN_IF_ERROR(
-        ring_->Allreduce(out->raw_data(), out->NumElements(), out->dtype(), options));
-    if (div && !options.mean) DivideBy(out, ring_->size());
+    int n = 0;
+    bool averaged = false;
+    if (gloo_ != nullptr) {
+      GR_RETURN_IF_ERROR(gloo_->Allreduce(out->raw_data(), out->NumElements(), out->dtype()));
+      n = gloo_->size();
+    } else {
+      AllreduceOptions options;
+      options.encoding = EncodingFor(call);
+      options.mean = averaged = div && options.encoding != WIRE_ENCODING_NONE;
+      GR_RETURN_IF_ERROR(
+          ring_->Allreduce(out->raw_data(), out->NumElements(), out->dtype(), options));
+      n = ring_->size();
+    }
+    if (div && !averaged) DivideBy(out, n);
     return absl::OkStatus();
   }
   void Abort() {
@@ -206,43 +230,14 @@ class CollectiveRings::Lane {
     for (size_t r = 0; r < devices.size(); ++r) ranks_.push_back(absl::StrCat(r, " ", devices[r]));
   }
 
-  // gloo's store writes: the k-th write of every rank meet as one gather,
+  // gloo's store writes: the k-th write of every rank meet as one trade,
   // under the execution's key moved out of the way of the others.
   static GlooGroup::Exchange StoreExchange(const CollectiveCall& call, const Meet& meet,
                                            CancellationManager* cancellation) {
     auto writes = std::make_shared<int64_t>(0);
-    return [call, meet, cancellation, writes](const std::string& key, const std::string& value)
-               -> absl::StatusOr<std::vector<std::pair<std::string, std::string>>> {
-      std::string entry;
-      if (!PutLength(&entry, key.size())) return absl::InternalError("gloo store: key too long");
-      entry += key;
-      PutLength(&entry, value.size());
-      entry += value;
-      if (static_cast<int64_t>(entry.size()) > kStoreEntryBytes) {
-        return absl::InternalError(absl::StrCat("gloo store: a value of ", value.size(),
-                                                " bytes is over the store's entry size"));
-      }
-      Tensor mine(DT_UINT8, TensorShape({kStoreEntryBytes}));
-      std::memset(mine.raw_data(), 0, kStoreEntryBytes);
-      std::memcpy(mine.raw_data(), entry.data(), entry.size());
-      CollectiveCall write = call;
-      write.kind = CollectiveKind::kGather;
-      write.dtype = DT_UINT8;
-      write.execution = -1 - call.execution - ((++*writes) << 32);
-      GR_ASSIGN_OR_RETURN(Tensor all, MeetAndWait(meet, write, mine, cancellation));
-      std::vector<std::pair<std::string, std::string>> out;
-      const auto* bytes = static_cast<const unsigned char*>(all.raw_data());
-      for (int64_t at = 0; at + kStoreEntryBytes <= all.NumElements(); at += kStoreEntryBytes) {
-        const unsigned char* e = bytes + at;
-        const size_t k = GetLength(e);
-        const size_t v = GetLength(e + 4 + k);
-        if (8 + k + v > static_cast<size_t>(kStoreEntryBytes)) {
-          return absl::InternalError("gloo store: a bad entry");
-        }
-        out.emplace_back(std::string(reinterpret_cast<const char*>(e + 4), k),
-                         std::string(reinterpret_cast<const char*>(e + 8 + k), v));
-      }
-      return out;
+    return [call, meet, cancellation, writes](const std::string& key, const std::string& value) {
+      return Trade(meet, call, -1 - call.execution - ((++*writes) << 32), key, value,
+                   cancellation);
     };
   }
 

@@ -58,17 +58,12 @@ void Sum(void* c, const void* a, const void* b, size_t n) {
 }
 
 template <typename T>
-void Run(const std::shared_ptr<gloo::Context>& context, void* data, int64_t count, bool mean,
-         int size) {
+void Run(const std::shared_ptr<gloo::Context>& context, void* data, int64_t count) {
   gloo::AllreduceOptions opts(context);
   opts.setOutput(static_cast<T*>(data), static_cast<size_t>(count));
   opts.setReduceFunction(&Sum<T>);
   opts.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
   gloo::allreduce(opts);
-  if (mean) {
-    T* v = static_cast<T*>(data);
-    for (int64_t i = 0; i < count; ++i) v[i] = v[i] / static_cast<T>(size);
-  }
 }
 
 }  // namespace
@@ -96,22 +91,23 @@ absl::StatusOr<std::unique_ptr<GlooGroup>> GlooGroup::Connect(int rank, int size
   }
 }
 
-absl::Status GlooGroup::Allreduce(void* data, int64_t count, DataType dtype, bool mean) {
+int GlooGroup::size() const { return context_->size; }
+
+absl::Status GlooGroup::Allreduce(void* data, int64_t count, DataType dtype) {
   if (count == 0) return absl::OkStatus();
   try {
-    const int n = context_->size;
     switch (dtype) {
       case DT_FLOAT:
-        Run<float>(context_, data, count, mean, n);
+        Run<float>(context_, data, count);
         break;
       case DT_DOUBLE:
-        Run<double>(context_, data, count, mean, n);
+        Run<double>(context_, data, count);
         break;
       case DT_INT32:
-        Run<int32_t>(context_, data, count, mean, n);
+        Run<int32_t>(context_, data, count);
         break;
       case DT_INT64:
-        Run<int64_t>(context_, data, count, mean, n);
+        Run<int64_t>(context_, data, count);
         break;
       default:
         return absl::InvalidArgumentError(

@@ -11,7 +11,8 @@
 // `exchange` takes this rank's (key, value) and returns every rank's, in
 // rank order (all ranks write the same number of keys, in the same order).
 //
-// float values travel and are summed as float32 (gloo sums in the type it
+// The caller divides for a mean (distributed/collective_rings.h). float
+// values travel and are summed as float32 (gloo sums in the type it
 // carries, so an fp16 wire would sum in fp16; graphrun's ring is the one
 // with fp16 on the wire). Errors (a peer gone, a timeout) come back as
 // Unavailable or DeadlineExceeded, never as exceptions. Not thread-safe:
@@ -50,10 +51,10 @@ class GlooGroup {
                                                             absl::Duration timeout);
   ~GlooGroup();
 
-  // Sums (or, with `mean`, averages: floats scaled by 1/n after the sum,
-  // integers divided) `count` values of `dtype` (float, double, int32,
-  // int64) at `data` over the group, in place.
-  absl::Status Allreduce(void* data, int64_t count, DataType dtype, bool mean);
+  // Sums `count` values of `dtype` (float, double, int32, int64) at
+  // `data` over the group, in place.
+  absl::Status Allreduce(void* data, int64_t count, DataType dtype);
+  int size() const;
 
  private:
   explicit GlooGroup(std::shared_ptr<gloo::Context> context);

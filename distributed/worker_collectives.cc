@@ -179,11 +179,10 @@ void WorkerCollectives::RunRemote(const std::string& leader, const CollectiveCal
         [state, cancellation, what, done](const absl::Status& s) {
           if (cancellation != nullptr) cancellation->TryDeregister(state->token);
           if (!s.ok()) {
-            // The leader's own answers name the instance already; the
-            // transport's (the leader gone, the call cancelled) do not.
-            done(absl::StrContains(s.message(), "(reduce of") ||
-                         absl::StrContains(s.message(), "(gather of") ||
-                         absl::StrContains(s.message(), "(broadcast")
+            // The leader's own answers name a member (CollectiveCall::
+            // Describe: "... of group G, instance I ..."); the transport's
+            // (the leader gone, the call cancelled) name none.
+            done(absl::StrContains(s.message(), " of group ")
                      ? s
                      : absl::Status(s.code(), absl::StrCat(what, ": ", s.message())));
             return;
