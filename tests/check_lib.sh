@@ -12,19 +12,25 @@ finish() {
   [ "$failures" -eq 0 ]
 }
 
-# `start_task JOB TASK [ENV=VALUE ...]` starts `$GRAPHRUN worker` for one
-# task on loopback (ENV... set for it alone, e.g. GRAPHRUN_CRASH_AT), its
-# stdout open on the next free fd from 3 until the test ends, its pid added
-# to `pids` and its stderr in $tmp; once its first line says where it
-# serves, `addr` holds that host:port.
+# `start_task JOB TASK [ENV=VALUE ...] [--FLAG ...]` starts `$GRAPHRUN
+# worker` for one task on loopback (ENV... set for it alone, e.g.
+# GRAPHRUN_CRASH_AT; --FLAGs passed to it, e.g. --log_steps), its stdout
+# open on the next free fd from 3 until the test ends, its pid added to
+# `pids` and its stderr in the file `err` names; once its first line says
+# where it serves, `addr` holds that host:port.
 next_fd=3
 addr=
+err=
 start_task() {
-  local job="$1" task="$2"
+  local job="$1" task="$2" a envs=() flags=()
   shift 2
+  for a in "$@"; do
+    if [[ "$a" == --* ]]; then flags+=("$a"); else envs+=("$a"); fi
+  done
   local fd=$next_fd
   next_fd=$((next_fd + 1))
-  eval "exec $fd< <(exec env $* \"\$GRAPHRUN\" worker --listen=127.0.0.1:0 --job=$job --task=$task 2> \"\$tmp/$job$task.$fd.err\")"
+  err="$tmp/$job$task.$fd.err"
+  eval "exec $fd< <(exec env ${envs[*]} \"\$GRAPHRUN\" worker --listen=127.0.0.1:0 --job=$job --task=$task ${flags[*]} 2> \"\$err\")"
   pids+=($!)
   local line
   read -r -t 30 -u "$fd" line

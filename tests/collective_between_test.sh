@@ -26,13 +26,9 @@ trap cleanup EXIT
 
 # Worker 0 (the leader) logs its steps: the failure checks below wait for
 # a step to start there.
-exec 3< <(exec "$GRAPHRUN" worker --listen=127.0.0.1:0 --job=worker --task=0 --log_steps \
-  2> "$tmp/w0.err")
-pids+=($!)
-next_fd=4
-read -r -t 30 -u 3 line
-check "worker 0 serving" grep -q ' serving on ' <<<"$line"
-a0="$(sed -n 's/.* serving on \([^ ]*\).*/\1/p' <<<"$line")"
+start_task worker 0 --log_steps
+a0="$addr"
+w0_log="$err"
 start_task worker 1
 a1="$addr"
 printf '{"worker": ["%s", "%s"]}\n' "$a0" "$a1" > "$tmp/cluster.json"
@@ -99,11 +95,11 @@ train_both "$tmp/ring" ring
 # Worker 1's task goes away while worker 0's members wait for its members
 # (the group has met, so the leader knows who is missing): worker 0's step
 # fails, naming the task.
-started="$(grep -c ' started' "$tmp/w0.err")"
+started="$(grep -c ' started' "$w0_log")"
 ops 0 > "$tmp/lost1.log" 2>&1 &
 c0=$!
 timeout 60 grep -m "$((started + 1))" ' started' \
-  < <(exec tail -n +1 -f --pid=$$ "$tmp/w0.err") > "$tmp/seen"
+  < <(exec tail -n +1 -f --pid=$$ "$w0_log") > "$tmp/seen"
 kill "${pids[1]}"
 wait "$c0"
 check "a lost member's task fails its peer's step" test $? -ne 0
