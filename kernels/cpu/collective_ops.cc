@@ -13,6 +13,7 @@
 #include "graph/lower_collectives.h"
 #include "graph/tensor.h"
 #include "graph/tensor_shape.h"
+#include "kernels/cpu/array_movement.h"
 #include "kernels/collective.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -86,7 +87,13 @@ class CollectiveOp : public AsyncOpKernel {
       OP_REQUIRES_OK_ASYNC(ctx, ScalarKey(ctx, k + 1, "group_key", &call.group_key), done);
       OP_REQUIRES_OK_ASYNC(ctx, ScalarKey(ctx, k + 2, "instance_key", &call.instance_key), done);
       if (kind_ == CollectiveKind::kBcastRecv) {
-        OP_REQUIRES_OK_ASYNC(ctx, ShapeInput(ctx->input(3), &call.shape), done);
+        absl::StatusOr<TensorShape> shape = array_kernels::ShapeFromTensor(ctx->input(3));
+        OP_REQUIRES_ASYNC(ctx, shape.ok(),
+                          absl::InvalidArgumentError(absl::StrCat(
+                              "node '", name(), "': bad shape to receive: ",
+                              shape.status().message())),
+                          done);
+        call.shape = *shape;
       }
     }
     OP_REQUIRES_ASYNC(ctx, call.group_size >= 1,
@@ -128,22 +135,6 @@ class CollectiveOp : public AsyncOpKernel {
                                                      t.shape().DebugString()));
     }
     *value = t.flat<int32_t>()[0];
-    return absl::OkStatus();
-  }
-
-  absl::Status ShapeInput(const Tensor& t, TensorShape* shape) const {
-    std::vector<int64_t> dims;
-    if (t.dtype() == DT_INT32) {
-      for (int32_t d : t.flat<int32_t>()) dims.push_back(d);
-    } else {
-      for (int64_t d : t.flat<int64_t>()) dims.push_back(d);
-    }
-    absl::StatusOr<TensorShape> s = TensorShape::FromDims(dims);
-    if (!s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("node '", name(), "': bad shape to receive: ", s.status().message()));
-    }
-    *shape = *s;
     return absl::OkStatus();
   }
 
