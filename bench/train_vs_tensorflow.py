@@ -9,9 +9,9 @@ variables, then alternates rounds: TensorFlow's Session loop
 --restore` on the same graph, batch and checkpoint, and, where PyTorch is
 installed, the same MLP and CNN in PyTorch eager with fused Adam (the
 fastest peer measured on these machines; torch.set_num_threads(2)). Prints
-the median step time of each (graphrun's own median of its steps but the
-first, the others' over the timed steps after warm-up), per round and
-overall, and the ratios.
+the median step time of each over the timed steps after 10 warm-up steps
+(graphrun's own median, --warmup_steps 10), per round and overall, and
+the ratios.
 
   ./bazelw build //tools:graphrun
   /work/tfvenv/bin/python bench/train_vs_tensorflow.py [--rounds 3] [--steps 60] \
@@ -136,13 +136,15 @@ def export(g, saver, tmp, model):
     return graph_path, ckpt
 
 
-def graphrun_median_ms(graph_path, ckpt, x_path, y_path, steps, *flags):
-    """graphrun train's median step (ms), the first step left out; `flags`
-    go to the command (--local_workers=1, --clear_devices, ...)."""
+def graphrun_median_ms(graph_path, ckpt, x_path, y_path, steps, *flags, warmup=10):
+    """graphrun train's median step (ms) over `steps` timed steps after
+    `warmup` steps, as the peers are timed; `flags` go to the command
+    (--local_workers=1, --clear_devices, ...)."""
     out = subprocess.run(
         [GRAPHRUN, "train", graph_path, "--restore", ckpt, "--train", "train", "--steps",
-         str(steps + 1), "--feed", "x=" + x_path, "--feed", "y=" + y_path, "--fetch", "loss",
-         "--gpus=none"] + list(flags), capture_output=True, text=True, check=True).stdout
+         str(warmup + steps), "--warmup_steps", str(warmup), "--feed", "x=" + x_path,
+         "--feed", "y=" + y_path, "--fetch", "loss", "--gpus=none"] + list(flags),
+        capture_output=True, text=True, check=True).stdout
     return float(re.search(r"median step ([0-9.]+) ms", out).group(1))
 
 

@@ -47,6 +47,10 @@ ABSL_FLAG(bool, recover, false,
 ABSL_FLAG(int, first_step, 0,
           "train: step i feeds slice first_step + i of each --feed_steps file (a run that "
           "goes on where another stopped)");
+ABSL_FLAG(int, warmup_steps, 1,
+          "train: the first N steps are left out of the median step time printed at the end "
+          "(the first builds the plan; more let caches and the allocator settle, as benchmarks "
+          "warm up)");
 ABSL_FLAG(std::string, recover_with, "restarted",
           "train --recover: `restarted` (start the tasks again, or wait for them over "
           "--cluster) or `remaining` (go on without the worker tasks that are gone, their "
@@ -236,6 +240,7 @@ Usage:
                [--out DIR] [--save PREFIX] [--save_every K]
                [--recover [--recover_with=restarted|remaining]]
                [--local_init OP] [--queue_runner OP] [--first_step K]
+               [--warmup_steps N]
                [--replicas N [--fusion_threshold_mb MB] [--allreduce=ring|gloo|graph]
                [--check_replicas]
                [--fetch_all_replicas]] [every run option]
@@ -526,6 +531,7 @@ int main(int argc, char** argv) {
     train.feed_steps = repeated.feed_steps;
     train.local_init_ops = repeated.local_inits;
     train.first_step = absl::GetFlag(FLAGS_first_step);
+    train.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
     train.queue_runners = repeated.queue_runners;
     train.close_queues = absl::GetFlag(FLAGS_close_queues);
     train.train_op = absl::GetFlag(FLAGS_train);

@@ -309,6 +309,9 @@ int TrainCommand(const TrainCommandArgs& given) {
         "give the train op: --train OP (", run.graph, " names none in a train_op collection)")));
   }
   if (run.steps < 0) return Fail(absl::InvalidArgumentError("--steps must be >= 0"));
+  if (args.warmup_steps < 0) {
+    return Fail(absl::InvalidArgumentError("--warmup_steps must be >= 0"));
+  }
   if (args.first_step < 0) {
     return Fail(absl::InvalidArgumentError("--first_step must be >= 0"));
   }
@@ -580,9 +583,10 @@ int TrainCommand(const TrainCommandArgs& given) {
     std::cout << absl::StrFormat("%d steps in %.3f s: %.1f steps/s", done, total_s,
                                  done / std::max(total_s, 1e-9));
     if (!r.step_ms.empty()) {
-      // The first step builds the plan: the median is of the others.
-      std::vector<double> sorted(r.step_ms.begin() + (r.step_ms.size() > 1 ? 1 : 0),
-                                 r.step_ms.end());
+      // The first step builds the plan: the median is of the steps after the
+      // warm-up (all of them when there are no more).
+      const size_t skip = std::min(r.step_ms.size() - 1, static_cast<size_t>(args.warmup_steps));
+      std::vector<double> sorted(r.step_ms.begin() + skip, r.step_ms.end());
       std::sort(sorted.begin(), sorted.end());
       std::cout << absl::StrFormat(", median step %.3f ms", sorted[sorted.size() / 2]);
     }

@@ -36,6 +36,9 @@ struct TrainCommandArgs {
   // --first_step K: step i feeds slice K + i of each --feed_steps file (a
   // run that goes on where another stopped).
   int first_step = 0;
+  // --warmup_steps N: the median step time printed at the end leaves out
+  // the first N steps (by default 1: the first step builds the plan).
+  int warmup_steps = 1;
   std::string restore;                  // --restore PREFIX: a V2 checkpoint
   std::string save;                     // --save PREFIX: after the last step
   int save_every = 0;                   // --save_every K: also every K steps
