@@ -269,6 +269,23 @@ REGISTER_OP("MaxPoolGrad")
         "uint64} = DT_FLOAT")
     .SetShapeFn(MaxPoolGradShape);
 
+// MaxPoolGrad with ReluGrad of orig_input applied to its output
+// (fused_ops ["ReluGrad"]): what the graph optimizer makes of a
+// relu -> max_pool block's gradient (graph/optimize/fuse_pool_grad.cc).
+REGISTER_OP("_FusedMaxPoolGrad")
+    .Input("orig_input: T")
+    .Input("orig_output: T")
+    .Input("grad: T")
+    .Output("output: T")
+    .Attr("ksize: list(int) >= 4")
+    .Attr("strides: list(int) >= 4")
+    .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+    .Attr("explicit_paddings: list(int) = []")
+    .Attr("data_format: {'NHWC'} = 'NHWC'")
+    .Attr("fused_ops: list(string) = []")
+    .Attr("T: {float, double, half, bfloat16} = DT_FLOAT")
+    .SetShapeFn(MaxPoolGradShape);
+
 REGISTER_OP("AvgPoolGrad")
     .Input("orig_input_shape: int32")
     .Input("grad: T")

@@ -15,9 +15,14 @@
 // batch norm folded to a zero shift) fuses with a zero bias:
 //
 //   act(Conv2D(x, w))                     -> _FusedConv2D(x, w, zeros)
+// A bias that is not a constant (a variable's value in a training graph)
+// joins when shape inference knows it is a vector of that many values.
 // float only; convolutions in NHWC; nodes on the CPU or not pinned (the fused
 // kernels are CPU kernels). The fused node takes the name of the chain's
-// last node; the others must have no other consumer and not be preserved.
+// last node; the others must have no other consumer and not be preserved,
+// except that the product may also be read by Shape nodes (TensorFlow's
+// gradient of the bias Add reads the product's shape): the bias and the
+// activation keep that shape, so they read the fused node instead.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -85,6 +90,35 @@ int64_t OutputChannels(const GraphView& view, const OptimizerOptions& options, i
   return w.dim(w.rank() - 1);
 }
 
+// The dims of output `index` of node `n` as shape inference found them:
+// a Const's value, else the inferred shapes; rank -1 when unknown.
+PartialShape KnownShape(const GraphView& view, const OptimizerOptions& options, int n,
+                        int index) {
+  if (view.node(n).op() == "Const") return index == 0 ? ConstShape(view.node(n)) : PartialShape();
+  auto known = options.shapes.find(view.node(n).name());
+  if (known == options.shapes.end() || index < 0 ||
+      static_cast<size_t>(index) >= known->second.size()) {
+    return PartialShape();
+  }
+  return known->second[index];
+}
+
+// Whether node `from` is `target` or reads it, through any chain of data or
+// control inputs.
+bool DependsOn(const GraphView& view, int from, int target) {
+  std::vector<int> stack = {from};
+  std::vector<bool> seen(view.num_nodes(), false);
+  while (!stack.empty()) {
+    const int n = stack.back();
+    stack.pop_back();
+    if (n == target) return true;
+    if (n < 0 || seen[n]) continue;
+    seen[n] = true;
+    for (int pos = 0; pos < view.num_inputs(n); ++pos) stack.push_back(view.producer(n, pos));
+  }
+  return false;
+}
+
 // head -> bias -> [activation], found from the bias node.
 struct Chain {
   int head = -1;
@@ -93,7 +127,33 @@ struct Chain {
   int last = -1;     // the activation, or `bias`
   std::string activation;
   const char* fused_op = nullptr;
+  // (Shape node, input position) reading the head's product: they read
+  // the fused node instead.
+  std::vector<std::pair<int, int>> shape_readers;
 };
+
+// Whether `head` may disappear into a chain whose next node is `next`: not
+// preserved, no control consumers, and read only by `next` and by Shape
+// nodes (listed in `shape_readers`).
+bool HeadFusable(const GraphView& view, const OptimizerOptions& options, int head, int next,
+                 std::vector<std::pair<int, int>>* shape_readers) {
+  if (options.preserve.contains(view.node(head).name()) || view.HasControlConsumers(head)) {
+    return false;
+  }
+  shape_readers->clear();
+  int next_uses = 0;
+  for (const auto& [consumer, pos] : view.consumers(head)) {
+    if (view.input(consumer, pos).index != 0) return false;
+    if (consumer == next) {
+      ++next_uses;
+    } else if (view.node(consumer).op() == "Shape" && pos == 0 && !view.removed(consumer)) {
+      shape_readers->emplace_back(consumer, pos);
+    } else {
+      return false;
+    }
+  }
+  return next_uses == 1;
+}
 
 // The chain whose bias node is `i`, if the nodes may be fused.
 bool MatchChain(const GraphView& view, const OptimizerOptions& options, int i, Chain* chain) {
@@ -117,19 +177,23 @@ bool MatchChain(const GraphView& view, const OptimizerOptions& options, int i, C
     const int head = view.producer(i, side);
     const NodeDef& h = view.node(head);
     const char* fused_op = FusedOpFor(h);
-    if (fused_op == nullptr || view.removed(head) || !single_data_use(head) ||
-        h.device() != bias.device()) {
+    std::vector<std::pair<int, int>> shape_readers;
+    if (fused_op == nullptr || view.removed(head) ||
+        !HeadFusable(view, options, head, i, &shape_readers) || h.device() != bias.device()) {
       continue;
     }
     if (is_add) {
-      const PartialShape b = ConstShape(view.node(view.producer(i, 1 - side)));
+      const TensorId& b_in = view.input(i, 1 - side);
+      const PartialShape b = KnownShape(view, options, view.producer(i, 1 - side), b_in.index);
       const int64_t channels = OutputChannels(view, options, head);
-      if (b.rank() != 1 || channels < 0 || b.dim(0) != channels ||
-          view.input(i, 1 - side).index != 0) {
-        continue;
-      }
+      if (b.rank() != 1 || channels < 0 || b.dim(0) != channels) continue;
+      // A computed bias must not come from the product (say through its
+      // shape), which the fused node replaces.
+      const int b_node = view.producer(i, 1 - side);
+      if (view.node(b_node).op() != "Const" && DependsOn(view, b_node, head)) continue;
     }
     *chain = Chain();
+    chain->shape_readers = std::move(shape_readers);
     chain->head = head;
     chain->bias = i;
     chain->bias_pos = 1 - side;
@@ -162,13 +226,14 @@ bool MatchBiaslessChain(const GraphView& view, const OptimizerOptions& options, 
   const int head = view.producer(i, 0);
   const NodeDef& h = view.node(head);
   const char* fused_op = FusedOpFor(h);
+  std::vector<std::pair<int, int>> shape_readers;
   if (fused_op == nullptr || view.removed(head) || h.device() != act.device() ||
-      options.preserve.contains(h.name()) || view.consumers(head).size() != 1 ||
-      view.HasControlConsumers(head) || view.num_data_inputs(head) != 2 ||
+      !HeadFusable(view, options, head, i, &shape_readers) || view.num_data_inputs(head) != 2 ||
       OutputChannels(view, options, head) < 0) {
     return false;
   }
   *chain = Chain();
+  chain->shape_readers = std::move(shape_readers);
   chain->head = head;
   chain->last = i;
   chain->activation = act.op();
@@ -283,6 +348,9 @@ absl::Status FuseKernels(GraphDef* graph, const OptimizerOptions& options,
       view.MarkRemoved(node);
     }
     view.node(chain.last) = std::move(fused);
+    for (const auto& [reader, pos] : chain.shape_readers) {
+      view.SetInput(reader, pos, TensorId{view.node(chain.last).name(), 0});
+    }
   }
   view.Compact();
   for (NodeDef& n : added) *graph->add_node() = std::move(n);

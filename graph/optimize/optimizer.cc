@@ -94,6 +94,7 @@ absl::Status OptimizeGraph(GraphDef* graph, const OptimizerOptions& options,
       {"LSTM cell fusion", &FuseLstmCells},
       {"LSTM loop fusion", &FuseLstmLoops},
       {"kernel fusion", &FuseKernels},
+      {"pool gradient fusion", &FuseMaxPoolReluGrads},
       {"common subexpressions", &EliminateCommonSubexpressions},
       {"pruning", &PruneUnused},
   };

@@ -123,6 +123,8 @@ absl::Status FuseLstmLoops(GraphDef* graph, const OptimizerOptions& options,
                            OptimizationReport::Pass* report);
 absl::Status FuseKernels(GraphDef* graph, const OptimizerOptions& options,
                          OptimizationReport::Pass* report);
+absl::Status FuseMaxPoolReluGrads(GraphDef* graph, const OptimizerOptions& options,
+                                  OptimizationReport::Pass* report);
 absl::Status EliminateCommonSubexpressions(GraphDef* graph, const OptimizerOptions& options,
                                            OptimizationReport::Pass* report);
 absl::Status PruneUnused(GraphDef* graph, const OptimizerOptions& options,

@@ -3,6 +3,7 @@
 // outputs (grad_ops_test_data.h, made by make_grad_ops_test_data.py), and
 // their errors.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -201,6 +202,40 @@ TEST(AvgPoolGradTest, MatchesTensorFlow) {
     ASSERT_TRUE(out.ok()) << out.status();
     EXPECT_EQ(ValuesOf((*out)[0]), std::vector<double>(c.want.begin(), c.want.end()));
   }
+}
+
+// The graph optimizer's ReluGrad(MaxPoolGrad(x, y, dy), x) in one kernel:
+// TensorFlow's MaxPoolGrad output, then ReluGrad's rule (the gradient where
+// x > 0, else the gradient times 0, a -0 for a negative one). Half the
+// inputs are 0 here (integers in [0, 2]), so the mask matters.
+TEST(MaxPoolGradTest, FusedWithReluGradMasksTensorFlowsGradient) {
+  for (const data::PoolCase& c : data::kMaxPoolGradCases) {
+    SCOPED_TRACE(c.name);
+    std::map<std::string, AttrValue> attrs = PoolAttrs(c);
+    attrs["fused_ops"].mutable_list()->add_s("ReluGrad");
+    const Tensor y = Typed(std::vector<float>(c.grad.size()), c.grad_dims, c.dtype);
+    auto out = RunOp("_FusedMaxPoolGrad", attrs,
+                     {Typed(c.input, c.dims, c.dtype), y, Typed(c.grad, c.grad_dims, c.dtype)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    const std::vector<double> got = ValuesOf((*out)[0]);
+    ASSERT_EQ(got.size(), c.want.size());
+    int masked = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      const double want = c.input[i] > 0 ? c.want[i] : c.want[i] * 0.0;
+      masked += c.input[i] > 0 ? 0 : 1;
+      EXPECT_EQ(got[i], want) << i;
+      EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << i;
+    }
+    EXPECT_GT(masked, 0);
+  }
+  const data::PoolCase& c = data::kMaxPoolGradCases[0];
+  std::map<std::string, AttrValue> attrs = PoolAttrs(c);
+  attrs["fused_ops"].mutable_list()->add_s("Relu6Grad");
+  ExpectError(RunOp("_FusedMaxPoolGrad", attrs,
+                    {Typed(c.input, c.dims, c.dtype),
+                     Typed(std::vector<float>(c.grad.size()), c.grad_dims, c.dtype),
+                     Typed(c.grad, c.grad_dims, c.dtype)}),
+              absl::StatusCode::kUnimplemented, "fuses [ReluGrad] only, got [Relu6Grad]");
 }
 
 TEST(MaxPoolGradTest, GradOfTheWrongShape) {

@@ -129,6 +129,15 @@ class MaxPoolGradOp : public OpKernel {
  public:
   explicit MaxPoolGradOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
     OP_REQUIRES_OK(ctx, attrs_.Read(ctx, WindowKind::kPool));
+    if (ctx->def().op() == "_FusedMaxPoolGrad") {
+      std::vector<std::string> fused;
+      OP_REQUIRES_OK(ctx, ctx->GetAttr("fused_ops", &fused));
+      OP_REQUIRES(ctx, fused == std::vector<std::string>{"ReluGrad"},
+                  absl::UnimplementedError(absl::StrCat(
+                      "_FusedMaxPoolGrad fuses [ReluGrad] only, got [",
+                      absl::StrJoin(fused, ","), "]")));
+      relu_grad_ = true;
+    }
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -266,6 +275,13 @@ class MaxPoolGradOp : public OpKernel {
       } else {
         Windows<false>(xb, dxb, dy, b, rows, cols, depth, *wr, *wc);
       }
+      if (relu_grad_) {
+        // ReluGrad(dx, x) while the image is in cache, as the ReluGrad
+        // kernel computes it: g where x > 0, else g * 0.
+        for (int64_t i = 0; i < image; ++i) {
+          dxb[i] = xb[i] > static_cast<T>(0) ? dxb[i] : dxb[i] * static_cast<T>(0);
+        }
+      }
     }
   }
 
@@ -304,6 +320,7 @@ class MaxPoolGradOp : public OpKernel {
   }
 
   WindowAttrs attrs_;
+  bool relu_grad_ = false;  // _FusedMaxPoolGrad: ReluGrad by orig_input after
 };
 
 // TensorFlow's GetBroadcastSize (avgpooling_op.cc), kept as it is: where
@@ -562,6 +579,9 @@ class Conv2DBackpropFilterOp : public OpKernel {
 #define REGISTER_WINDOW_GRADS(T)                                                             \
   REGISTER_KERNEL(KernelDefBuilder("MaxPoolGrad").Device(kDeviceCpu).TypeConstraint<T>("T"), \
                   MaxPoolGradOp<T>);                                                         \
+  REGISTER_KERNEL(                                                                           \
+      KernelDefBuilder("_FusedMaxPoolGrad").Device(kDeviceCpu).TypeConstraint<T>("T"),       \
+      MaxPoolGradOp<T>);                                                                     \
   REGISTER_KERNEL(KernelDefBuilder("AvgPoolGrad").Device(kDeviceCpu).TypeConstraint<T>("T"), \
                   AvgPoolGradOp<T>);                                                         \
   REGISTER_KERNEL(                                                                           \
