@@ -1115,7 +1115,11 @@ class ExecutorState {
   // Cheap nodes (cheaper still than a thread hop in loops: WorthAHop) run
   // inline; one expensive node runs inline unless something is already
   // queued here (or this thread keeps only cheap ones: t_cheap_only);
-  // other expensive nodes go to the runner.
+  // other expensive nodes go to the runner. The kept expensive node runs
+  // after the cheap ones (`here` is taken from the back): what they make
+  // ready meanwhile, an expensive node on another path (a layer's gradient
+  // next to another layer's optimizer update), goes to the runner and runs
+  // beside it instead of after it.
   void Dispatch(const ReadyList& ready, ReadyList* here) {
     bool kept_expensive = !here->empty() || t_cheap_only;
     for (const TaggedNode& t : ready) {
@@ -1123,7 +1127,7 @@ class ExecutorState {
         here->push_back(t);
       } else if (!kept_expensive) {
         kept_expensive = true;
-        here->push_back(t);
+        here->insert(here->begin(), t);
       } else {
         args_.runner([this, t] { Process(ReadyList{t}); });
       }
