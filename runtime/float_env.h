@@ -18,6 +18,7 @@
 #include <functional>
 #include <utility>
 
+#include "kernels/cpu/pieces.h"
 #include "kernels/eigen.h"
 
 #if defined(__SSE__) || defined(_M_X64)
@@ -70,6 +71,16 @@ struct KernelThreadEnvironment : Eigen::StlThreadEnvironment {
       float_env::Set(float_env::ForKernels(float_env::Get()));
       f();
     });
+  }
+  // Counted, so that a thread lingering for kernel pieces
+  // (kernels/cpu/pieces.h) makes way for waiting tasks.
+  Task CreateTask(std::function<void()> f) {
+    cpu::PoolTaskQueued();
+    return Task{std::move(f)};
+  }
+  void ExecuteTask(const Task& t) {
+    cpu::PoolTaskStarted();
+    t.f();
   }
 };
 

@@ -9,6 +9,7 @@
 #ifndef GRAPHRUN_KERNELS_CPU_APPLY_OP_H_
 #define GRAPHRUN_KERNELS_CPU_APPLY_OP_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
+#include "kernels/cpu/pieces.h"
 #include "kernels/eigen.h"
 #include "kernels/op_kernel.h"
 #include "kernels/variable.h"
@@ -195,11 +197,16 @@ class ApplyOp : public OpKernel {
       update(slots, 0, n);
       return;
     }
-    const double bytes = static_cast<double>(sizeof(T) * (slots.vars.size() + 1));
-    pool->parallelFor(static_cast<Eigen::Index>(n), Eigen::TensorOpCost(bytes, bytes, 20),
-                      [&](Eigen::Index begin, Eigen::Index end) {
-                        update(slots, static_cast<int64_t>(begin), static_cast<int64_t>(end));
-                      });
+    // One range per intra-op thread (whole cache lines each), on the
+    // calling thread and the pool's (RunPieces: threads still about from
+    // the gradient's product take them without a wake-up).
+    const int pieces = static_cast<int>(std::min<int64_t>(
+        ctx->device()->intra_op_threads(), (n + kParallelElements - 1) / kParallelElements));
+    const int64_t step = ((n + pieces - 1) / pieces + 15) / 16 * 16;
+    RunPieces(*pool, pieces, [&](int i) {
+      const int64_t begin = std::min(n, i * step);
+      update(slots, begin, std::min(n, begin + step));
+    });
   }
 
  protected:

@@ -23,6 +23,14 @@ namespace cpu {
 void RunPieces(const Eigen::ThreadPoolDevice& pool, int n,
                absl::FunctionRef<void(int)> run);
 
+// A pool thread that ran pieces lingers a moment for the next call's
+// pieces (a wake-up costs as much as a small piece), unless the pool has
+// other work: the intra-op pools' thread environment (runtime/float_env.h)
+// reports each task scheduled and each task started, and a lingering
+// thread goes back to its pool while any is waiting.
+void PoolTaskQueued();
+void PoolTaskStarted();
+
 }  // namespace cpu
 }  // namespace graphrun
 

@@ -1,6 +1,9 @@
 #include "kernels/cpu/pieces.h"
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -48,6 +51,46 @@ TEST(RunPiecesTest, ConcurrentCallersShareAPool) {
   }
   for (std::thread& t : callers) t.join();
   EXPECT_EQ(total.load(), kCallers * kRounds * kPieces);
+}
+
+// Pool threads linger after their pieces for the next call's; with many
+// pools (whose lingerers share a few boards) each piece still runs once,
+// on the caller or on a thread of the caller's pool, never another's.
+TEST(RunPiecesTest, LingeringThreadsTakeOnlyTheirOwnPoolsPieces) {
+  constexpr int kPools = 40, kRounds = 50, kPieces = 4;
+  std::vector<std::unique_ptr<Eigen::ThreadPool>> pools;
+  std::vector<std::unique_ptr<Eigen::ThreadPoolDevice>> devices;
+  for (int p = 0; p < kPools; ++p) {
+    pools.push_back(std::make_unique<Eigen::ThreadPool>(2));
+    devices.push_back(std::make_unique<Eigen::ThreadPoolDevice>(pools.back().get(), 2));
+  }
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> foreign{0}, helped{0};
+  // A few calls in a row on each pool (its threads linger between them),
+  // then the next pool's while the last one's may still linger.
+  for (int r = 0; r < kRounds * kPools; ++r) {
+    {
+      const int p = (r / 4) % kPools;
+      std::vector<std::atomic<int>> runs(kPieces);
+      RunPieces(*devices[p], kPieces, [&](int i) {
+        // Long enough (5 us) that the pool's threads come for pieces.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(5);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        runs[i].fetch_add(1);
+        if (std::this_thread::get_id() != caller) {
+          helped.fetch_add(1);
+          if (pools[p]->CurrentThreadId() < 0) foreign.fetch_add(1);
+        }
+      });
+      for (int i = 0; i < kPieces; ++i) ASSERT_EQ(runs[i].load(), 1) << "pool " << p;
+    }
+  }
+  EXPECT_EQ(foreign.load(), 0);
+  // Not asserted (it depends on the machine's timing): how many pieces the
+  // pools' threads took.
+  std::printf("pieces run by pool threads: %d of %d\n", helped.load(),
+              kPools * kRounds * kPieces);
 }
 
 }  // namespace
