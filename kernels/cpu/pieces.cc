@@ -31,12 +31,11 @@ constexpr std::chrono::microseconds kHelperLinger(100);
 // How long the caller waits for the helpers' last pieces before it sleeps.
 constexpr std::chrono::microseconds kCallerSpin(200);
 
-// Turn `spins` of a wait: a pause, and every 16th turn the core to any
-// other thread ready to run on it (a lingering thread must not hold up a
-// kernel where there are more threads than cores; yielding every turn
-// hands the core to a spinning thread for its whole time slice).
-void Relax(int spins) {
-  if ((spins & 15) == 15) sched_yield();
+// One turn of a wait: the core to any other thread ready to run on it (a
+// lingering thread must not hold up a kernel where there are more threads
+// than cores), then a pause.
+void Relax() {
+  sched_yield();
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
 #endif
@@ -121,7 +120,7 @@ void Linger(Board& board, const void* pool) {
     }
     if (queued_pool_tasks.load(std::memory_order_relaxed) > 0) break;
     if ((spins & 7) == 7 && Clock::now() >= until) break;
-    Relax(spins);
+    Relax();
   }
   board.lingering.fetch_sub(1, std::memory_order_acq_rel);
 }
@@ -181,7 +180,7 @@ void RunPieces(const Eigen::ThreadPoolDevice& pool, int n,
   const auto until = std::chrono::steady_clock::now() + kCallerSpin;
   for (int spins = 0; state->remaining.load(std::memory_order_acquire) > 0; ++spins) {
     if ((spins & 7) == 7 && std::chrono::steady_clock::now() >= until) break;
-    Relax(spins);
+    Relax();
   }
   absl::MutexLock lock(&state->mu);
   state->mu.Await(absl::Condition(&state->done));
