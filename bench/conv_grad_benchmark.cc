@@ -128,12 +128,23 @@ void BM_ConvGrad(benchmark::State& state, const ConvShape& s, Grad grad, const c
 }
 
 // MaxPoolGrad (2x2, stride 2, SAME) on the CNN's two pooled activations:
-// orig_input, orig_output and the gradient fed.
-void BM_MaxPoolGrad(benchmark::State& state, int64_t size, int64_t depth) {
+// orig_input, orig_output and the gradient fed. With `relu`, the ReluGrad
+// of the pooling's input after it, as the CNN's gradient graph has it:
+// two kernels (the optimizer off) or the optimizer's one _FusedMaxPoolGrad.
+enum class PoolGrad { kAlone, kThenReluGrad, kFused };
+void BM_MaxPoolGrad(benchmark::State& state, int64_t size, int64_t depth, PoolGrad form) {
   GraphDef g;
   for (const char* name : {"x", "y", "dy"}) AddPlaceholder(&g, name, DT_FLOAT);
-  NodeDef* n = AddNode(&g, "grad", "MaxPoolGrad");
+  NodeDef* n = AddNode(&g, "pool_grad", "MaxPoolGrad");
   for (const char* in : {"x", "y", "dy"}) n->add_input(in);
+  if (form == PoolGrad::kAlone) {
+    n->set_name("grad");
+  } else {
+    NodeDef* relu_grad = AddNode(&g, "grad", "ReluGrad");
+    relu_grad->add_input("pool_grad");
+    relu_grad->add_input("x");
+    (*relu_grad->mutable_attr())["T"].set_type(DT_FLOAT);
+  }
   auto& attr = *n->mutable_attr();
   attr["T"].set_type(DT_FLOAT);
   for (int64_t v : {1, 2, 2, 1}) attr["ksize"].mutable_list()->add_i(v);
@@ -145,7 +156,9 @@ void BM_MaxPoolGrad(benchmark::State& state, int64_t size, int64_t depth) {
       {"x", RandomTensor({64, size, size, depth}, 1)},
       {"y", RandomTensor({64, out, out, depth}, 2)},
       {"dy", RandomTensor({64, out, out, depth}, 3)}};
-  auto session = Session::Create(g, SessionOptions());
+  SessionOptions options;
+  if (form == PoolGrad::kThenReluGrad) options.optimize = SessionOptions::Optimize::kNone;
+  auto session = Session::Create(g, options);
   std::vector<Tensor> result;
   for (auto _ : state) {
     absl::Status st = (*session)->Run(feeds, {"grad"}, {}, &result);
@@ -181,12 +194,18 @@ int RegisterAll() {
   benchmark::RegisterBenchmark("BM_BiasAddGrad/cnn_conv1_28x28x8", BM_BiasAddGrad)
       ->Unit(benchmark::kMicrosecond)
       ->UseRealTime();
-  benchmark::RegisterBenchmark("BM_MaxPoolGrad/cnn_pool1_28x28x8", BM_MaxPoolGrad, 28, 8)
-      ->Unit(benchmark::kMicrosecond)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("BM_MaxPoolGrad/cnn_pool2_14x14x16", BM_MaxPoolGrad, 14, 16)
-      ->Unit(benchmark::kMicrosecond)
-      ->UseRealTime();
+  for (const auto& [name, form] : {std::pair{"", PoolGrad::kAlone},
+                                    std::pair{"_then_relu_grad", PoolGrad::kThenReluGrad},
+                                    std::pair{"_fused_relu_grad", PoolGrad::kFused}}) {
+    benchmark::RegisterBenchmark(absl::StrCat("BM_MaxPoolGrad/cnn_pool1_28x28x8", name).c_str(),
+                                 BM_MaxPoolGrad, 28, 8, form)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(absl::StrCat("BM_MaxPoolGrad/cnn_pool2_14x14x16", name).c_str(),
+                                 BM_MaxPoolGrad, 14, 16, form)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
   for (const ConvShape& s : kShapes) {
     for (Grad grad : {Grad::kInput, Grad::kFilter}) {
       const char* op = grad == Grad::kInput ? "BM_Conv2DBackpropInput" : "BM_Conv2DBackpropFilter";
