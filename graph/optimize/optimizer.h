@@ -36,9 +36,11 @@
 //                      TensorList of the sequence (and nothing else)
 //                      becomes one BlockLSTM over the whole sequence
 //   kernel fusion      MatMul or Conv2D (NHWC) + BiasAdd (or Add of a
-//                      per-channel constant) [+ Relu/Relu6/Elu/LeakyRelu/
-//                      Tanh/Sigmoid] on the CPU becomes TensorFlow's
-//                      _FusedMatMul or _FusedConv2D
+//                      per-channel constant or vector) [+ Relu/Relu6/Elu/
+//                      LeakyRelu/Tanh/Sigmoid] on the CPU becomes
+//                      TensorFlow's _FusedMatMul or _FusedConv2D
+//   pool gradient fusion  ReluGrad(MaxPoolGrad(r, ...), r) becomes one
+//                      _FusedMaxPoolGrad
 //   common subexpressions  nodes with the same op, device, attrs and inputs
 //                      (in any order for commutative ops) are merged
 //   pruning            nodes nothing consumes that are neither preserved
