@@ -155,6 +155,23 @@ bool HeadFusable(const GraphView& view, const OptimizerOptions& options, int hea
   return next_uses == 1;
 }
 
+// Whether the fused node of `chain` would read its own output: with the
+// product's Shape readers pointed at the fused node, any other input of
+// the chain's nodes (the bias, a control input such as an Assert on the
+// product's shape) that comes from the product closes a cycle.
+bool ReadsItsOwnProduct(const GraphView& view, const Chain& chain) {
+  if (chain.shape_readers.empty()) return false;
+  for (int node : {chain.bias, chain.last}) {
+    if (node < 0) continue;
+    for (int pos = 0; pos < view.num_inputs(node); ++pos) {
+      const int p = view.producer(node, pos);
+      if (p == chain.head || p == chain.bias) continue;
+      if (DependsOn(view, p, chain.head)) return true;
+    }
+  }
+  return false;
+}
+
 // The chain whose bias node is `i`, if the nodes may be fused.
 bool MatchChain(const GraphView& view, const OptimizerOptions& options, int i, Chain* chain) {
   const NodeDef& bias = view.node(i);
@@ -187,10 +204,6 @@ bool MatchChain(const GraphView& view, const OptimizerOptions& options, int i, C
       const PartialShape b = KnownShape(view, options, view.producer(i, 1 - side), b_in.index);
       const int64_t channels = OutputChannels(view, options, head);
       if (b.rank() != 1 || channels < 0 || b.dim(0) != channels) continue;
-      // A computed bias must not come from the product (say through its
-      // shape), which the fused node replaces.
-      const int b_node = view.producer(i, 1 - side);
-      if (view.node(b_node).op() != "Const" && DependsOn(view, b_node, head)) continue;
     }
     *chain = Chain();
     chain->shape_readers = std::move(shape_readers);
@@ -209,7 +222,8 @@ bool MatchChain(const GraphView& view, const OptimizerOptions& options, int i, C
         chain->activation = next.op();
       }
     }
-    return true;
+    // A bias computed from the product (say through its shape) stays.
+    return !ReadsItsOwnProduct(view, *chain);
   }
   return false;
 }
@@ -238,7 +252,7 @@ bool MatchBiaslessChain(const GraphView& view, const OptimizerOptions& options, 
   chain->last = i;
   chain->activation = act.op();
   chain->fused_op = fused_op;
-  return true;
+  return !ReadsItsOwnProduct(view, *chain);
 }
 
 // A Const of `channels` zeros named after `base`, in the frame the layer's

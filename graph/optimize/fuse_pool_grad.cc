@@ -72,6 +72,11 @@ absl::Status FuseMaxPoolReluGrads(GraphDef* graph, const OptimizerOptions& optio
     optimize::AddControlInputsOf(view, {pool_grad, i}, &fused);
     *fused.mutable_attr() = p.attr();
     (*fused.mutable_attr())["fused_ops"].mutable_list()->add_s("ReluGrad");
+    // The node keeps ReluGrad's name, and with it its colocation.
+    auto colocation = view.node(i).attr().find("_class");
+    if (colocation != view.node(i).attr().end()) {
+      (*fused.mutable_attr())["_class"] = colocation->second;
+    }
     if (report != nullptr) {
       report->changes.push_back(absl::StrCat("fused '", p.name(), "' (MaxPoolGrad) + '",
                                              fused.name(), "' (ReluGrad) into _FusedMaxPoolGrad '",

@@ -102,6 +102,21 @@ TEST(TrainingGraphFusionTest, AProductReadByMoreThanShapesOrABiasMadeFromItStays
   ASSERT_TRUE(FuseKernels(&h, cyc, nullptr).ok());
   EXPECT_EQ(FindNode(h, "add")->op(), "AddV2");
   EXPECT_EQ(FindNode(h, "mm")->op(), "MatMul");
+
+  // An Add that waits for a check of the product's shape (an assert under
+  // tf.control_dependencies): the fused node would wait for itself.
+  GraphDef checked = Layer(
+      "node { name: 'check' op: 'Identity' input: 'grad_shape'"
+      " attr { key: 'T' value { type: DT_INT32 } } }\n");
+  for (NodeDef& n : *checked.mutable_node()) {
+    if (n.name() == "add") n.add_input("^check");
+  }
+  OptimizerOptions checked_options = LayerOptions({3});
+  checked_options.preserve.insert("check");
+  ASSERT_TRUE(FuseKernels(&checked, checked_options, nullptr).ok());
+  EXPECT_EQ(FindNode(checked, "mm")->op(), "MatMul");
+  EXPECT_EQ(FindNode(checked, "act")->op(), "Relu");
+  EXPECT_EQ(NodeInputs(checked, "grad_shape"), (std::vector<std::string>{"mm"}));
 }
 
 // ReluGrad(MaxPoolGrad(r, pooled, dy), r): TensorFlow's gradient of a

@@ -91,8 +91,10 @@ Board& BoardOf(const void* pool) {
 // on `pool` until none comes for kHelperLinger.
 void Linger(Board& board, const void* pool) {
   using Clock = std::chrono::steady_clock;
-  board.lingering.fetch_add(1, std::memory_order_acq_rel);
+  // The offers counted before this thread is: a caller that sees it
+  // lingering posts after this load, so its offer is seen.
   uint64_t seen = board.offers.load(std::memory_order_acquire);
+  board.lingering.fetch_add(1, std::memory_order_acq_rel);
   Clock::time_point until = Clock::now() + kHelperLinger;
   for (int spins = 0;; ++spins) {
     const uint64_t now_offers = board.offers.load(std::memory_order_acquire);
