@@ -21,6 +21,11 @@ finish() {
 next_fd=3
 addr=
 err=
+# The tasks (and other background processes a test adds to `pids`) are
+# killed when the test exits.
+pids=()
+kill_tasks() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
+trap kill_tasks EXIT
 start_task() {
   local job="$1" task="$2" a envs=() flags=()
   shift 2

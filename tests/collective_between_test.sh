@@ -20,10 +20,6 @@ tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 
 source "$(dirname "$0")/check_lib.sh"
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
-
 # Worker 0 (the leader) logs its steps: the failure checks below wait for
 # a step to start there.
 start_task worker 0 --log_steps

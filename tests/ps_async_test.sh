@@ -17,10 +17,6 @@ tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 
 source "$(dirname "$0")/check_lib.sh"
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
-
 # Each task's first stdout line says where it serves; its stdout stays open
 # on fd 3..6 until the test ends.
 exec 3< <(exec "$GRAPHRUN" worker --listen=127.0.0.1:0 --job=ps --task=0 2> "$tmp/ps0.err")

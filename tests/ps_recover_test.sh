@@ -22,10 +22,6 @@ ran() {  # LOG RC: true when RC is 0; else the log is shown
   return 1
 }
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
-
 c=mlp_adam_sync2
 train() {  # OUT [more flags]: 8 steps from TensorFlow's initial checkpoint
   local out="$1"

@@ -1,15 +1,11 @@
 # Sourced (after check_lib.sh, with GRAPHRUN, F and tmp set) by the tests
 # of synchronous between-graph training on ps_sync_test's fixtures
 # (tests/fixtures/ps/mlp_sgd_sync_between_*): starts ps 0-1 and workers
-# 0-1 on loopback ($tmp/cluster.json; their pids in `pids`, killed on exit)
+# 0-1 on loopback ($tmp/cluster.json; check_lib.sh's start_task kills them on exit)
 # and reads the op names TensorFlow exported: train_op, sync_op,
 # chief_init (global init first, then the chief's local inits), and the
 # --local_init flags of the chief (chief_local) and of worker 1
 # (worker_local).
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
-
 started=()
 for task in ps:0 ps:1 worker:0 worker:1; do
   start_task "${task%:*}" "${task#*:}"

@@ -20,10 +20,6 @@ tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 
 source "$(dirname "$0")/check_lib.sh"
 
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; }
-trap cleanup EXIT
-
 train() {  # CASE OUT [more flags]: 20 steps from TensorFlow's initial checkpoint
   local c="$1" out="$2"
   shift 2

@@ -66,15 +66,24 @@ PartialShape ConstShape(const NodeDef& n) {
   return shape.ok() ? *shape : PartialShape();
 }
 
+// The dims of output `index` of node `n` as shape inference found them:
+// a Const's value, else the inferred shapes; rank -1 when unknown.
+PartialShape KnownShape(const GraphView& view, const OptimizerOptions& options, int n,
+                        int index) {
+  if (view.node(n).op() == "Const") return index == 0 ? ConstShape(view.node(n)) : PartialShape();
+  auto known = options.shapes.find(view.node(n).name());
+  if (known == options.shapes.end() || index < 0 ||
+      static_cast<size_t>(index) >= known->second.size()) {
+    return PartialShape();
+  }
+  return known->second[index];
+}
+
 // How many output channels `head` (a MatMul or convolution) has: the last dim of
 // its inferred shape, else of its (constant) weights; -1 if unknown.
 int64_t OutputChannels(const GraphView& view, const OptimizerOptions& options, int head) {
-  auto known = options.shapes.find(view.node(head).name());
-  if (known != options.shapes.end() && !known->second.empty() &&
-      known->second[0].rank() > 0) {
-    const PartialShape& s = known->second[0];
-    if (s.dim(s.rank() - 1) >= 0) return s.dim(s.rank() - 1);
-  }
+  const PartialShape out = KnownShape(view, options, head, 0);
+  if (out.rank() > 0 && out.dim(out.rank() - 1) >= 0) return out.dim(out.rank() - 1);
   if (view.num_data_inputs(head) < 2) return -1;
   const PartialShape w = ConstShape(view.node(view.producer(head, 1)));
   if (w.rank() != 2 && w.rank() != 4) return -1;
@@ -90,23 +99,10 @@ int64_t OutputChannels(const GraphView& view, const OptimizerOptions& options, i
   return w.dim(w.rank() - 1);
 }
 
-// The dims of output `index` of node `n` as shape inference found them:
-// a Const's value, else the inferred shapes; rank -1 when unknown.
-PartialShape KnownShape(const GraphView& view, const OptimizerOptions& options, int n,
-                        int index) {
-  if (view.node(n).op() == "Const") return index == 0 ? ConstShape(view.node(n)) : PartialShape();
-  auto known = options.shapes.find(view.node(n).name());
-  if (known == options.shapes.end() || index < 0 ||
-      static_cast<size_t>(index) >= known->second.size()) {
-    return PartialShape();
-  }
-  return known->second[index];
-}
-
-// Whether node `from` is `target` or reads it, through any chain of data or
-// control inputs.
-bool DependsOn(const GraphView& view, int from, int target) {
-  std::vector<int> stack = {from};
+// Whether any of the nodes `from` is `target` or reads it, through any
+// chain of data or control inputs (one walk for all of them).
+bool DependsOn(const GraphView& view, std::vector<int> from, int target) {
+  std::vector<int> stack = std::move(from);
   std::vector<bool> seen(view.num_nodes(), false);
   while (!stack.empty()) {
     const int n = stack.back();
@@ -161,15 +157,15 @@ bool HeadFusable(const GraphView& view, const OptimizerOptions& options, int hea
 // product's shape) that comes from the product closes a cycle.
 bool ReadsItsOwnProduct(const GraphView& view, const Chain& chain) {
   if (chain.shape_readers.empty()) return false;
+  std::vector<int> inputs;
   for (int node : {chain.bias, chain.last}) {
     if (node < 0) continue;
     for (int pos = 0; pos < view.num_inputs(node); ++pos) {
       const int p = view.producer(node, pos);
-      if (p == chain.head || p == chain.bias) continue;
-      if (DependsOn(view, p, chain.head)) return true;
+      if (p != chain.head && p != chain.bias) inputs.push_back(p);
     }
   }
-  return false;
+  return DependsOn(view, std::move(inputs), chain.head);
 }
 
 // The chain whose bias node is `i`, if the nodes may be fused.
