@@ -96,9 +96,13 @@ TEST(GpuKernelsOnFakeGpuTest, LongChainOfGpuNodesRunsStepsInBoundedMemory) {
     ASSERT_EQ(out.size(), 1u);
     for (int i = 0; i < 16; ++i) EXPECT_EQ(out[0].flat<float>()[i], std::max(values[i], 0.0f));
   }
-  // A region given back and needed again within two steps makes the next
-  // give-back wait twice as long: O(log steps) regions.
-  EXPECT_LE(platform->regions.load(), 30);
+  // A region given back and needed again soon makes the next give-back
+  // wait twice as long, so regions come ever more rarely. How many depends
+  // on when the stream threads' frees land against the step boundaries:
+  // between 17 and 31 in runs on a loaded 2-core machine. A region every
+  // other step from each of the three allocators (device, pinned host,
+  // step plan), the failure this guards against, takes 150.
+  EXPECT_LE(platform->regions.load(), 50);
   EXPECT_LE(platform->largest.load(), size_t{2} << 20);
 }
 
