@@ -7,7 +7,8 @@
 //           the CPU device's intra-op pool (one thread per core);
 //   graphrun  the same Session with the kernel's default choice (oneDNN,
 //           one single-threaded piece per pool thread; for a few output
-//           pixels, the filter streamed once by skinny_gemm.h);
+//           pixels, the filter streamed once by skinny_gemm.h; for one
+//           input channel and 4 or 8 filters, narrow_conv.h);
 //   graphrun_onednn  the same, held to oneDNN (GRAPHRUN_CONV2D_LIBRARY=onednn);
 //   onednn  oneDNN's convolution_forward called directly (nhwc in and out,
 //           weights reordered once outside the timed loop; its OpenMP

@@ -8,7 +8,10 @@
 //             loop when small);
 //   graphrun  the kernels' default choice: oneDNN's backward primitives,
 //             one single-threaded piece per intra-op thread
-//             (conv_onednn_backward.h).
+//             (conv_onednn_backward.h), and for a filter gradient with few
+//             input and output channels the narrow kernel (narrow_conv.h);
+//   graphrun_onednn  the same without the narrow kernel
+//             (GRAPHRUN_NARROW_CONV=0).
 // Each through a one-node Session on the CPU device's intra-op pool.
 //
 //   ./bazelw run //bench:conv_grad_benchmark -- --benchmark_repetitions=3
@@ -73,7 +76,8 @@ enum class Grad { kInput, kFilter };
 // One Conv2DBackpropInput (sizes, filter, out_backprop fed) or
 // Conv2DBackpropFilter (input, sizes, out_backprop fed) node; `library` is
 // the GRAPHRUN_CONV2D_LIBRARY the kernel is built under.
-void BM_ConvGrad(benchmark::State& state, const ConvShape& s, Grad grad, const char* library) {
+void BM_ConvGrad(benchmark::State& state, const ConvShape& s, Grad grad, const char* library,
+                 const char* narrow) {
   GraphDef g;
   AddPlaceholder(&g, "sizes", DT_INT32);
   AddPlaceholder(&g, "a", DT_FLOAT);
@@ -107,11 +111,13 @@ void BM_ConvGrad(benchmark::State& state, const ConvShape& s, Grad grad, const c
 
   // Kernels read it when they are built, at the first Run.
   setenv("GRAPHRUN_CONV2D_LIBRARY", library, 1);
+  setenv("GRAPHRUN_NARROW_CONV", narrow, 1);
   auto session = Session::Create(g, SessionOptions());
   std::vector<Tensor> out;
   absl::Status warm_up =
       session.ok() ? (*session)->Run(feeds, {"conv"}, {}, &out) : session.status();
   unsetenv("GRAPHRUN_CONV2D_LIBRARY");
+  unsetenv("GRAPHRUN_NARROW_CONV");
   if (!warm_up.ok()) {
     state.SkipWithError(warm_up.ToString().c_str());
     return;
@@ -209,10 +215,15 @@ int RegisterAll() {
   for (const ConvShape& s : kShapes) {
     for (Grad grad : {Grad::kInput, Grad::kFilter}) {
       const char* op = grad == Grad::kInput ? "BM_Conv2DBackpropInput" : "BM_Conv2DBackpropFilter";
-      for (const char* library : {"eigen", "auto"}) {
-        const char* label = std::string(library) == "eigen" ? "eigen" : "graphrun";
-        benchmark::RegisterBenchmark(absl::StrCat(op, "/", s.name, "/", label).c_str(), BM_ConvGrad,
-                                     s, grad, library)
+      struct Variant {
+        const char* label;
+        const char* library;
+        const char* narrow;
+      };
+      for (const Variant& v : {Variant{"eigen", "eigen", "0"}, Variant{"graphrun", "auto", "1"},
+                               Variant{"graphrun_onednn", "auto", "0"}}) {
+        benchmark::RegisterBenchmark(absl::StrCat(op, "/", s.name, "/", v.label).c_str(),
+                                     BM_ConvGrad, s, grad, v.library, v.narrow)
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
       }

@@ -151,7 +151,8 @@ printf '{"worker": ["%s", "%s"]}\n' "${addr[@]}" > "$tmp/cluster.json"
   --replicas 2 --save "$tmp/killed/model.ckpt" --save_every 1 > "$tmp/killed.log" 2>&1 &
 client=$!
 pids+=($client)
-for _ in $(seq 600); do  # until the first periodic save is logged
+deadline=$((SECONDS + 200))
+while [ "$SECONDS" -lt "$deadline" ]; do  # until the first periodic save is logged
   grep -q "^step 1: saved" "$tmp/killed.log" 2>/dev/null && break
   kill -0 "$client" 2>/dev/null || break
   read -r -t 0.1 -u 3 _ || true

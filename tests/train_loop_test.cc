@@ -296,8 +296,17 @@ TEST_F(TrainLoopTest, AWaitingQueueRunnerIsStoppedWhenTheStepsEnd) {
 TEST_F(TrainLoopTest, AFailingQueueRunnerEndsTheLoopNamingIt) {
   AddRunnerNodes(&graph_);
   options_.queue_runners = {"bad"};
+  // Steps without end, so that the loop cannot finish before the runner
+  // fails however the threads are scheduled; a runner error dropped would
+  // run into the backstop and end OK.
+  options_.steps = 1000000;
+  options_.save_every = 50000;
+  options_.keep_fetches = false;
+  int steps = 0;
+  options_.stop = [&steps] { return steps >= 100000; };
+  options_.on_step = [&steps](int, const std::vector<Tensor>&) { ++steps; };
   absl::StatusOr<TrainLoopResult> r = RunTrainLoop(Factory({}), options_);
-  ASSERT_FALSE(r.ok());
+  ASSERT_FALSE(r.ok()) << "after " << steps << " steps";
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(r.status().message(), "queue runner bad: "))
       << r.status();

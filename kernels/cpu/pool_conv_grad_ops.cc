@@ -25,6 +25,7 @@
 #include "graph/status_macros.h"
 #include "kernels/cpu/conv_onednn_backward.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/narrow_conv.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -539,6 +540,15 @@ class Conv2DBackpropFilterOp : public OpKernel {
     const double work = row_cost * static_cast<double>(rows);
     if constexpr (std::is_same_v<T, float>) {
       const Eigen::ThreadPoolDevice* pool = ctx->device()->eigen_cpu_device();
+      const cpu::NarrowConvGeometry narrow{g.batch, g.rows,     g.cols,     g.depth,
+                                           g.kh,    g.kw,       g.out_depth, g.out_rows,
+                                           g.out_cols, g.stride_h, g.stride_w, g.pad_h,
+                                           g.pad_w};
+      if (narrow_ && g.dilation_h == 1 && g.dilation_w == 1 && work > 0 &&
+          cpu::NarrowConvApplies(narrow)) {
+        cpu::NarrowConvFilterGrad(pool, narrow, x, dy, dw);
+        return;
+      }
       if (onednn_ != nullptr && pool != nullptr && g.dilation_h == 1 && g.dilation_w == 1 &&
           work > 0) {
         const auto geometry = cpu::OneDnnBackwardGeometryIfSupported(
@@ -574,6 +584,7 @@ class Conv2DBackpropFilterOp : public OpKernel {
  private:
   WindowAttrs attrs_;
   std::unique_ptr<cpu::OneDnnConv2DBackpropFilter> onednn_;  // float only
+  const bool narrow_ = cpu::NarrowConvFromEnv();
 };
 
 #define REGISTER_WINDOW_GRADS(T)                                                             \
