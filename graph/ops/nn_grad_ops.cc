@@ -88,6 +88,13 @@ absl::Status MaxPoolGradShape(InferenceContext* c) {
   return absl::OkStatus();
 }
 
+absl::Status FusedMaxPoolGradShape(InferenceContext* c) {
+  GR_ASSIGN_OR_RETURN(PartialShape in, op_shapes::InputWithRank(*c, "_FusedMaxPoolGrad", 0, 4));
+  c->set_output(1, PartialShape({in.dim(3)}));
+  c->set_output(0, std::move(in));
+  return absl::OkStatus();
+}
+
 // AvgPoolGrad, Conv2DBackpropFilter and the depthwise convolution's
 // gradients: the shape that int32 input `input` holds, of rank 4.
 ShapeFn ShapeFromInputFor(std::string op, int input) {
@@ -272,11 +279,14 @@ REGISTER_OP("MaxPoolGrad")
 // MaxPoolGrad with ReluGrad of orig_input applied to its output
 // (fused_ops ["ReluGrad"]): what the graph optimizer makes of a
 // relu -> max_pool block's gradient (graph/optimize/fuse_pool_grad.cc).
+// With fused_ops ["ReluGrad", "BiasAddGrad"], bias_backprop is the sum of
+// output over all but its channels (BiasAddGrad of it); else zeros.
 REGISTER_OP("_FusedMaxPoolGrad")
     .Input("orig_input: T")
     .Input("orig_output: T")
     .Input("grad: T")
     .Output("output: T")
+    .Output("bias_backprop: T")
     .Attr("ksize: list(int) >= 4")
     .Attr("strides: list(int) >= 4")
     .Attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
@@ -284,7 +294,7 @@ REGISTER_OP("_FusedMaxPoolGrad")
     .Attr("data_format: {'NHWC'} = 'NHWC'")
     .Attr("fused_ops: list(string) = []")
     .Attr("T: {float, double, half, bfloat16} = DT_FLOAT")
-    .SetShapeFn(MaxPoolGradShape);
+    .SetShapeFn(FusedMaxPoolGradShape);
 
 REGISTER_OP("AvgPoolGrad")
     .Input("orig_input_shape: int32")

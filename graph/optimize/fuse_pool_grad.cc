@@ -13,6 +13,14 @@
 // Float only, NHWC, on the CPU or not pinned (the fused kernel is a CPU
 // kernel). The fused node takes ReluGrad's name; the MaxPoolGrad must have
 // no other consumer and not be preserved.
+//
+// The convolution's bias gradient, BiasAddGrad of that same gradient, is
+// then taken by the fused node too (fused_ops ["ReluGrad", "BiasAddGrad"],
+// output 1) from each image while it is in cache: one more pass over the
+// activation-sized tensor saved, and the node off the backward pass's
+// critical path (v1 optimizers' gradient gating makes the convolution's
+// gradients wait for it). BiasAddGrad's readers read output 1 instead; it
+// must be NHWC, on the same device, not preserved, without control inputs.
 #include <string>
 #include <vector>
 
@@ -85,6 +93,37 @@ absl::Status FuseMaxPoolReluGrads(GraphDef* graph, const OptimizerOptions& optio
     }
     view.MarkRemoved(pool_grad);
     view.node(i) = std::move(fused);
+  }
+  // The bias gradients of the fused nodes' outputs.
+  for (int i = 0; i < num_nodes; ++i) {
+    const NodeDef& b = view.node(i);
+    if (view.removed(i) || b.op() != "BiasAddGrad" || !IsFloat(b) || !Nhwc(b) ||
+        options.preserve.contains(b.name()) || view.num_inputs(i) != 1 ||
+        view.input(i, 0).index != 0) {
+      continue;
+    }
+    const int f = view.producer(i, 0);
+    if (f < 0 || view.removed(f) || view.node(f).op() != "_FusedMaxPoolGrad" ||
+        view.node(f).device() != b.device() ||
+        view.node(f).attr().at("fused_ops").list().s_size() != 1) {
+      continue;
+    }
+    NodeDef& fused = view.node(f);
+    (*fused.mutable_attr())["fused_ops"].mutable_list()->add_s("BiasAddGrad");
+    const auto consumers = view.consumers(i);
+    for (const auto& [c, pos] : consumers) {
+      TensorId id = view.input(c, pos);
+      id.node = fused.name();
+      if (!id.IsControl()) id.index = 1;
+      view.SetInput(c, pos, id);
+    }
+    if (report != nullptr) {
+      report->changes.push_back(absl::StrCat("fused '", b.name(), "' (BiasAddGrad) into '",
+                                             fused.name(), "' as its output 1"));
+      report->merged_into[b.name()] = fused.name();
+    }
+    view.TruncateInputs(i, 0);
+    view.MarkRemoved(i);
   }
   view.Compact();
   return absl::OkStatus();

@@ -165,5 +165,41 @@ TEST(PoolGradFusionTest, ReluGradOfTheMaxPoolGradOfItsFeaturesIsOneKernel) {
   EXPECT_EQ(FindNode(kept, "pg")->op(), "MaxPoolGrad");
 }
 
+TEST(PoolGradFusionTest, TheBiasGradientOfTheFusedGradientIsItsSecondOutput) {
+  // As v1 gradients have it: BiasAddGrad of the masked gradient, read by a
+  // tuple's Identity and waited for by the tuple's group_deps.
+  const std::string graph = PoolGradGraph("r") + Node("bg", "BiasAddGrad", {"rg"}) +
+                            Node("bg_out", "Identity", {"bg"}) +
+                            "node { name: 'group' op: 'NoOp' input: '^rg' input: '^bg' }\n";
+  GraphDef g = ParseTextGraph(graph);
+  OptimizerOptions options;
+  options.preserve = {"r", "other", "pooled", "dy", "bg_out", "group"};
+  OptimizationReport::Pass pass;
+  ASSERT_TRUE(FuseMaxPoolReluGrads(&g, options, &pass).ok());
+  EXPECT_EQ(FindNode(g, "bg"), nullptr);
+  const NodeDef* rg = FindNode(g, "rg");
+  ASSERT_NE(rg, nullptr);
+  EXPECT_EQ(rg->op(), "_FusedMaxPoolGrad");
+  ASSERT_EQ(rg->attr().at("fused_ops").list().s_size(), 2);
+  EXPECT_EQ(rg->attr().at("fused_ops").list().s(1), "BiasAddGrad");
+  EXPECT_EQ(NodeInputs(g, "bg_out"), (std::vector<std::string>{"rg:1"}));
+  EXPECT_EQ(NodeInputs(g, "group"), (std::vector<std::string>{"^rg", "^rg"}));
+  EXPECT_EQ(pass.merged_into.at("bg"), "rg");
+
+  // A fetched BiasAddGrad, or one in NCHW, stays.
+  GraphDef kept = ParseTextGraph(graph);
+  options.preserve.insert("bg");
+  ASSERT_TRUE(FuseMaxPoolReluGrads(&kept, options, nullptr).ok());
+  EXPECT_EQ(FindNode(kept, "bg")->op(), "BiasAddGrad");
+  EXPECT_EQ(FindNode(kept, "rg")->attr().at("fused_ops").list().s_size(), 1);
+  GraphDef nchw = ParseTextGraph(graph);
+  for (NodeDef& n : *nchw.mutable_node()) {
+    if (n.name() == "bg") (*n.mutable_attr())["data_format"].set_s("NCHW");
+  }
+  options.preserve.erase("bg");
+  ASSERT_TRUE(FuseMaxPoolReluGrads(&nchw, options, nullptr).ok());
+  EXPECT_EQ(FindNode(nchw, "bg")->op(), "BiasAddGrad");
+}
+
 }  // namespace
 }  // namespace graphrun

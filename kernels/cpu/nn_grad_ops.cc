@@ -13,6 +13,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "kernels/cpu/channel_sums.h"
+#include "kernels/cpu/pieces.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -20,10 +22,7 @@
 namespace graphrun {
 namespace {
 
-// The type sums of T accumulate in: float for the 16-bit floats.
-template <typename T>
-using AccumulatorOf =
-    std::conditional_t<std::is_same_v<T, half> || std::is_same_v<T, bfloat16>, float, T>;
+using cpu::AccumulatorOf;
 
 template <typename T>
 class BiasAddGradOp : public OpKernel {
@@ -86,15 +85,16 @@ class BiasAddGradOp : public OpKernel {
     std::vector<Acc> partial(static_cast<size_t>(blocks * channels), Acc(0));
     auto sum_blocks = [&](int64_t first, int64_t last) {
       for (int64_t b = first; b < last; ++b) {
-        AddRows(x + b * kBlockRows * channels, std::min(kBlockRows, rows - b * kBlockRows),
-                channels, partial.data() + b * channels);
+        cpu::AddChannelSums(x + b * kBlockRows * channels,
+                            std::min(kBlockRows, rows - b * kBlockRows), channels,
+                            partial.data() + b * channels);
       }
     };
     if (pool != nullptr && blocks > 1) {
-      pool->parallelFor(blocks,
-                        Eigen::TensorOpCost(static_cast<double>(kBlockRows * channels * sizeof(T)),
-                                            0, static_cast<double>(kBlockRows * channels)),
-                        sum_blocks);
+      // Pieces: no wake-up a call (pieces.h); the gradient of a bias is on
+      // the backward pass's critical path, its convolution's gradients wait
+      // on it.
+      cpu::RunPieces(*pool, static_cast<int>(blocks), [&](int b) { sum_blocks(b, b + 1); });
     } else {
       sum_blocks(0, blocks);
     }
@@ -102,33 +102,6 @@ class BiasAddGradOp : public OpKernel {
       Acc total = 0;
       for (int64_t b = 0; b < blocks; ++b) total += partial[b * channels + c];
       out[c] = static_cast<T>(total);
-    }
-  }
-
-  static void AddRows(const T* __restrict x, int64_t rows, int64_t channels,
-                      AccumulatorOf<T>* __restrict acc) {
-    using Acc = AccumulatorOf<T>;
-    // A few channels (a first convolution's 8): a row's adds wait on the
-    // last row's, one vector add latency per row. Rows are then summed m at
-    // a time into m * channels independent lanes, folded into the channels
-    // at the end (the CNN's 401,408-value BiasAddGrad: about 4x faster).
-    constexpr int64_t kLanes = 64;
-    if (channels < kLanes / 2) {
-      const int64_t m = kLanes / channels;
-      const int64_t width = m * channels;
-      Acc lanes[kLanes] = {};
-      int64_t r = 0;
-      for (; r + m <= rows; r += m) {
-        const T* group = x + r * channels;
-        for (int64_t j = 0; j < width; ++j) lanes[j] += static_cast<Acc>(group[j]);
-      }
-      for (int64_t j = 0; j < width; ++j) acc[j % channels] += lanes[j];
-      x += r * channels;
-      rows -= r;
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* row = x + r * channels;
-      for (int64_t c = 0; c < channels; ++c) acc[c] += static_cast<AccumulatorOf<T>>(row[c]);
     }
   }
 

@@ -235,7 +235,38 @@ TEST(MaxPoolGradTest, FusedWithReluGradMasksTensorFlowsGradient) {
                     {Typed(c.input, c.dims, c.dtype),
                      Typed(std::vector<float>(c.grad.size()), c.grad_dims, c.dtype),
                      Typed(c.grad, c.grad_dims, c.dtype)}),
-              absl::StatusCode::kUnimplemented, "fuses [ReluGrad] only, got [Relu6Grad]");
+              absl::StatusCode::kUnimplemented, "got [Relu6Grad]");
+}
+
+// With BiasAddGrad fused as well, output 1 is the channel sums of output 0
+// (summed here in double, from TensorFlow's MaxPoolGrad values masked by
+// ReluGrad's rule); without it, zeros.
+TEST(MaxPoolGradTest, FusedWithBiasAddGradSumsTheMaskedGradientPerChannel) {
+  for (const data::PoolCase& c : data::kMaxPoolGradCases) {
+    if (c.dtype != DT_FLOAT) continue;
+    SCOPED_TRACE(c.name);
+    const int64_t depth = c.dims.back();
+    std::vector<double> want(depth, 0.0);
+    for (size_t i = 0; i < c.want.size(); ++i) {
+      want[i % depth] += c.input[i] > 0 ? c.want[i] : 0.0;
+    }
+    for (bool bias : {true, false}) {
+      std::map<std::string, AttrValue> attrs = PoolAttrs(c);
+      attrs["fused_ops"].mutable_list()->add_s("ReluGrad");
+      if (bias) attrs["fused_ops"].mutable_list()->add_s("BiasAddGrad");
+      auto out = RunOp("_FusedMaxPoolGrad", attrs,
+                       {Typed(c.input, c.dims, c.dtype),
+                        Typed(std::vector<float>(c.grad.size()), c.grad_dims, c.dtype),
+                        Typed(c.grad, c.grad_dims, c.dtype)});
+      ASSERT_TRUE(out.ok()) << out.status();
+      ASSERT_EQ(out->size(), 2u);
+      const std::vector<double> got = ValuesOf((*out)[1]);
+      ASSERT_EQ(got.size(), static_cast<size_t>(depth));
+      for (int64_t ch = 0; ch < depth; ++ch) {
+        EXPECT_NEAR(got[ch], bias ? want[ch] : 0.0, 1e-5 * (1 + std::abs(want[ch]))) << ch;
+      }
+    }
+  }
 }
 
 TEST(MaxPoolGradTest, GradOfTheWrongShape) {

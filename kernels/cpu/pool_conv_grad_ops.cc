@@ -23,9 +23,11 @@
 #include "absl/strings/str_join.h"
 #include "graph/ops/shape_helpers.h"
 #include "graph/status_macros.h"
+#include "kernels/cpu/channel_sums.h"
 #include "kernels/cpu/conv_onednn_backward.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/narrow_conv.h"
+#include "kernels/cpu/pieces.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
@@ -133,11 +135,14 @@ class MaxPoolGradOp : public OpKernel {
     if (ctx->def().op() == "_FusedMaxPoolGrad") {
       std::vector<std::string> fused;
       OP_REQUIRES_OK(ctx, ctx->GetAttr("fused_ops", &fused));
-      OP_REQUIRES(ctx, fused == std::vector<std::string>{"ReluGrad"},
+      const bool bias = fused == std::vector<std::string>{"ReluGrad", "BiasAddGrad"};
+      OP_REQUIRES(ctx, fused == std::vector<std::string>{"ReluGrad"} || bias,
                   absl::UnimplementedError(absl::StrCat(
-                      "_FusedMaxPoolGrad fuses [ReluGrad] only, got [",
+                      "_FusedMaxPoolGrad fuses [ReluGrad] or [ReluGrad,BiasAddGrad] only, got [",
                       absl::StrJoin(fused, ","), "]")));
       relu_grad_ = true;
+      fused_ = true;
+      bias_grad_ = bias;
     }
   }
 
@@ -162,11 +167,31 @@ class MaxPoolGradOp : public OpKernel {
     // Images in parallel: one image's windows write only that image's
     // gradient, so the pieces never touch the same element.
     const int64_t image_cost = wr->out * wc->out * attrs_.ksize[1] * attrs_.ksize[2] * depth;
-    ctx->eigen_cpu_device().parallelFor(
-        batch, Eigen::TensorOpCost(0, 0, static_cast<double>(image_cost) * 3),
-        [&](Eigen::Index first, Eigen::Index last) {
-          Images(x, dy, dx, first, last, rows, cols, depth, *wr, *wc);
-        });
+    // _FusedMaxPoolGrad's bias_backprop: each image's channel sums of its
+    // gradient, taken while it is in cache, then added in image order.
+    std::vector<cpu::AccumulatorOf<T>> sums(bias_grad_ ? batch * depth : 0);
+    // Pieces of whole images (pieces.h: no wake-up a call), a few per
+    // thread; small inputs on this thread alone.
+    const Eigen::ThreadPoolDevice& pool = ctx->eigen_cpu_device();
+    const int pieces = static_cast<int>(std::min<int64_t>(
+        batch, batch * image_cost < (int64_t{1} << 15) ? 1 : 4 * pool.numThreads()));
+    auto run = [&](int i) {
+      Images(x, dy, dx, batch * i / pieces, batch * (i + 1) / pieces, rows, cols, depth, *wr,
+             *wc, sums.data());
+    };
+    if (pieces <= 1) {
+      run(0);
+    } else {
+      cpu::RunPieces(pool, pieces, run);
+    }
+    if (!fused_) return;
+    Tensor* bias = nullptr;
+    OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({depth}), &bias));
+    for (int64_t c = 0; c < depth; ++c) {
+      cpu::AccumulatorOf<T> total = 0;
+      for (int64_t b = 0; b < batch && bias_grad_; ++b) total += sums[b * depth + c];
+      bias->flat<T>()[c] = static_cast<T>(total);
+    }
   }
 
  private:
@@ -256,7 +281,8 @@ class MaxPoolGradOp : public OpKernel {
 
   template <typename Window>
   void Images(const T* x, const T* dy, T* dx, int64_t first, int64_t last, int64_t rows,
-              int64_t cols, int64_t depth, const Window& wr_, const Window& wc_) const {
+              int64_t cols, int64_t depth, const Window& wr_, const Window& wc_,
+              cpu::AccumulatorOf<T>* sums) const {
     const Window* wr = &wr_;
     const Window* wc = &wc_;
     const int64_t image = rows * cols * depth;
@@ -283,6 +309,7 @@ class MaxPoolGradOp : public OpKernel {
           dxb[i] = xb[i] > static_cast<T>(0) ? dxb[i] : dxb[i] * static_cast<T>(0);
         }
       }
+      if (bias_grad_) cpu::AddChannelSums(dxb, rows * cols, depth, sums + b * depth);
     }
   }
 
@@ -322,6 +349,8 @@ class MaxPoolGradOp : public OpKernel {
 
   WindowAttrs attrs_;
   bool relu_grad_ = false;  // _FusedMaxPoolGrad: ReluGrad by orig_input after
+  bool fused_ = false;      // _FusedMaxPoolGrad: has output 1, bias_backprop
+  bool bias_grad_ = false;  // ... and fuses BiasAddGrad: sums into it (else 0)
 };
 
 // TensorFlow's GetBroadcastSize (avgpooling_op.cc), kept as it is: where
