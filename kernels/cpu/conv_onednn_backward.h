@@ -1,7 +1,7 @@
 // OneDnnConv2DBackpropInput / OneDnnConv2DBackpropFilter: float32 NHWC
 // Conv2DBackpropInput and Conv2DBackpropFilter on oneDNN's
 // convolution_backward_data and convolution_backward_weights, the paths
-// conv_ops_gemm.cc's and pool_conv_grad_ops.cc's kernels take for float
+// conv_ops_gemm.cc's and conv_filter_grad_op.cc's kernels take for float
 // NHWC, undilated convolutions padded less than the window (SAME, VALID or
 // EXPLICIT, pads as TensorFlow computes them), unless
 // GRAPHRUN_CONV2D_LIBRARY=eigen (read when a kernel is constructed) keeps

@@ -1,19 +1,14 @@
-// The windowed ops' gradients on CPU, NHWC (TensorFlow's CPU kernels take
+// The pooling ops' gradients on CPU, NHWC (TensorFlow's CPU kernels take
 // only NHWC too): MaxPoolGrad (max_pooling_op.cc: each window's gradient
 // goes to its first maximum in row-major scan order, the gradients of the
-// windows added in output order), AvgPoolGrad (avgpooling_op.cc, with its
-// GetBroadcastSize clipping) and Conv2DBackpropFilter (dilations, strides,
-// SAME / VALID / EXPLICIT padding): float and double above 64^3 multiply-adds
-// as im2col patches^T * out_backprop on Gemm (gemm.h), else and for half and
-// bfloat16 a direct loop, each filter row (kh, kw, ci) summed by one thread.
-// Sums of half and bfloat16 run in float. Float undilated ones run on
-// oneDNN's backward weights instead (conv_onednn_backward.h) unless
-// GRAPHRUN_CONV2D_LIBRARY=eigen.
+// windows added in output order), _FusedMaxPoolGrad (the same, masked by
+// ReluGrad, and its channel sums as BiasAddGrad of it) and AvgPoolGrad
+// (avgpooling_op.cc, with its GetBroadcastSize clipping). Sums of half and
+// bfloat16 run in float.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -21,111 +16,21 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "graph/ops/shape_helpers.h"
-#include "graph/status_macros.h"
 #include "kernels/cpu/channel_sums.h"
-#include "kernels/cpu/conv_onednn_backward.h"
-#include "kernels/cpu/gemm.h"
-#include "kernels/cpu/narrow_conv.h"
 #include "kernels/cpu/pieces.h"
+#include "kernels/cpu/window_grad_attrs.h"
 #include "kernels/eigen.h"
 #include "kernels/kernel_registry.h"
 #include "kernels/op_kernel.h"
-#include "kernels/window.h"
 
 namespace graphrun {
 namespace {
 
-using op_shapes::Padding;
-
-template <typename T>
-using AccumulatorOf =
-    std::conditional_t<std::is_same_v<T, half> || std::is_same_v<T, bfloat16>, float, T>;
-
-// A pooling op has a ksize attr; a convolution's window is its filter.
-enum class WindowKind { kPool, kConv };
-
-// The attrs of a 4-D NHWC windowed op and its geometry on one input.
-struct WindowAttrs {
-  std::vector<int64_t> ksize = {1, 1, 1, 1};  // all ones for convolutions
-  std::vector<int64_t> strides;
-  std::vector<int64_t> dilations = {1, 1, 1, 1};
-  std::vector<int64_t> explicit_paddings;
-  Padding padding = Padding::kValid;
-
-  absl::Status Read(OpKernelConstruction* ctx, WindowKind kind) {
-    std::string data_format = "NHWC", padding_str;
-    GR_RETURN_IF_ERROR(ctx->GetAttr("data_format", &data_format));
-    if (data_format != "NHWC") {
-      return absl::InvalidArgumentError(
-          absl::StrCat(ctx->def().op(), " only supports NHWC on device type ", kDeviceCpu));
-    }
-    if (kind == WindowKind::kPool) {
-      GR_RETURN_IF_ERROR(ctx->GetAttr("ksize", &ksize));
-      if (ksize.size() != 4) {
-        return absl::InvalidArgumentError("Sliding window ksize field must specify 4 dimensions");
-      }
-      for (int64_t k : ksize) {
-        if (k <= 0) return absl::InvalidArgumentError("Sliding window ksize must be positive");
-      }
-    }
-    GR_RETURN_IF_ERROR(ctx->GetAttr("strides", &strides));
-    if (strides.size() != 4) {
-      return absl::InvalidArgumentError("Sliding window strides field must specify 4 dimensions");
-    }
-    if (ctx->attrs().Find("dilations") != nullptr) {
-      GR_RETURN_IF_ERROR(ctx->GetAttr("dilations", &dilations));
-      if (dilations.size() != 4) {
-        return absl::InvalidArgumentError(
-            "Sliding window dilations field must specify 4 dimensions");
-      }
-    }
-    if (ksize[0] != 1 || strides[0] != 1 || dilations[0] != 1 || ksize[3] != 1 || strides[3] != 1 ||
-        dilations[3] != 1) {
-      return absl::UnimplementedError(
-          absl::StrCat(ctx->def().op(), " is not yet supported on the batch or depth dimensions."));
-    }
-    GR_RETURN_IF_ERROR(ctx->GetAttr("padding", &padding_str));
-    GR_ASSIGN_OR_RETURN(padding, op_shapes::ParsePadding(padding_str));
-    if (ctx->attrs().Find("explicit_paddings") != nullptr) {
-      GR_RETURN_IF_ERROR(ctx->GetAttr("explicit_paddings", &explicit_paddings));
-    }
-    return windowed::CheckExplicitPaddings(padding, explicit_paddings, 3);
-  }
-
-  // The rows (d = 1) or columns (d = 2) of the window over `input` of them.
-  absl::StatusOr<windowed::Window> Along(int d, int64_t input, int64_t window) const {
-    windowed::Window w;
-    if (padding == Padding::kExplicit) {
-      w.pad_before = explicit_paddings[2 * d];
-      w.pad_after = explicit_paddings[2 * d + 1];
-    }
-    GR_RETURN_IF_ERROR(
-        windowed::ComputeWindow(input, window, dilations[d], strides[d], padding, &w));
-    return w;
-  }
-};
-
-// A 4-D shape from an int32 vector input (orig_input_shape, filter_sizes).
-absl::StatusOr<TensorShape> ShapeFromInput(const Tensor& t, const char* name) {
-  if (t.dims() != 1 || t.NumElements() != 4 || t.dtype() != DT_INT32) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, " must be a 1-D int32 tensor of 4 elements, got shape ", t.shape().DebugString()));
-  }
-  std::vector<int64_t> dims;
-  for (int32_t d : t.flat<int32_t>()) dims.push_back(d);
-  return TensorShape::FromDims(dims);
-}
-
-absl::Status CheckShape(const Tensor& t, const char* name, const std::vector<int64_t>& want) {
-  if (t.dims() == 4 && t.dim_size(0) == want[0] && t.dim_size(1) == want[1] &&
-      t.dim_size(2) == want[2] && t.dim_size(3) == want[3]) {
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(absl::StrCat(name, " has shape ", t.shape().DebugString(),
-                                                 " where the window's geometry gives [",
-                                                 absl::StrJoin(want, ","), "]"));
-}
+using window_grad::AccumulatorOf;
+using window_grad::CheckShape;
+using window_grad::ShapeFromInput;
+using window_grad::WindowAttrs;
+using window_grad::WindowKind;
 
 template <typename T>
 class MaxPoolGradOp : public OpKernel {
@@ -419,219 +324,19 @@ class AvgPoolGradOp : public OpKernel {
   WindowAttrs attrs_;
 };
 
-// One Conv2DBackpropFilter's sizes, NHWC, filter [kh, kw, in_depth, out_depth].
-struct FilterGradGeometry {
-  int64_t batch, rows, cols, depth;
-  int64_t kh, kw, out_depth;
-  int64_t out_rows, out_cols;
-  int64_t stride_h, stride_w, dilation_h, dilation_w, pad_h, pad_w;
-
-  int64_t filter_rows() const { return kh * kw * depth; }
-  // The input row (column) that filter tap `f` meets at output row (column) `o`.
-  int64_t InputRow(int64_t o, int64_t f) const { return o * stride_h - pad_h + f * dilation_h; }
-  int64_t InputCol(int64_t o, int64_t f) const { return o * stride_w - pad_w + f * dilation_w; }
-};
-
-// Filter rows [first, last) (each a tap (fh, fw, ci)): x * dy summed over the
-// batch and the output pixels whose window puts the tap inside the input,
-// in Acc.
-template <typename T>
-void FilterGradRows(const FilterGradGeometry& g, const T* x, const T* dy, T* dw, int64_t first,
-                    int64_t last) {
-  using Acc = AccumulatorOf<T>;
-  std::vector<Acc> acc(g.out_depth);
-  for (int64_t r = first; r < last; ++r) {
-    const int64_t fh = r / (g.kw * g.depth), fw = (r / g.depth) % g.kw, ci = r % g.depth;
-    std::fill(acc.begin(), acc.end(), Acc(0));
-    for (int64_t b = 0; b < g.batch; ++b) {
-      for (int64_t oh = 0; oh < g.out_rows; ++oh) {
-        const int64_t h = g.InputRow(oh, fh);
-        if (h < 0 || h >= g.rows) continue;
-        for (int64_t ow = 0; ow < g.out_cols; ++ow) {
-          const int64_t w = g.InputCol(ow, fw);
-          if (w < 0 || w >= g.cols) continue;
-          const Acc v = static_cast<Acc>(x[((b * g.rows + h) * g.cols + w) * g.depth + ci]);
-          const T* grad = dy + ((b * g.out_rows + oh) * g.out_cols + ow) * g.out_depth;
-          for (int64_t co = 0; co < g.out_depth; ++co) {
-            acc[co] += v * static_cast<Acc>(grad[co]);
-          }
-        }
-      }
-    }
-    for (int64_t co = 0; co < g.out_depth; ++co) dw[r * g.out_depth + co] = static_cast<T>(acc[co]);
-  }
-}
-
-// Bytes of im2col patches FilterGradByGemm builds at a time.
-constexpr int64_t kPatchChunkBytes = 16 << 20;
-
-// dw = the sum over images of patches^T * dy: the patches of as many images
-// as fit in kPatchChunkBytes laid out as rows [pixel, (fh, fw, ci)] (zeros
-// where a tap falls outside the input), one Gemm per chunk, the chunks'
-// products added in T. For float and double.
-template <typename T>
-absl::Status FilterGradByGemm(OpKernelContext* ctx, const FilterGradGeometry& g, const T* x,
-                              const T* dy, T* dw) {
-  const int64_t k = g.filter_rows(), pixels = g.out_rows * g.out_cols;
-  const int64_t per_image = pixels * k * static_cast<int64_t>(sizeof(T));
-  const int64_t images =
-      std::clamp<int64_t>(kPatchChunkBytes / std::max<int64_t>(per_image, 1), 1, g.batch);
-  Tensor patches, partial;
-  GR_RETURN_IF_ERROR(
-      ctx->allocate_temp(DataTypeToEnum<T>::value, TensorShape({images * pixels, k}), &patches));
-  if (images < g.batch) {
-    GR_RETURN_IF_ERROR(
-        ctx->allocate_temp(DataTypeToEnum<T>::value, TensorShape({k, g.out_depth}), &partial));
-  }
-  const Eigen::ThreadPoolDevice* pool = ctx->device()->eigen_cpu_device();
-  for (int64_t b0 = 0; b0 < g.batch; b0 += images) {
-    const int64_t nb = std::min(images, g.batch - b0);
-    T* p = patches.flat<T>().data();
-    for (int64_t b = b0; b < b0 + nb; ++b) {
-      for (int64_t oh = 0; oh < g.out_rows; ++oh) {
-        for (int64_t ow = 0; ow < g.out_cols; ++ow) {
-          for (int64_t fh = 0; fh < g.kh; ++fh) {
-            const int64_t h = g.InputRow(oh, fh);
-            for (int64_t fw = 0; fw < g.kw; ++fw, p += g.depth) {
-              const int64_t w = g.InputCol(ow, fw);
-              if (h < 0 || h >= g.rows || w < 0 || w >= g.cols) {
-                std::fill(p, p + g.depth, static_cast<T>(0));
-              } else {
-                const T* src = x + ((b * g.rows + h) * g.cols + w) * g.depth;
-                std::copy(src, src + g.depth, p);
-              }
-            }
-          }
-        }
-      }
-    }
-    T* c = b0 == 0 ? dw : partial.flat<T>().data();
-    Gemm<T>(pool, /*transpose_a=*/true, /*transpose_b=*/false, k, g.out_depth, nb * pixels,
-            patches.flat<T>().data(), dy + b0 * pixels * g.out_depth, c);
-    if (b0 > 0) {
-      for (int64_t i = 0; i < k * g.out_depth; ++i) dw[i] += c[i];
-    }
-  }
-  return absl::OkStatus();
-}
-
-template <typename T>
-class Conv2DBackpropFilterOp : public OpKernel {
- public:
-  explicit Conv2DBackpropFilterOp(OpKernelConstruction* ctx) : OpKernel(ctx) {
-    OP_REQUIRES_OK(ctx, attrs_.Read(ctx, WindowKind::kConv));
-    if (std::is_same_v<T, float> && cpu::OneDnnConvBackpropFromEnv()) {
-      onednn_ = std::make_unique<cpu::OneDnnConv2DBackpropFilter>();
-    }
-  }
-
-  void Compute(OpKernelContext* ctx) override {
-    const Tensor& in = ctx->input(0);
-    const Tensor& grad = ctx->input(2);
-    absl::StatusOr<TensorShape> filter = ShapeFromInput(ctx->input(1), "filter_sizes");
-    OP_REQUIRES_OK(ctx, filter.status());
-    OP_REQUIRES(ctx, in.dims() == 4, absl::InvalidArgumentError("input must be 4-dimensional"));
-    FilterGradGeometry g;
-    g.batch = in.dim_size(0);
-    g.rows = in.dim_size(1);
-    g.cols = in.dim_size(2);
-    g.depth = in.dim_size(3);
-    g.kh = filter->dim_size(0);
-    g.kw = filter->dim_size(1);
-    g.out_depth = filter->dim_size(3);
-    OP_REQUIRES(
-        ctx, filter->dim_size(2) == g.depth,
-        absl::UnimplementedError(absl::StrCat(
-            "Conv2DBackpropFilter: input depth ", g.depth, " and filter depth ",
-            filter->dim_size(2), " differ (grouped convolutions are not supported on CPU)")));
-    auto wr = attrs_.Along(1, g.rows, g.kh);
-    OP_REQUIRES_OK(ctx, wr.status());
-    auto wc = attrs_.Along(2, g.cols, g.kw);
-    OP_REQUIRES_OK(ctx, wc.status());
-    g.out_rows = wr->out;
-    g.out_cols = wc->out;
-    g.pad_h = wr->pad_before;
-    g.pad_w = wc->pad_before;
-    g.stride_h = attrs_.strides[1];
-    g.stride_w = attrs_.strides[2];
-    g.dilation_h = attrs_.dilations[1];
-    g.dilation_w = attrs_.dilations[2];
-    OP_REQUIRES_OK(
-        ctx, CheckShape(grad, "out_backprop", {g.batch, g.out_rows, g.out_cols, g.out_depth}));
-    Tensor* out = nullptr;
-    OP_REQUIRES_OK(ctx, ctx->allocate_output(0, *filter, &out));
-    T* dw = out->flat<T>().data();
-    const T* x = in.flat<T>().data();
-    const T* dy = grad.flat<T>().data();
-    const int64_t rows = g.filter_rows();
-    const double row_cost =
-        2.0 * static_cast<double>(g.batch * g.out_rows * g.out_cols * g.out_depth);
-    const double work = row_cost * static_cast<double>(rows);
-    if constexpr (std::is_same_v<T, float>) {
-      const Eigen::ThreadPoolDevice* pool = ctx->device()->eigen_cpu_device();
-      const cpu::NarrowConvGeometry narrow{g.batch, g.rows,     g.cols,     g.depth,
-                                           g.kh,    g.kw,       g.out_depth, g.out_rows,
-                                           g.out_cols, g.stride_h, g.stride_w, g.pad_h,
-                                           g.pad_w};
-      if (narrow_ && g.dilation_h == 1 && g.dilation_w == 1 && work > 0 &&
-          cpu::NarrowConvApplies(narrow)) {
-        cpu::NarrowConvFilterGrad(pool, narrow, x, dy, dw);
-        return;
-      }
-      if (onednn_ != nullptr && pool != nullptr && g.dilation_h == 1 && g.dilation_w == 1 &&
-          work > 0) {
-        const auto geometry = cpu::OneDnnBackwardGeometryIfSupported(
-            {g.batch, g.rows, g.cols, g.depth, g.kh, g.kw, g.out_depth, g.stride_h, g.stride_w,
-             wr->pad_before, wr->pad_after, wc->pad_before, wc->pad_after, g.out_rows,
-             g.out_cols});
-        if (geometry.has_value()) {
-          const absl::Status s = onednn_->Run(*geometry, x, dy, dw, *pool);
-          // Unimplemented: oneDNN has no primitive for it; the paths below.
-          if (!absl::IsUnimplemented(s)) {
-            OP_REQUIRES_OK(ctx, s);
-            return;
-          }
-        }
-      }
-    }
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      if (work >= kGemmThreadedMinWork && rows > 0 && g.out_depth > 0) {
-        OP_REQUIRES_OK(ctx, FilterGradByGemm<T>(ctx, g, x, dy, dw));
-        return;
-      }
-    }
-    const Eigen::ThreadPoolDevice* pool = ctx->device()->eigen_cpu_device();
-    if (pool == nullptr || work < 1e6) {
-      FilterGradRows(g, x, dy, dw, 0, rows);
-      return;
-    }
-    pool->parallelFor(
-        rows, Eigen::TensorOpCost(row_cost * sizeof(T), g.out_depth * sizeof(T), row_cost),
-        [&](Eigen::Index first, Eigen::Index last) { FilterGradRows(g, x, dy, dw, first, last); });
-  }
-
- private:
-  WindowAttrs attrs_;
-  std::unique_ptr<cpu::OneDnnConv2DBackpropFilter> onednn_;  // float only
-  const bool narrow_ = cpu::NarrowConvFromEnv();
-};
-
-#define REGISTER_WINDOW_GRADS(T)                                                             \
+#define REGISTER_POOL_GRADS(T)                                                               \
   REGISTER_KERNEL(KernelDefBuilder("MaxPoolGrad").Device(kDeviceCpu).TypeConstraint<T>("T"), \
                   MaxPoolGradOp<T>);                                                         \
   REGISTER_KERNEL(                                                                           \
       KernelDefBuilder("_FusedMaxPoolGrad").Device(kDeviceCpu).TypeConstraint<T>("T"),       \
       MaxPoolGradOp<T>);                                                                     \
   REGISTER_KERNEL(KernelDefBuilder("AvgPoolGrad").Device(kDeviceCpu).TypeConstraint<T>("T"), \
-                  AvgPoolGradOp<T>);                                                         \
-  REGISTER_KERNEL(                                                                           \
-      KernelDefBuilder("Conv2DBackpropFilter").Device(kDeviceCpu).TypeConstraint<T>("T"),    \
-      Conv2DBackpropFilterOp<T>)
-REGISTER_WINDOW_GRADS(float);
-REGISTER_WINDOW_GRADS(double);
-REGISTER_WINDOW_GRADS(half);
-REGISTER_WINDOW_GRADS(bfloat16);
-#undef REGISTER_WINDOW_GRADS
+                  AvgPoolGradOp<T>)
+REGISTER_POOL_GRADS(float);
+REGISTER_POOL_GRADS(double);
+REGISTER_POOL_GRADS(half);
+REGISTER_POOL_GRADS(bfloat16);
+#undef REGISTER_POOL_GRADS
 
 }  // namespace
 }  // namespace graphrun
