@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -140,7 +141,48 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(
     item.single_pending =
         !item.is_merge && ex->frames_[item.frame].initial_counts[item.pending_id] == 1;
   }
+  ex->OrderRoots();
   return ex;
+}
+
+// Each node's height, the most nodes on a path from it to a sink (back
+// edges out of NextIteration left out), by an iterative depth-first walk;
+// the roots sorted by it, the highest last. `here` is taken from the back,
+// so a step starts on its deepest chain (a model's forward pass) before the
+// roots that only feed its end (an optimizer's hyperparameters and slots,
+// a gradient's shape constants): in a v1 training graph those come last in
+// the graph and would otherwise run first, ahead of the first layer.
+void Executor::OrderRoots() {
+  const int n = static_cast<int>(items_.size());
+  std::vector<int> height(n, -1);  // -1: not seen; -2: on the walk's stack
+  std::vector<std::pair<int, int>> stack;  // (node, next out edge)
+  for (int root : root_nodes_) {
+    if (height[root] >= 0) continue;
+    stack.push_back({root, items_[root].out_begin});
+    height[root] = -2;
+    while (!stack.empty()) {
+      auto& [i, e] = stack.back();
+      const NodeItem& item = items_[i];
+      if (item.kind != Kind::kNextIteration && e < item.out_end) {
+        const int dst = out_edges_[e++].dst;
+        if (height[dst] == -1) {
+          height[dst] = -2;
+          stack.push_back({dst, items_[dst].out_begin});
+        }
+        continue;
+      }
+      int h = 0;
+      if (item.kind != Kind::kNextIteration) {
+        for (int k = item.out_begin; k < item.out_end; ++k) {
+          h = std::max(h, height[out_edges_[k].dst] + 1);
+        }
+      }
+      height[i] = std::max(h, 1);
+      stack.pop_back();
+    }
+  }
+  std::stable_sort(root_nodes_.begin(), root_nodes_.end(),
+                   [&](int a, int b) { return height[a] < height[b]; });
 }
 
 // A Const in the root frame with no inputs and only data consumers (none

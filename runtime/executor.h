@@ -174,7 +174,8 @@ class Executor {
   std::vector<NodeItem> items_;
   std::vector<OutEdge> out_edges_;
   std::vector<FrameInfo> frames_;  // frames_[0] is the root
-  std::vector<int> root_nodes_;
+  std::vector<int> root_nodes_;  // in OrderRoots' order
+  void OrderRoots();
   // Const nodes run once at creation (HoistConstants) and their values.
   std::vector<std::pair<int, Tensor>> hoisted_;
   // Per node: a running estimate of its kernel's time, in ns, for kernels
