@@ -25,6 +25,7 @@ REGISTER_OP("XWaitForCancel").Input("a: int64").Output("y: int64");
 REGISTER_OP("XSink").Input("a: int64").Attr("index: int");
 REGISTER_OP("XCheapSink").Input("a: int64").Attr("index: int");
 REGISTER_OP("XRecord").Attr("tag: int");
+REGISTER_OP("XCheapRecord").Attr("tag: int");
 REGISTER_OP("XNoKernel").Output("y: int64");
 
 std::atomic<int> g_order_counter{0};
@@ -126,6 +127,18 @@ class XRecord : public OpKernel {
   int64_t tag_ = 0;
 };
 
+// Records its turn without sleeping, and is cheap: runs inline.
+class XCheapRecord : public OpKernel {
+ public:
+  explicit XCheapRecord(OpKernelConstruction* c) : OpKernel(c) {
+    set_expensive(false);
+    c->SetStatus(c->GetAttr("tag", &tag_));
+  }
+  void Compute(OpKernelContext*) override { g_record[tag_].store(g_order_counter.fetch_add(1)); }
+  int64_t tag_ = 0;
+};
+
+REGISTER_KERNEL(KernelDefBuilder("XCheapRecord").Device(kDeviceCpu), XCheapRecord);
 REGISTER_KERNEL(KernelDefBuilder("XConst").Device(kDeviceCpu), XConst);
 REGISTER_KERNEL(KernelDefBuilder("XAdd").Device(kDeviceCpu), XAdd);
 REGISTER_KERNEL(KernelDefBuilder("XInc").Device(kDeviceCpu), XInc);
@@ -302,6 +315,39 @@ TEST_F(ExecutorTest, ControlEdgesOrderExecution) {
     ASSERT_TRUE(Run(**ex, &frame).ok());
     EXPECT_LT(g_record[0].load(), g_record[1].load());
     EXPECT_LT(g_record[1].load(), g_record[2].load());
+  }
+}
+
+// Roots start with the one that has the longest chain below it, though
+// it comes last in the graph (a training graph's forward pass next to the
+// optimizer's slots): on one thread, the chain runs before the other roots.
+TEST_F(ExecutorTest, TheDeepestRootStartsFirst) {
+  // The deep root first and the shallow ones after it, and the other way
+  // round: either way the chain runs first.
+  const std::string deep =
+      "node { name: 'deep' op: 'XCheapRecord' attr { key: 'tag' value { i: 4 } } }\n"
+      "node { name: 'c1' op: 'XCheapRecord' input: '^deep' attr { key: 'tag' value { i: 5 } } }\n"
+      "node { name: 'c2' op: 'XCheapRecord' input: '^c1' attr { key: 'tag' value { i: 6 } } }\n";
+  std::string shallow;
+  for (int i = 0; i < 4; ++i) {
+    shallow += "node { name: 'shallow" + std::to_string(i) +
+               "' op: 'XCheapRecord' attr { key: 'tag' value { i: " + std::to_string(i) +
+               " } } }\n";
+  }
+  for (const std::string& text0 : {deep + shallow, shallow + deep}) {
+    std::string text = text0;
+    for (char& ch : text) {
+      if (ch == '\'') ch = '"';
+    }
+    auto g = Import(text);
+    auto ex = Executor::Create(g.get(), device_.get());
+    ASSERT_TRUE(ex.ok()) << ex.status();
+    CallFrame frame;
+    ASSERT_TRUE(Run(**ex, &frame).ok());
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_LT(g_record[4].load(), g_record[i].load()) << i;
+      EXPECT_LT(g_record[6].load(), g_record[i].load()) << i;
+    }
   }
 }
 
