@@ -40,7 +40,8 @@
 //                      LeakyRelu/Tanh/Sigmoid] on the CPU becomes
 //                      TensorFlow's _FusedMatMul or _FusedConv2D
 //   pool gradient fusion  ReluGrad(MaxPoolGrad(r, ...), r) becomes one
-//                      _FusedMaxPoolGrad
+//                      _FusedMaxPoolGrad, and a BiasAddGrad of it that
+//                      node's second output
 //   common subexpressions  nodes with the same op, device, attrs and inputs
 //                      (in any order for commutative ops) are merged
 //   pruning            nodes nothing consumes that are neither preserved
