@@ -104,10 +104,11 @@ absl::Status FuseMaxPoolReluGrads(GraphDef* graph, const OptimizerOptions& optio
     }
     const int f = view.producer(i, 0);
     if (f < 0 || view.removed(f) || view.node(f).op() != "_FusedMaxPoolGrad" ||
-        view.node(f).device() != b.device() ||
-        view.node(f).attr().at("fused_ops").list().s_size() != 1) {
+        view.node(f).device() != b.device()) {
       continue;
     }
+    const auto ops = view.node(f).attr().find("fused_ops");
+    if (ops == view.node(f).attr().end() || ops->second.list().s_size() != 1) continue;
     NodeDef& fused = view.node(f);
     (*fused.mutable_attr())["fused_ops"].mutable_list()->add_s("BiasAddGrad");
     const auto consumers = view.consumers(i);

@@ -21,6 +21,7 @@ template <typename T>
 void AddChannelSums(const T* __restrict x, int64_t rows, int64_t channels,
                     AccumulatorOf<T>* __restrict acc) {
   using Acc = AccumulatorOf<T>;
+  if (channels <= 0) return;
   // A few channels (a first convolution's 8): a row's adds wait on the
   // last row's, one vector add latency per row. Rows are then summed m at
   // a time into m * channels independent lanes, folded into the channels

@@ -170,8 +170,10 @@ void ForwardGroups(const NarrowConvGeometry& g, const LaidOutRows& lay, const fl
   }
   #pragma GCC unroll 16
   for (int b = 0; b < B; ++b) {
-    if (fused.clamp_low) acc[b] = _mm512_max_ps(acc[b], _mm512_setzero_ps());
-    if (fused.clamp_high) acc[b] = _mm512_min_ps(acc[b], _mm512_set1_ps(6.0f));
+    // (max and min return their second operand when either is NaN: a NaN
+    // stays NaN through Relu, as TensorFlow's does.)
+    if (fused.clamp_low) acc[b] = _mm512_max_ps(_mm512_setzero_ps(), acc[b]);
+    if (fused.clamp_high) acc[b] = _mm512_min_ps(_mm512_set1_ps(6.0f), acc[b]);
     _mm512_mask_storeu_ps(out_row + (g0 + b) * kLanes,
                           GroupMask(g, lay.pixels_per_vector(), g0 + b), acc[b]);
   }
@@ -257,11 +259,12 @@ void GradRows(const NarrowConvGeometry& g, const LaidOutRows& lay, int64_t kh, i
       }
     }
     for (; group < groups; ++group) {
-      const __m512 d = group < full ? _mm512_loadu_ps(dy + group * kLanes)
-                                    : _mm512_maskz_loadu_ps(last_mask, dy + group * kLanes);
+      // Lanes past the output masked on both sides (see GradImage).
+      const __mmask16 m = group < full ? static_cast<__mmask16>(0xFFFF) : last_mask;
+      const __m512 d = _mm512_maskz_loadu_ps(m, dy + group * kLanes);
       #pragma GCC unroll 8
       for (int k = 0; k < KW; ++k) {
-        a0[k] = _mm512_fmadd_ps(_mm512_load_ps(e + group * step + k * kLanes), d, a0[k]);
+        a0[k] = _mm512_fmadd_ps(_mm512_maskz_load_ps(m, e + group * step + k * kLanes), d, a0[k]);
       }
     }
   }
@@ -300,9 +303,8 @@ void GradImage(const NarrowConvGeometry& g, LaidOutRows* lay, int64_t ci, const 
       e[kh] = rows[kh] != nullptr ? rows[kh] + ci * lay->channel_floats() : zeros;
     }
     const float* dy = dy_image + oh * row_out;
-    for (int64_t group = 0; group < groups; ++group) {
-      const __m512 d = group < full ? _mm512_loadu_ps(dy + group * kLanes)
-                                    : _mm512_maskz_loadu_ps(last_mask, dy + group * kLanes);
+    for (int64_t group = 0; group < full; ++group) {
+      const __m512 d = _mm512_loadu_ps(dy + group * kLanes);
       const int64_t off = group * step;
       #pragma GCC unroll 8
       for (int kh = 0; kh < K; ++kh) {
@@ -310,6 +312,21 @@ void GradImage(const NarrowConvGeometry& g, LaidOutRows* lay, int64_t ci, const 
         for (int kw = 0; kw < K; ++kw) {
           a[kh * K + kw] =
               _mm512_fmadd_ps(_mm512_load_ps(e[kh] + off + kw * kLanes), d, a[kh * K + kw]);
+        }
+      }
+    }
+    if (full < groups) {
+      // The last group's lanes past the output read input columns no
+      // output reads: masked to zero on both sides, so an Inf there adds
+      // nothing (0 * Inf would be NaN).
+      const __m512 d = _mm512_maskz_loadu_ps(last_mask, dy + full * kLanes);
+      const int64_t off = full * step;
+      #pragma GCC unroll 8
+      for (int kh = 0; kh < K; ++kh) {
+        #pragma GCC unroll 8
+        for (int kw = 0; kw < K; ++kw) {
+          a[kh * K + kw] = _mm512_fmadd_ps(
+              _mm512_maskz_load_ps(last_mask, e[kh] + off + kw * kLanes), d, a[kh * K + kw]);
         }
       }
     }

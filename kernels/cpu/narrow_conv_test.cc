@@ -177,6 +177,47 @@ TEST(NarrowConvTest, RowsTooWideToLayOutTogetherAgreeWithADirectLoop) {
   Check({1, 7, 2100, 4, 3, 3, 16, 1, 1, 2});
 }
 
+// A NaN stays NaN through the fused Relu and Relu6, as TensorFlow's does;
+// an Inf in an input column no output reads (VALID, stride 2, a last
+// vector half past the output) adds nothing to the filter gradient.
+TEST(NarrowConvTest, NanThroughReluAndInfInAnUnreadColumn) {
+  NarrowConvGeometry g;
+  g.batch = 1;
+  g.in_rows = 3;
+  g.in_cols = 8;
+  g.in_depth = 1;
+  g.filter_rows = 3;
+  g.filter_cols = 3;
+  g.out_depth = 8;
+  g.stride_rows = 1;
+  g.stride_cols = 2;
+  g.out_rows = 1;
+  g.out_cols = 3;  // columns 0-6 read; column 7 by no output
+  ASSERT_TRUE(NarrowConvComputes(g));
+  std::vector<float> in(24, 1.0f);
+  std::vector<float> filter(72, 0.5f);
+  const std::vector<float> bias(8, 0.0f);
+  in[0] = NAN;  // row 0, column 0: read by output pixel 0 only
+  for (FusedActivation act : {FusedActivation::kRelu, FusedActivation::kRelu6}) {
+    BiasActivation epilogue;
+    epilogue.activation = act;
+    std::vector<float> out(24, 0.0f);
+    NarrowConvForward(nullptr, g, in.data(), filter.data(), &epilogue, bias.data(), out.data());
+    for (int co = 0; co < 8; ++co) {
+      EXPECT_TRUE(std::isnan(out[co])) << "pixel 0 channel " << co;
+      // Pixels 1 and 2: 9 taps of 1 * 0.5; Relu6 clamps nothing here.
+      EXPECT_EQ(out[8 + co], 4.5f);
+      EXPECT_EQ(out[16 + co], 4.5f);
+    }
+  }
+  in[0] = 1.0f;
+  for (int r = 0; r < 3; ++r) in[r * 8 + 7] = INFINITY;
+  std::vector<float> dy(24, 1.0f);
+  std::vector<float> dw(72, NAN);
+  NarrowConvFilterGrad(nullptr, g, in.data(), dy.data(), dw.data());
+  for (int i = 0; i < 72; ++i) EXPECT_EQ(dw[i], 3.0f) << i;  // 3 pixels of 1 * 1
+}
+
 TEST(NarrowConvTest, OnlyGrayscaleLayersWithFewFiltersAreTaken) {
   const NarrowConvGeometry g = GeometryOf({1, 8, 8, 1, 3, 3, 8, 1, 1, 0});
   EXPECT_TRUE(NarrowConvApplies(g));

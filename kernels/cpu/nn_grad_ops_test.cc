@@ -238,6 +238,31 @@ TEST(MaxPoolGradTest, FusedWithReluGradMasksTensorFlowsGradient) {
               absl::StatusCode::kUnimplemented, "got [Relu6Grad]");
 }
 
+// An empty batch, and images without channels: empty gradients, and the
+// bias gradient zeros of the channel count.
+TEST(MaxPoolGradTest, FusedOnEmptyInputsGivesEmptyGradients) {
+  for (const std::vector<int64_t>& dims :
+       {std::vector<int64_t>{0, 4, 4, 8}, std::vector<int64_t>{1, 4, 4, 0}}) {
+    std::map<std::string, AttrValue> attrs;
+    for (const char* key : {"ksize", "strides"}) {
+      for (int64_t v : {1, 2, 2, 1}) attrs[key].mutable_list()->add_i(v);
+    }
+    attrs["padding"].set_s("VALID");
+    attrs["T"].set_type(DT_FLOAT);
+    attrs["fused_ops"].mutable_list()->add_s("ReluGrad");
+    attrs["fused_ops"].mutable_list()->add_s("BiasAddGrad");
+    const std::vector<int64_t> pooled = {dims[0], 2, 2, dims[3]};
+    const int64_t n = dims[0] * 16 * dims[3], m = dims[0] * 4 * dims[3];
+    auto out = RunOp("_FusedMaxPoolGrad", attrs,
+                     {Typed(std::vector<float>(n), dims, DT_FLOAT),
+                      Typed(std::vector<float>(m), pooled, DT_FLOAT),
+                      Typed(std::vector<float>(m), pooled, DT_FLOAT)});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ((*out)[0].NumElements(), 0);
+    EXPECT_EQ(ValuesOf((*out)[1]), std::vector<double>(dims[3], 0.0));
+  }
+}
+
 // With BiasAddGrad fused as well, output 1 is the channel sums of output 0
 // (summed here in double, from TensorFlow's MaxPoolGrad values masked by
 // ReluGrad's rule); without it, zeros.

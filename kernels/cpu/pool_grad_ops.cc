@@ -78,8 +78,10 @@ class MaxPoolGradOp : public OpKernel {
     // Pieces of whole images (pieces.h: no wake-up a call), a few per
     // thread; small inputs on this thread alone.
     const Eigen::ThreadPoolDevice& pool = ctx->eigen_cpu_device();
-    const int pieces = static_cast<int>(std::min<int64_t>(
-        batch, batch * image_cost < (int64_t{1} << 15) ? 1 : 4 * pool.numThreads()));
+    const int pieces = static_cast<int>(std::max<int64_t>(
+        1, std::min<int64_t>(batch, batch * image_cost < (int64_t{1} << 15)
+                                        ? 1
+                                        : 4 * pool.numThreads())));
     auto run = [&](int i) {
       Images(x, dy, dx, batch * i / pieces, batch * (i + 1) / pieces, rows, cols, depth, *wr,
              *wc, sums.data());
