@@ -1,5 +1,6 @@
 // Session options with one fake GPU (runtime/gpu/testing/fake_gpu_platform.h)
-// of 256 MiB beside the CPU, for the tests that run GPU kernels on it.
+// of 256 MiB (or `memory_limit` bytes) beside the CPU, for the tests that
+// run GPU kernels on it.
 #ifndef GRAPHRUN_TESTS_FAKE_GPU_SESSION_H_
 #define GRAPHRUN_TESTS_FAKE_GPU_SESSION_H_
 
@@ -13,10 +14,10 @@
 namespace graphrun {
 namespace testing {
 
-inline SessionOptions WithFakeGpu() {
+inline SessionOptions WithFakeGpu(int64_t memory_limit = int64_t{256} << 20) {
   SessionOptions options;
   GpuDeviceOptions o;
-  o.memory_limit = int64_t{256} << 20;
+  o.memory_limit = memory_limit;
   options.make_gpu_devices = GpuDevicesOn({std::make_shared<FakeGpuPlatform>()}, o);
   return options;
 }
