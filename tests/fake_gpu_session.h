@@ -14,13 +14,15 @@
 namespace graphrun {
 namespace testing {
 
-inline SessionOptions WithFakeGpu(int64_t memory_limit = int64_t{256} << 20) {
+inline SessionOptions WithFakeGpuOf(int64_t memory_limit) {
   SessionOptions options;
   GpuDeviceOptions o;
   o.memory_limit = memory_limit;
   options.make_gpu_devices = GpuDevicesOn({std::make_shared<FakeGpuPlatform>()}, o);
   return options;
 }
+
+inline SessionOptions WithFakeGpu() { return WithFakeGpuOf(int64_t{256} << 20); }
 
 }  // namespace testing
 }  // namespace graphrun

@@ -30,7 +30,7 @@ TEST_P(FakeGpuModelsTest, MatchesTensorFlowWithItsNodesOnTheGpu) {
   // 512 MiB: at 256 MiB, ResNet-50 ran out of device memory copying a
   // weight to the GPU in about one run in 30 on a loaded machine (what is
   // in use at a moment depends on when the fake streams' frees land).
-  SessionOptions options = WithFakeGpu(int64_t{512} << 20);
+  SessionOptions options = testing::WithFakeGpuOf(int64_t{512} << 20);
   options.allow_soft_placement = true;
   RunMetadata metadata;
   const absl::Status s = testing::RunFixture(model, options, &metadata, [](GraphDef* graph) {
