@@ -205,21 +205,11 @@ void RowsFor(const NarrowConvGeometry& g, LaidOutRows* lay, int64_t oh,
   }
 }
 
-// Images [first, last) split into at most `want` pieces.
+// Pieces of a batch: a few per thread, so a thread that finishes early
+// takes another.
 int Pieces(const Eigen::ThreadPoolDevice* pool, int64_t batch) {
   if (pool == nullptr) return 1;
   return static_cast<int>(std::min<int64_t>(batch, 4 * pool->numThreads()));
-}
-
-template <typename F>
-void ForImages(const Eigen::ThreadPoolDevice* pool, int64_t batch, F run) {
-  const int n = Pieces(pool, batch);
-  auto piece = [&](int i) { run(i, batch * i / n, batch * (i + 1) / n); };
-  if (n == 1) {
-    piece(0);
-  } else {
-    RunPieces(*pool, n, piece);
-  }
 }
 
 // For filter row kh and input channel ci: acc[kw] += laid-out slot
@@ -391,7 +381,7 @@ void NarrowConvForward(const Eigen::ThreadPoolDevice* pool, const NarrowConvGeom
   }
   const int64_t image_in = g.in_rows * g.in_cols * g.in_depth;
   const int64_t row_out = g.out_cols * l;
-  ForImages(pool, g.batch, [&](int, int64_t first, int64_t last) {
+  RunPieceRanges(pool, g.batch, Pieces(pool, g.batch), [&](int, int64_t first, int64_t last) {
     LaidOutRows lay(g, g.filter_rows);
     std::vector<const float*> rows(static_cast<size_t>(g.filter_rows));
     for (int64_t b = first; b < last; ++b) {
@@ -424,7 +414,7 @@ void NarrowConvFilterGrad(const Eigen::ThreadPoolDevice* pool, const NarrowConvG
       g.filter_rows, std::min(g.in_rows, (int64_t{256} << 10) / LaidOutRows::RowBytes(g)));
   const int64_t chunk = std::max<int64_t>(1, (ring_rows - g.filter_rows) / g.stride_rows + 1);
   const GradImageFn grad_image = GradImageFor(g);
-  ForImages(pool, g.batch, [&](int piece, int64_t first, int64_t last) {
+  RunPieceRanges(pool, g.batch, Pieces(pool, g.batch), [&](int piece, int64_t first, int64_t last) {
     float* acc = sums.data() + piece * taps * kLanes;
     if (grad_image != nullptr) {
       LaidOutRows lay(g, g.filter_rows);

@@ -132,6 +132,17 @@ void Linger(Board& board, const void* pool) {
 void PoolTaskQueued() { queued_pool_tasks.fetch_add(1, std::memory_order_relaxed); }
 void PoolTaskStarted() { queued_pool_tasks.fetch_sub(1, std::memory_order_relaxed); }
 
+void RunPieceRanges(const Eigen::ThreadPoolDevice* pool, int64_t count, int pieces,
+                    absl::FunctionRef<void(int, int64_t, int64_t)> run) {
+  if (pieces < 1) pieces = 1;
+  auto piece = [&](int i) { run(i, count * i / pieces, count * (i + 1) / pieces); };
+  if (pool == nullptr || pieces == 1) {
+    for (int i = 0; i < pieces; ++i) piece(i);
+    return;
+  }
+  RunPieces(*pool, pieces, piece);
+}
+
 void RunPieces(const Eigen::ThreadPoolDevice& pool, int n,
                absl::FunctionRef<void(int)> run) {
   if (n <= 0) return;

@@ -9,6 +9,8 @@
 #ifndef GRAPHRUN_KERNELS_CPU_PIECES_H_
 #define GRAPHRUN_KERNELS_CPU_PIECES_H_
 
+#include <cstdint>
+
 #include "absl/functional/function_ref.h"
 
 namespace Eigen {
@@ -22,6 +24,12 @@ namespace cpu {
 // the caller and up to numThreads() - 1 pool tasks.
 void RunPieces(const Eigen::ThreadPoolDevice& pool, int n,
                absl::FunctionRef<void(int)> run);
+
+// [0, count) cut into `pieces` contiguous ranges as even as integers allow
+// (a batch into groups of images), run(piece, first, last) for each as
+// RunPieces runs them; with no pool, or one piece, on this thread alone.
+void RunPieceRanges(const Eigen::ThreadPoolDevice* pool, int64_t count, int pieces,
+                    absl::FunctionRef<void(int piece, int64_t first, int64_t last)> run);
 
 // A pool thread that ran pieces lingers a moment for the next call's
 // pieces (a wake-up costs as much as a small piece), unless the pool has

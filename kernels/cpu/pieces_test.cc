@@ -1,10 +1,12 @@
 #include "kernels/cpu/pieces.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -23,6 +25,35 @@ TEST(RunPiecesTest, EveryPieceRunsOnce) {
       RunPieces(device, n, [&](int i) { runs[i].fetch_add(1); });
       for (int i = 0; i < n; ++i) {
         EXPECT_EQ(runs[i].load(), 1) << "threads " << threads << " n " << n << " piece " << i;
+      }
+    }
+  }
+}
+
+// RunPieceRanges cuts [0, count) into its pieces' ranges: each element in
+// exactly one, each piece once, the ranges in order and contiguous; with
+// no pool or fewer than one piece too.
+TEST(RunPiecesTest, RangesCoverTheCountOnce) {
+  Eigen::ThreadPool pool(2);
+  Eigen::ThreadPoolDevice device(&pool, 2);
+  for (const Eigen::ThreadPoolDevice* d : {static_cast<const Eigen::ThreadPoolDevice*>(nullptr),
+                                           static_cast<const Eigen::ThreadPoolDevice*>(&device)}) {
+    for (int64_t count : {0, 1, 7, 64}) {
+      for (int pieces : {0, 1, 3, 8}) {
+        std::vector<std::atomic<int>> hits(count);
+        std::vector<std::pair<int64_t, int64_t>> ranges(std::max(pieces, 1), {-1, -1});
+        RunPieceRanges(d, count, pieces, [&](int piece, int64_t first, int64_t last) {
+          ranges[piece] = {first, last};
+          for (int64_t i = first; i < last; ++i) hits[i].fetch_add(1);
+        });
+        for (int64_t i = 0; i < count; ++i) EXPECT_EQ(hits[i].load(), 1) << i;
+        int64_t next = 0;
+        for (const auto& [first, last] : ranges) {
+          EXPECT_EQ(first, next);
+          EXPECT_LE(first, last);
+          next = last;
+        }
+        EXPECT_EQ(next, count) << "count " << count << " pieces " << pieces;
       }
     }
   }

@@ -78,19 +78,11 @@ class MaxPoolGradOp : public OpKernel {
     // Pieces of whole images (pieces.h: no wake-up a call), a few per
     // thread; small inputs on this thread alone.
     const Eigen::ThreadPoolDevice& pool = ctx->eigen_cpu_device();
-    const int pieces = static_cast<int>(std::max<int64_t>(
-        1, std::min<int64_t>(batch, batch * image_cost < (int64_t{1} << 15)
-                                        ? 1
-                                        : 4 * pool.numThreads())));
-    auto run = [&](int i) {
-      Images(x, dy, dx, batch * i / pieces, batch * (i + 1) / pieces, rows, cols, depth, *wr,
-             *wc, sums.data());
-    };
-    if (pieces <= 1) {
-      run(0);
-    } else {
-      cpu::RunPieces(pool, pieces, run);
-    }
+    const int pieces = static_cast<int>(std::min<int64_t>(
+        batch, batch * image_cost < (int64_t{1} << 15) ? 1 : 4 * pool.numThreads()));
+    cpu::RunPieceRanges(&pool, batch, pieces, [&](int, int64_t first, int64_t last) {
+      Images(x, dy, dx, first, last, rows, cols, depth, *wr, *wc, sums.data());
+    });
     if (!fused_) return;
     Tensor* bias = nullptr;
     OP_REQUIRES_OK(ctx, ctx->allocate_output(1, TensorShape({depth}), &bias));
